@@ -1,0 +1,93 @@
+"""Tiny hand-made TpuGraphs files for unit tests (like LightGBM's ``make_ranking``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from hpo.opcodes import CONVOLUTION, DOT, RESHAPE
+
+
+def _nodes(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    node_feat = np.zeros((n, 140), dtype=np.float32)
+    rank = rng.integers(2, 5, size=n)
+    sizes = np.array([1, 3, 8, 16, 64, 100, 128, 256, 384])
+    for d in range(4):
+        node_feat[:, 21 + d] = np.where(d < rank, rng.choice(sizes, size=n), 0)
+    node_feat[:, 27] = node_feat[:, 21:27].sum(1)
+    node_feat[:, 28] = np.where(node_feat[:, 21:27] > 0, node_feat[:, 21:27], 1).prod(1)
+    for i in range(n):  # XLA default layout, zero padded
+        node_feat[i, 134 : 134 + rank[i]] = np.arange(rank[i])[::-1]
+    node_feat[-1, 0] = 1.0
+    opcode = rng.choice([CONVOLUTION, DOT, RESHAPE, 1, 2, 3], size=n).astype(np.uint8)
+    src = np.arange(1, n)
+    edges = np.stack([src, rng.integers(0, src)], axis=1)
+    extra = np.stack([src, np.maximum(src - 1, 0)], axis=1)
+    return node_feat, opcode, np.concatenate([edges, extra]).astype(np.int64)
+
+
+def write_tile(path: Path, n: int = 12, c: int = 30, seed: int = 0, **override: np.ndarray) -> Path:
+    """Write a valid tile file; keyword arguments replace (or with None, drop) keys."""
+    rng = np.random.default_rng(seed)
+    node_feat, opcode, edges = _nodes(n, rng)
+    cfg = np.zeros((c, 24), dtype=np.float32)
+    cfg[:, 8:12] = rng.choice([1, 2, 4, 8, 16, 32, 128], size=(c, 4))
+    cfg[:, 0:4] = rng.choice([1, 2, 4, 8], size=(c, 4))
+    cfg[:, 6], cfg[:, 7] = cfg[:, 0:6].sum(1), cfg[:, 0:4].prod(1)
+    cfg[:, 14], cfg[:, 15] = cfg[:, 8:14].sum(1), cfg[:, 8:12].prod(1)
+    runtime = rng.integers(1000, 100000, size=c).astype(np.int64)
+    arrays = {
+        "node_feat": node_feat,
+        "node_opcode": opcode,
+        "edge_index": edges,
+        "config_feat": cfg,
+        "config_runtime": runtime,
+        "config_runtime_normalizers": np.full(c, 50000, dtype=np.int64),
+    }
+    return _save(path, arrays, override)
+
+
+def layout_arrays(
+    n: int = 40, nc: int = 8, c: int = 50, seed: int = 0
+) -> dict[str, np.ndarray]:
+    """Arrays of a valid layout file."""
+    rng = np.random.default_rng(seed)
+    node_feat, opcode, edges = _nodes(n, rng)
+    ids = np.sort(rng.choice(n, size=nc, replace=False)).astype(np.int64)
+    rank = np.count_nonzero(node_feat[ids, 21:27] > 0, axis=1)
+    feat = np.full((c, nc, 18), -1, dtype=np.float32)
+    for j in range(nc):
+        perms = np.argsort(rng.random((c, rank[j])), axis=1)
+        choose = rng.random(c) < 0.7
+        for block in (0, 6):
+            feat[choose, j, block : block + rank[j]] = perms[choose]
+    runtime = rng.integers(10**6, 2 * 10**6, size=c).astype(np.int64)
+    return {
+        "node_feat": node_feat,
+        "node_opcode": opcode,
+        "edge_index": edges,
+        "node_config_ids": ids,
+        "node_config_feat": feat,
+        "node_splits": np.array([[0, n // 2]], dtype=np.int64),
+        "config_runtime": runtime,
+    }
+
+
+def write_layout(
+    path: Path, n: int = 40, nc: int = 8, c: int = 50, seed: int = 0, compressed: bool = False,
+    **override: np.ndarray | None,
+) -> Path:
+    """Write a valid layout file; keyword arguments replace (or with None, drop) keys."""
+    return _save(path, layout_arrays(n, nc, c, seed), override, compressed)
+
+
+def _save(path: Path, arrays: dict, override: dict, compressed: bool = False) -> Path:
+    for key, value in override.items():
+        if value is None:
+            arrays.pop(key, None)
+        else:
+            arrays[key] = value
+    path.parent.mkdir(parents=True, exist_ok=True)
+    (np.savez_compressed if compressed else np.savez)(path, **arrays)
+    return path
