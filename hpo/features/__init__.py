@@ -1,0 +1,32 @@
+"""Feature extraction: one tabular row per (graph, configuration)."""
+
+from __future__ import annotations
+
+from hpo.features.layout import extract_layout_features, layout_feature_names
+from hpo.features.relative import relative_features
+from hpo.features.spec import FEATURE_VERSION, FeatureSpec
+from hpo.features.table import (
+    FeatureTable,
+    GraphRef,
+    build_tables,
+    extract_file,
+    family_of,
+    feature_names,
+)
+from hpo.features.tile import extract_tile_features, tile_feature_names
+
+__all__ = [
+    "FEATURE_VERSION",
+    "FeatureSpec",
+    "FeatureTable",
+    "GraphRef",
+    "build_tables",
+    "extract_file",
+    "extract_layout_features",
+    "extract_tile_features",
+    "family_of",
+    "feature_names",
+    "layout_feature_names",
+    "relative_features",
+    "tile_feature_names",
+]

@@ -1,0 +1,279 @@
+"""Layout features: one row per (graph, layout configuration), streamed chunk by chunk.
+
+A layout names tensor dimensions from most minor to most major (``-1`` pads unused dims; an
+all ``-1`` block leaves the choice to the compiler, which we resolve to the node's own
+default layout from ``node_feat[134:140]``). Per configurable node we derive what the
+hardware sees under the chosen layout and aggregate over nodes into a fixed width:
+
+- sizes of the most-minor and second-minor dims and their padding to 8 x 128 tiles,
+  as volume-weighted sums (memory traffic) per opcode group;
+- copies: a consumer whose input layout differs from the output layout of the nearest
+  configurable node producing its first operand; siblings (consumers of one producer) that
+  disagree on their input layout; a node whose output layout differs from its input layout;
+- how far the config is from the compiler default, and how often the same config occurs
+  in the graph (pattern frequency).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hpo.data import LayoutGraph, iter_config_chunks
+from hpo.features.graph import graph_descriptor, graph_descriptor_names
+from hpo.features.hashing import hash_rows
+from hpo.features.relative import relative_features, relative_names
+from hpo.features.spec import FeatureSpec
+from hpo.opcodes import CONVOLUTION, DOT, RESHAPE, TRANSPOSE
+
+__all__ = ["LayoutStatic", "extract_layout_features", "layout_feature_names", "layout_static"]
+
+_PER_CONFIG = [
+    "log_padded_volume",
+    "log_padded_volume_convdot",
+    "log_padded_volume_reshape",
+    "log_padded_volume_other",
+    "log_padding_waste",
+    "mean_pad_ratio",
+    "max_log_pad_ratio",
+    "vw_pad_ratio",
+    "frac_default_out",
+    "n_nondefault_out",
+    "vw_nondefault_out",
+    "vw_largest_dim_minor",
+    "mean_log_minor",
+    "mean_log_second_minor",
+    "vw_minor_mult128",
+    "vw_second_minor_mult8",
+    "n_copies",
+    "log_copy_volume",
+    "n_explicit_copies",
+    "n_sibling_disagree",
+    "log_sibling_volume",
+    "n_in_out_differ",
+    "log_in_out_volume",
+    "log_input_padded_volume",
+    "frac_default_kernel",
+    "mean_minor_index",
+    "log_pattern_count",
+]
+_STATIC = [
+    "log_n_config_nodes",
+    "log_config_volume",
+    "frac_cfg_convdot",
+    "frac_cfg_reshape",
+    "frac_cfg_with_producer",
+    "log_n_configs",
+]
+
+
+def layout_feature_names(spec: FeatureSpec) -> list[str]:
+    """Column names of :func:`extract_layout_features` under ``spec``."""
+    names = list(_PER_CONFIG) + _STATIC
+    if spec.relative:
+        names += relative_names(_PER_CONFIG)
+    if spec.graph_descriptor:
+        names += graph_descriptor_names()
+    return names
+
+
+@dataclass(frozen=True)
+class LayoutStatic:
+    """What does not depend on the config: shapes, defaults, producers, sibling groups."""
+
+    dims: np.ndarray  # (nc, 6) float, 0 = unused
+    rank: np.ndarray  # (nc,) int
+    mask: np.ndarray  # (nc, 6) bool, dim < rank
+    volume: np.ndarray  # (nc,) float
+    default: np.ndarray  # (nc, 6) int, -1 padded
+    convdot: np.ndarray  # (nc,) bool
+    reshape: np.ndarray  # (nc,) bool
+    producer: np.ndarray  # (nc,) int, configurable producer index or -1
+    sibling_first: np.ndarray  # (nc,) int, first consumer of the same producer, or -1
+
+
+def _first_operand(edge_index: np.ndarray, n: int) -> np.ndarray:
+    first = np.full(n, -1, dtype=np.int64)
+    if len(edge_index):
+        order = np.argsort(edge_index[:, 0], kind="stable")
+        users, idx = np.unique(edge_index[order, 0], return_index=True)
+        first[users] = edge_index[order[idx], 1]
+    return first
+
+
+def layout_static(graph: LayoutGraph, spec: FeatureSpec) -> LayoutStatic:
+    """Pre-compute the config-independent parts of one layout graph."""
+    ids = graph.node_config_ids
+    nf = graph.node_feat
+    nc = len(ids)
+    dims = np.maximum(nf[ids, 21:27].astype(np.float64), 0.0)
+    rank = np.count_nonzero(dims > 0, axis=1)
+    mask = np.arange(6)[None, :] < rank[:, None]
+    volume = np.where(mask, dims, 1.0).prod(axis=1)
+    cand = nf[ids, 134:140].astype(np.int64)
+    xla_default = np.where(mask, rank[:, None] - 1 - np.arange(6)[None, :], -1)
+    is_perm = (np.sort(np.where(mask, cand, 99), axis=1) == np.where(mask, np.arange(6), 99)).all(1)
+    default = np.where(is_perm[:, None] & mask, cand, xla_default)
+    ops = graph.node_opcode[ids]
+    cfg_index = np.full(graph.n_nodes, -1, dtype=np.int64)
+    cfg_index[ids] = np.arange(nc)
+    first = _first_operand(graph.edge_index, graph.n_nodes)
+    producer = np.full(nc, -1, dtype=np.int64)
+    cur = first[ids].copy()
+    active = np.ones(nc, dtype=bool)
+    for _ in range(spec.producer_hops + 1):
+        valid = active & (cur >= 0)
+        hit = valid & (cfg_index[np.maximum(cur, 0)] >= 0)
+        producer[hit] = cfg_index[cur[hit]]
+        active &= ~hit & (cur >= 0)
+        cur[active] = first[cur[active]]
+    sibling_first = np.full(nc, -1, dtype=np.int64)
+    has = np.flatnonzero(producer >= 0)
+    if has.size:
+        order = has[np.argsort(producer[has], kind="stable")]
+        prods = producer[order]
+        starts = np.r_[True, prods[1:] != prods[:-1]]
+        group_first = order[np.flatnonzero(starts)[np.cumsum(starts) - 1]]
+        sibling_first[order] = np.where(group_first == order, -1, group_first)
+    return LayoutStatic(
+        dims=dims,
+        rank=rank,
+        mask=mask,
+        volume=volume,
+        default=default,
+        convdot=(ops == CONVOLUTION) | (ops == DOT),
+        reshape=(ops == RESHAPE) | (ops == TRANSPOSE),
+        producer=producer,
+        sibling_first=sibling_first,
+    )
+
+
+def _effective(block: np.ndarray, default: np.ndarray) -> np.ndarray:
+    """Resolve all -1 (compiler default) layouts to ``default``; (k, nc, 6) int."""
+    is_default = block[..., 0] < 0
+    return np.where(is_default[..., None], default[None, :, :], block)
+
+
+def _gather(dims: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``dims[j, idx[k, j]]`` with out-of-range or negative idx giving 1."""
+    k = idx.shape[0]
+    safe = np.clip(idx, 0, 5)
+    vals = np.take_along_axis(np.broadcast_to(dims, (k, *dims.shape)), safe[..., None], axis=-1)
+    vals = vals[..., 0]
+    return np.where((idx >= 0) & (vals > 0), vals, 1.0)
+
+
+def _pad_ratio(d0: np.ndarray, d1: np.ndarray) -> np.ndarray:
+    return (np.ceil(d0 / 128) * 128 * np.ceil(d1 / 8) * 8) / (d0 * d1)
+
+
+def _differs(a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    return ((a != b) & mask[None]).any(axis=-1)
+
+
+def _chunk_features(block: np.ndarray, st: LayoutStatic) -> np.ndarray:
+    """Per-config features (without pattern frequency) of one chunk (k, nc, 18)."""
+    k = block.shape[0]
+    raw = np.rint(block).astype(np.int64)
+    out_raw, in_raw, ker_raw = raw[..., 0:6], raw[..., 6:12], raw[..., 12:18]
+    out = _effective(out_raw, st.default)
+    vol = st.volume[None, :]
+    d0 = _gather(st.dims, out[..., 0])
+    d1 = np.where(st.rank[None, :] >= 2, _gather(st.dims, out[..., 1]), 1.0)
+    ratio = _pad_ratio(d0, d1)
+    padded = vol * ratio
+    total_vol = max(float(st.volume.sum()), 1.0)
+    nondefault = out_raw[..., 0] >= 0
+    largest = st.dims.max(axis=1)[None, :]
+
+    has_prod = st.producer >= 0
+    prod = np.maximum(st.producer, 0)
+    in_eff = _effective(in_raw, st.default[prod])
+    prod_out = out[:, prod, :]
+    pmask = st.mask[prod] & has_prod[:, None]
+    copy = _differs(in_eff, prod_out, pmask)
+    explicit = copy & (in_raw[..., 0] >= 0) & (out_raw[:, prod, 0] >= 0)
+    pvol = st.volume[prod][None, :]
+    has_sib = st.sibling_first >= 0
+    sib = np.maximum(st.sibling_first, 0)
+    sib_dis = _differs(in_eff, in_eff[:, sib, :], pmask & has_sib[:, None])
+    in_out = _differs(out, in_eff, st.mask & has_prod[:, None] & (st.rank == st.rank[prod])[:, None])
+    in_d0 = _gather(st.dims[prod], in_eff[..., 0])
+    in_d1 = np.where(st.rank[prod][None, :] >= 2, _gather(st.dims[prod], in_eff[..., 1]), 1.0)
+    in_padded = np.where(has_prod[None, :], pvol * _pad_ratio(in_d0, in_d1), 0.0)
+    is_conv = st.convdot[None, :]
+    ker_default = np.where(is_conv, ker_raw[..., 0] < 0, False).sum(1) / max(st.convdot.sum(), 1)
+    other = ~(st.convdot | st.reshape)[None, :]
+    nc = block.shape[1]
+    cols = [
+        np.log1p(padded.sum(1)),
+        np.log1p((padded * is_conv).sum(1)),
+        np.log1p((padded * st.reshape[None, :]).sum(1)),
+        np.log1p((padded * other).sum(1)),
+        np.log1p((padded - vol).sum(1)),
+        ratio.mean(1),
+        np.log(ratio).max(1),
+        padded.sum(1) / total_vol,
+        1.0 - nondefault.mean(1),
+        nondefault.sum(1).astype(np.float64),
+        (nondefault * vol).sum(1) / total_vol,
+        ((d0 == largest) * vol).sum(1) / total_vol,
+        np.log(d0).mean(1),
+        np.log(d1).mean(1),
+        ((d0 % 128 == 0) * vol).sum(1) / total_vol,
+        ((d1 % 8 == 0) * vol).sum(1) / total_vol,
+        copy.sum(1).astype(np.float64),
+        np.log1p((copy * pvol).sum(1)),
+        explicit.sum(1).astype(np.float64),
+        sib_dis.sum(1).astype(np.float64),
+        np.log1p((sib_dis * pvol).sum(1)),
+        in_out.sum(1).astype(np.float64),
+        np.log1p((in_out * vol).sum(1)),
+        np.log1p(in_padded.sum(1)),
+        ker_default,
+        out[..., 0].clip(0, 5).mean(1) if nc else np.zeros(k),
+    ]
+    return np.column_stack(cols)
+
+
+def extract_layout_features(
+    graph: LayoutGraph, collection: str, spec: FeatureSpec
+) -> tuple[np.ndarray, np.ndarray]:
+    """Feature rows of every configuration of one layout graph, streaming its configs.
+
+    Peak memory is a few arrays of ``spec.chunk_size x nc`` plus the (c, F) result.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        float32 features (c, len(layout_feature_names(spec))) with row i for config i, and
+        uint64 config hashes (c,) (equal configs have equal hashes).
+    """
+    st = layout_static(graph, spec)
+    c = graph.n_configs
+    per_config = np.empty((c, len(_PER_CONFIG)), dtype=np.float64)
+    hashes = np.empty(c, dtype=np.uint64)
+    for start, block in iter_config_chunks(graph.path, spec.chunk_size):
+        stop = start + block.shape[0]
+        per_config[start:stop, :-1] = _chunk_features(block, st)
+        hashes[start:stop] = hash_rows(np.rint(block).astype(np.int8).reshape(block.shape[0], -1))
+    _, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
+    per_config[:, -1] = np.log(counts[inverse])
+    static = np.array(
+        [
+            np.log1p(graph.n_config_nodes),
+            np.log1p(st.volume.sum()),
+            st.convdot.mean(),
+            st.reshape.mean(),
+            (st.producer >= 0).mean(),
+            np.log1p(c),
+        ]
+    )
+    parts = [per_config.astype(np.float32), np.broadcast_to(static, (c, static.size))]
+    if spec.relative:
+        parts.append(relative_features(per_config))
+    if spec.graph_descriptor:
+        desc = graph_descriptor(graph.node_opcode, graph.edge_index, graph.node_feat, collection)
+        parts.append(np.broadcast_to(desc, (c, desc.size)))
+    return np.ascontiguousarray(np.concatenate(parts, axis=1), dtype=np.float32), hashes

@@ -1,0 +1,79 @@
+"""The feature specification: the settings that change what a feature row holds."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from hpo.errors import ConfigError
+
+__all__ = ["FEATURE_VERSION", "FeatureSpec"]
+
+#: Bumped whenever any extractor changes its output; part of every cache key and model folder.
+FEATURE_VERSION = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class FeatureSpec:
+    """Settings of the feature extractors.
+
+    Parameters
+    ----------
+    relative
+        Also give every per-config feature relative to its graph (minus the graph's median,
+        and as a percentile rank inside the graph), so thresholds shared by all graphs can see
+        differences inside one graph.
+    graph_descriptor
+        Append the graph descriptor (opcode histogram, log sizes, collection indicator).
+    chunk_size
+        Layout configs processed at once; bounds peak memory.
+    producer_hops
+        How many non-configurable nodes to walk back through to find the configurable node
+        whose output layout a configurable node consumes.
+    """
+
+    relative: bool = True
+    graph_descriptor: bool = True
+    chunk_size: int = 2048
+    producer_hops: int = 4
+    version: int = FEATURE_VERSION
+
+    def __post_init__(self) -> None:
+        if self.chunk_size < 1:
+            raise ConfigError(f"feature spec: chunk_size must be >= 1, got {self.chunk_size}")
+        if not 0 <= self.producer_hops <= 64:
+            raise ConfigError(
+                f"feature spec: producer_hops must be in 0..64, got {self.producer_hops}"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The spec as a JSON-ready dict."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FeatureSpec:
+        """Re-create a spec from :meth:`to_dict` output.
+
+        Raises
+        ------
+        ConfigError
+            If a key is unknown or the version differs from this package's extractors.
+        """
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ConfigError(f"feature spec: unknown keys {sorted(unknown)}")
+        if data.get("version", FEATURE_VERSION) != FEATURE_VERSION:
+            raise ConfigError(
+                f"feature spec version {data.get('version')} is not supported by this hpo "
+                f"(feature version {FEATURE_VERSION}); re-export the model with this version"
+            )
+        return cls(**data)
+
+    def cache_token(self) -> str:
+        """The part of a cache key that depends on the spec (chunk size excluded)."""
+        return (
+            f"v{self.version}-rel{int(self.relative)}-gd{int(self.graph_descriptor)}"
+            f"-hop{self.producer_hops}"
+        )

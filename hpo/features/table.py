@@ -1,0 +1,247 @@
+"""Feature tables: every graph of a split turned into rows, cached on disk, built in parallel.
+
+Extraction results are cached per file under ``cache_dir``, keyed by a hash of the file's
+bytes, the collection and the feature spec, so a campaign extracts each file once, not
+once per trial, and a second campaign on the same data extracts nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from hpo.data import is_layout, list_graphs, load_layout_graph, load_tile_graph
+from hpo.errors import DataFormatError
+from hpo.features.layout import extract_layout_features, layout_feature_names
+from hpo.features.spec import FeatureSpec
+from hpo.features.tile import extract_tile_features, tile_feature_names
+
+__all__ = [
+    "FeatureTable",
+    "GraphRef",
+    "build_tables",
+    "extract_file",
+    "family_of",
+    "feature_names",
+]
+
+
+def family_of(collection: str) -> str:
+    """``layout`` for the four layout collections, ``tile`` for tile:xla."""
+    return "layout" if is_layout(collection) else "tile"
+
+
+def feature_names(family: str, spec: FeatureSpec) -> list[str]:
+    """Column names of a family's feature rows."""
+    return layout_feature_names(spec) if family == "layout" else tile_feature_names(spec)
+
+
+@dataclass(frozen=True)
+class GraphRef:
+    """Which graph a block of rows came from."""
+
+    collection: str
+    stem: str
+    n_configs: int
+    labeled: bool
+
+
+@dataclass(frozen=True, eq=False)
+class FeatureTable:
+    """Rows of one family and split; rows of one graph are contiguous.
+
+    Attributes
+    ----------
+    X
+        float32 features (rows, F).
+    target
+        float64 target: normalized runtime (tile) or runtime in ns (layout); lower is faster.
+    group
+        int64 index into ``graphs`` per row.
+    config_index
+        int64 index of the row's config in its file.
+    dup_count
+        int64 number of identical configs merged into the row (1 when not merged).
+    """
+
+    family: str
+    split: str
+    X: np.ndarray
+    target: np.ndarray
+    group: np.ndarray
+    config_index: np.ndarray
+    dup_count: np.ndarray
+    graphs: tuple[GraphRef, ...]
+    feature_names: tuple[str, ...]
+
+    @property
+    def n_rows(self) -> int:
+        """Number of rows."""
+        return int(self.X.shape[0])
+
+    def group_bounds(self) -> np.ndarray:
+        """Row offsets: rows of graph g are ``bounds[g]:bounds[g + 1]``."""
+        counts = np.bincount(self.group, minlength=len(self.graphs))
+        return np.concatenate([[0], np.cumsum(counts)])
+
+    def collections(self) -> list[str]:
+        """Collections present, in table order."""
+        seen: list[str] = []
+        for g in self.graphs:
+            if g.collection not in seen:
+                seen.append(g.collection)
+        return seen
+
+
+def _file_digest(path: Path) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 23), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _cache_path(cache_dir: Path, path: Path, collection: str, spec: FeatureSpec) -> Path:
+    key = f"{_file_digest(path)}-{spec.cache_token()}"
+    return cache_dir / collection.replace(":", "_") / f"{path.stem}-{key}.npz"
+
+
+def _read_cache(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool] | None:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return z["X"], z["target"], z["hashes"], bool(z["labeled"])
+    except (OSError, ValueError, KeyError, EOFError):
+        return None  # a damaged cache entry is simply recomputed
+
+
+def _write_cache(path: Path, X: np.ndarray, target: np.ndarray, hashes: np.ndarray, labeled: bool) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
+    os.close(fd)
+    np.savez(tmp, X=X, target=target, hashes=hashes, labeled=np.array(labeled))
+    os.replace(tmp, path)
+
+
+def extract_file(
+    path: Path, collection: str, spec: FeatureSpec, cache_dir: Path | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool, bool]:
+    """Features, target and config hashes of one file, from the cache when possible.
+
+    Returns
+    -------
+    tuple
+        ``(X, target, hashes, labeled, cache_hit)``.
+    """
+    cache_file = _cache_path(cache_dir, path, collection, spec) if cache_dir else None
+    if cache_file is not None and cache_file.exists():
+        cached = _read_cache(cache_file)
+        if cached is not None:
+            return (*cached, True)
+    if is_layout(collection):
+        lgraph = load_layout_graph(path)
+        X, hashes = extract_layout_features(lgraph, collection, spec)
+        target, labeled = lgraph.target, lgraph.labeled
+    else:
+        tgraph = load_tile_graph(path)
+        X, hashes = extract_tile_features(tgraph, collection, spec)
+        target, labeled = tgraph.target, tgraph.labeled
+    if not np.isfinite(X).all():
+        raise DataFormatError(f"{path}: features contain NaN/inf (unexpected values in the file)")
+    if cache_file is not None:
+        _write_cache(cache_file, X, target, hashes, labeled)
+    return X, target, hashes, labeled, False
+
+
+def _merge_duplicates(
+    X: np.ndarray, target: np.ndarray, hashes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Keep the first row of each set of identical configs, with their mean target."""
+    _, first, inverse, counts = np.unique(
+        hashes, return_index=True, return_inverse=True, return_counts=True
+    )
+    mean_target = np.bincount(inverse, weights=target) / counts
+    order = np.argsort(first)
+    keep = first[order]
+    return X[keep], mean_target[order], keep.astype(np.int64), counts[order].astype(np.int64)
+
+
+def build_tables(
+    root: Path,
+    collections: Sequence[str],
+    splits: Sequence[str],
+    spec: FeatureSpec,
+    *,
+    cache_dir: Path | None = None,
+    merge_duplicates_in: Sequence[str] = ("train",),
+    n_jobs: int = 1,
+    on_file: Callable[[str, bool], None] | None = None,
+) -> dict[tuple[str, str], FeatureTable]:
+    """Build the feature tables of ``collections`` x ``splits``.
+
+    Parameters
+    ----------
+    root
+        Dataset root.
+    collections, splits
+        What to build.
+    spec
+        Feature settings.
+    cache_dir
+        Where extraction results are cached (``None``: no cache).
+    merge_duplicates_in
+        Splits whose identical configs are merged into one row with their mean target
+        (training); other splits keep every config (prediction and scoring).
+    n_jobs
+        Files extracted in parallel (joblib processes).
+    on_file
+        Called with ``(path, cache_hit)`` as each file finishes.
+
+    Returns
+    -------
+    dict
+        ``{(family, split): FeatureTable}`` for every family present in ``collections``.
+    """
+    from joblib import Parallel, delayed
+
+    jobs: list[tuple[str, str, Path]] = [
+        (collection, split, path)
+        for split in splits
+        for collection in collections
+        for path in list_graphs(root, collection, split)
+    ]
+    results = Parallel(n_jobs=n_jobs, return_as="generator")(
+        delayed(extract_file)(path, collection, spec, cache_dir) for collection, split, path in jobs
+    )
+    parts: dict[tuple[str, str], list[tuple[GraphRef, tuple[np.ndarray, ...]]]] = {}
+    for (collection, split, path), (X, target, hashes, labeled, hit) in zip(jobs, results):
+        if on_file is not None:
+            on_file(str(path), hit)
+        if split in merge_duplicates_in:
+            arrays = _merge_duplicates(X, target, hashes)
+        else:
+            n = X.shape[0]
+            arrays = (X, target, np.arange(n, dtype=np.int64), np.ones(n, dtype=np.int64))
+        ref = GraphRef(collection, path.stem, int(X.shape[0]), labeled)
+        parts.setdefault((family_of(collection), split), []).append((ref, arrays))
+    tables: dict[tuple[str, str], FeatureTable] = {}
+    for (family, split), items in parts.items():
+        graphs = tuple(ref for ref, _ in items)
+        sizes = [a[0].shape[0] for _, a in items]
+        tables[(family, split)] = FeatureTable(
+            family=family,
+            split=split,
+            X=np.concatenate([a[0] for _, a in items]),
+            target=np.concatenate([a[1] for _, a in items]),
+            group=np.repeat(np.arange(len(items), dtype=np.int64), sizes),
+            config_index=np.concatenate([a[2] for _, a in items]),
+            dup_count=np.concatenate([a[3] for _, a in items]),
+            graphs=graphs,
+            feature_names=tuple(feature_names(family, spec)),
+        )
+    return tables

@@ -1,0 +1,17 @@
+"""HLO opcode ids as stored in TpuGraphs ``node_opcode`` (uint8, 1..120).
+
+Only the opcodes the features single out are named. The ids follow the ones reported for
+the dataset by competition write-ups; the synthetic generator uses the same table, and
+features that count these opcodes stay valid (if less sharp) should an id differ.
+"""
+
+from __future__ import annotations
+
+__all__ = ["CONVOLUTION", "DOT", "N_OPCODES", "PARAMETER", "RESHAPE", "TRANSPOSE"]
+
+N_OPCODES = 121  # ids 0..120; 0 never occurs in real files
+CONVOLUTION = 26
+DOT = 34
+PARAMETER = 59
+RESHAPE = 63
+TRANSPOSE = 91
