@@ -91,3 +91,20 @@ def _save(path: Path, arrays: dict, override: dict, compressed: bool = False) ->
     path.parent.mkdir(parents=True, exist_ok=True)
     (np.savez_compressed if compressed else np.savez)(path, **arrays)
     return path
+
+
+def write_root(root: Path, per_split: int = 2, seed: int = 0) -> Path:
+    """A dataset root with every collection and split, made of small hand-made graphs."""
+    from hpo.data import COLLECTIONS, collection_dir
+
+    k = seed
+    for collection in COLLECTIONS:
+        for split in ("train", "valid", "test"):
+            folder = collection_dir(root, collection, split)
+            for i in range(per_split):
+                k += 1
+                if collection == "tile:xla":
+                    write_tile(folder / f"g{i}.npz", c=20, seed=k)
+                else:
+                    write_layout(folder / f"g{i}.npz", c=25, seed=k)
+    return root
