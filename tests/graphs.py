@@ -48,9 +48,7 @@ def write_tile(path: Path, n: int = 12, c: int = 30, seed: int = 0, **override: 
     return _save(path, arrays, override)
 
 
-def layout_arrays(
-    n: int = 40, nc: int = 8, c: int = 50, seed: int = 0
-) -> dict[str, np.ndarray]:
+def layout_arrays(n: int = 40, nc: int = 8, c: int = 50, seed: int = 0) -> dict[str, np.ndarray]:
     """Arrays of a valid layout file."""
     rng = np.random.default_rng(seed)
     node_feat, opcode, edges = _nodes(n, rng)
@@ -75,7 +73,12 @@ def layout_arrays(
 
 
 def write_layout(
-    path: Path, n: int = 40, nc: int = 8, c: int = 50, seed: int = 0, compressed: bool = False,
+    path: Path,
+    n: int = 40,
+    nc: int = 8,
+    c: int = 50,
+    seed: int = 0,
+    compressed: bool = False,
     **override: np.ndarray | None,
 ) -> Path:
     """Write a valid layout file; keyword arguments replace (or with None, drop) keys."""

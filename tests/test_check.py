@@ -30,8 +30,9 @@ def test_bad_files_are_each_reported_and_others_checked(tmp_path: Path) -> None:
     assert not report.ok
     assert len(report.problems) == 3
     assert any("g0.npz: not a readable .npz archive" in p for p in report.problems)
-    assert any("key 'node_opcode': expected integer dtype, found float32" in p
-               for p in report.problems)
+    assert any(
+        "key 'node_opcode': expected integer dtype, found float32" in p for p in report.problems
+    )
     assert any("missing key 'config_runtime'" in p for p in report.problems)
     good = [s for s in report.summaries if s.graphs]
     assert sum(s.graphs for s in good) == 30 - 3

@@ -61,7 +61,9 @@ def test_int32_variants_accepted(tmp_path: Path) -> None:
     arrays = layout_arrays(n=30, nc=5, c=11)
     path = write_layout(
         tmp_path / "a.npz",
-        n=30, nc=5, c=11,
+        n=30,
+        nc=5,
+        c=11,
         node_opcode=arrays["node_opcode"].astype(np.int32),
         edge_index=arrays["edge_index"].astype(np.int32),
         node_config_ids=arrays["node_config_ids"].astype(np.int32),
@@ -74,7 +76,8 @@ def test_int32_variants_accepted(tmp_path: Path) -> None:
 
 def test_tile_placeholder_labels_are_unlabeled(tmp_path: Path) -> None:
     path = write_tile(
-        tmp_path / "t.npz", c=5,
+        tmp_path / "t.npz",
+        c=5,
         config_runtime=np.zeros(5, dtype=np.int64),
         config_runtime_normalizers=np.ones(5, dtype=np.int64),
     )
@@ -129,15 +132,17 @@ def test_edge_out_of_range(tmp_path: Path) -> None:
 
 
 def test_config_ids_out_of_range(tmp_path: Path) -> None:
-    path = write_layout(tmp_path / "bad.npz", n=40, nc=8,
-                        node_config_ids=np.arange(33, 41, dtype=np.int64))
+    path = write_layout(
+        tmp_path / "bad.npz", n=40, nc=8, node_config_ids=np.arange(33, 41, dtype=np.int64)
+    )
     with pytest.raises(DataFormatError, match="key 'node_config_ids': expected node ids in"):
         load_layout_graph(path)
 
 
 def test_node_config_feat_shape_disagrees(tmp_path: Path) -> None:
-    path = write_layout(tmp_path / "bad.npz", nc=8, c=50,
-                        node_config_feat=np.zeros((50, 7, 18), dtype=np.float32))
+    path = write_layout(
+        tmp_path / "bad.npz", nc=8, c=50, node_config_feat=np.zeros((50, 7, 18), dtype=np.float32)
+    )
     with pytest.raises(DataFormatError, match=r"expected shape \(50, 8, 18\).*found \(50, 7, 18\)"):
         load_layout_graph(path)
 

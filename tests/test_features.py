@@ -53,7 +53,8 @@ def test_permuting_configs_permutes_layout_rows(tmp_path: Path) -> None:
     perm = np.random.default_rng(1).permutation(30)
     a = write_layout(tmp_path / "a.npz", c=30)
     b = write_layout(
-        tmp_path / "b.npz", c=30,
+        tmp_path / "b.npz",
+        c=30,
         node_config_feat=arrays["node_config_feat"][perm],
         config_runtime=arrays["config_runtime"][perm],
     )
@@ -65,11 +66,14 @@ def test_permuting_configs_permutes_layout_rows(tmp_path: Path) -> None:
 def test_permuting_configs_permutes_tile_rows(tmp_path: Path) -> None:
     g = load_tile_graph(write_tile(tmp_path / "a.npz", c=20))
     perm = np.random.default_rng(2).permutation(20)
-    h = load_tile_graph(write_tile(
-        tmp_path / "b.npz", c=20,
-        config_feat=g.config_feat[perm],
-        config_runtime=g.config_runtime[perm],
-    ))
+    h = load_tile_graph(
+        write_tile(
+            tmp_path / "b.npz",
+            c=20,
+            config_feat=g.config_feat[perm],
+            config_runtime=g.config_runtime[perm],
+        )
+    )
     xa, _ = extract_tile_features(g, "tile:xla", SPEC)
     xb, _ = extract_tile_features(h, "tile:xla", SPEC)
     np.testing.assert_allclose(xa[perm], xb, rtol=1e-6)
@@ -160,11 +164,19 @@ def test_cache_key_follows_content(tmp_path: Path) -> None:
 
 def test_build_tables_on_tiny(tiny_root: Path, tmp_path: Path) -> None:
     tables = build_tables(
-        tiny_root, ("tile:xla", "layout:xla:default"), ("train", "valid"), SPEC,
-        cache_dir=tmp_path / "cache", n_jobs=2,
+        tiny_root,
+        ("tile:xla", "layout:xla:default"),
+        ("train", "valid"),
+        SPEC,
+        cache_dir=tmp_path / "cache",
+        n_jobs=2,
     )
-    assert set(tables) == {("tile", "train"), ("tile", "valid"),
-                           ("layout", "train"), ("layout", "valid")}
+    assert set(tables) == {
+        ("tile", "train"),
+        ("tile", "valid"),
+        ("layout", "train"),
+        ("layout", "valid"),
+    }
     for table in tables.values():
         sizes = np.diff(table.group_bounds())
         assert sizes.sum() == table.n_rows

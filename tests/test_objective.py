@@ -16,8 +16,9 @@ HP = {"learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 5, "label_leve
 @pytest.fixture(scope="module")
 def tiny_tables(tiny_root: Path, tmp_path_factory: pytest.TempPathFactory):
     cache = tmp_path_factory.mktemp("cache")
-    return build_tables(tiny_root, COLLECTIONS, ("train", "valid"), FeatureSpec(),
-                        cache_dir=cache, n_jobs=1)
+    return build_tables(
+        tiny_root, COLLECTIONS, ("train", "valid"), FeatureSpec(), cache_dir=cache, n_jobs=1
+    )
 
 
 def test_cost_and_info_on_tiny(tiny_tables) -> None:

@@ -11,8 +11,11 @@ from hpo.ranker import LambdaRanker, relevance_labels, split_large_groups
 def _ranking(n_groups: int = 4, size: int = 300, seed: int = 0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n_groups * size, 5))
-    target = X[:, 0] * 2 + X[:, 1] + 0.1 * rng.normal(size=len(X)) + np.repeat(
-        rng.normal(size=n_groups) * 50, size
+    target = (
+        X[:, 0] * 2
+        + X[:, 1]
+        + 0.1 * rng.normal(size=len(X))
+        + np.repeat(rng.normal(size=n_groups) * 50, size)
     )
     return X, target, np.repeat(np.arange(n_groups), size)
 

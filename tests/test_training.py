@@ -57,9 +57,14 @@ def test_sample_configs_biased_toward_fast() -> None:
 
 def test_make_ranker_splits_hyperparameters() -> None:
     r = make_ranker(
-        {"learning_rate": np.float64(0.2), "label_levels": 8, "max_group_size": 256,
-         "relative_features": True},
-        num_boost_round=7, seed=3,
+        {
+            "learning_rate": np.float64(0.2),
+            "label_levels": 8,
+            "max_group_size": 256,
+            "relative_features": True,
+        },
+        num_boost_round=7,
+        seed=3,
     )
     assert r.params == {"learning_rate": 0.2}
     assert (r.label_levels, r.max_group_size, r.num_boost_round, r.seed) == (8, 256, 7, 3)

@@ -1,0 +1,122 @@
+"""Cheap, picklable target functions for campaign tests (importable by Dask workers).
+
+They follow the contract of ``hpo.objective.RankerObjective``:
+``objective(config, seed=0, budget=None, **scattered) -> (cost, info)`` with ``info``
+holding ``metrics`` ({collection: value}) and ``score``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+import time
+from typing import Any
+
+TOY_COLLECTIONS = ("tile:xla", "layout:xla:default")
+
+
+def toy_cost(config: Any, budget: float | None) -> float:
+    """A smooth cost, least near learning_rate=0.05 and num_leaves=31, lower at high budget."""
+    lr = float(config["learning_rate"])
+    leaves = float(config["num_leaves"])
+    base = (math.log(lr / 0.05)) ** 2 / 4 + (math.log(leaves / 31.0)) ** 2 / 8
+    fidelity = 0.0 if budget is None else 2.0 / math.sqrt(float(budget))
+    return base + fidelity
+
+
+class ToyObjective:
+    """Toy objective; optional sleep, crash rule and required scattered tables.
+
+    Parameters
+    ----------
+    sleep
+        Seconds to sleep per call.
+    crash_above_leaves
+        Raise ``ValueError`` when ``num_leaves`` exceeds this.
+    expect_tables
+        Raise ``KeyError`` unless the scattered kwarg ``tables`` arrives.
+    """
+
+    def __init__(
+        self,
+        *,
+        sleep: float = 0.0,
+        crash_above_leaves: int | None = None,
+        expect_tables: bool = False,
+    ) -> None:
+        self.sleep = sleep
+        self.crash_above_leaves = crash_above_leaves
+        self.expect_tables = expect_tables
+
+    def __call__(
+        self, config: Any, seed: int = 0, budget: float | None = None, **scattered: Any
+    ) -> tuple[float, dict[str, Any]]:
+        if self.expect_tables and "tables" not in scattered:
+            raise KeyError(f"no scattered 'tables' (got {sorted(scattered)})")
+        if self.sleep:
+            time.sleep(self.sleep)
+        leaves = int(config["num_leaves"])
+        if self.crash_above_leaves is not None and leaves > self.crash_above_leaves:
+            raise ValueError(f"toy crash: num_leaves {leaves} > {self.crash_above_leaves}")
+        cost = toy_cost(config, budget)
+        metrics = {TOY_COLLECTIONS[0]: 1.0 - cost / 2, TOY_COLLECTIONS[1]: 1.0 - 1.5 * cost}
+        score = sum(metrics.values()) / len(metrics)
+        info = {
+            "metrics": metrics,
+            "score": score,
+            "train_seconds": self.sleep,
+            "rows": 100,
+            "budget": budget,
+            "worker": f"{socket.gethostname()}:{os.getpid()}",
+        }
+        if scattered.get("tables") is not None:
+            info["tables_rows"] = int(scattered["tables"]["rows"])
+        return 1.0 - score, info
+
+
+def always_crash(config: Any, seed: int = 0, budget: float | None = None) -> tuple[float, dict]:
+    """An objective that always raises."""
+    raise RuntimeError("toy objective always crashes")
+
+
+def nan_cost(config: Any, seed: int = 0, budget: float | None = None) -> tuple[float, dict]:
+    """An objective that returns a NaN cost."""
+    return float("nan"), {"metrics": {}, "score": None}
+
+
+class InterruptAfter(ToyObjective):
+    """Toy objective that raises KeyboardInterrupt on call number ``calls + 1`` (in-process)."""
+
+    def __init__(self, calls: int) -> None:
+        super().__init__()
+        self.calls = calls
+        self.done = 0
+
+    def __call__(
+        self, config: Any, seed: int = 0, budget: float | None = None, **scattered: Any
+    ) -> tuple[float, dict[str, Any]]:
+        if self.done >= self.calls:
+            raise KeyboardInterrupt
+        self.done += 1
+        return super().__call__(config, seed=seed, budget=budget, **scattered)
+
+
+def toy_config(runs_dir: Any, data_root: Any, **overrides: Any) -> Any:
+    """A small campaign over ``lambdarank_small`` for tests (budgets 1..27, eta 3)."""
+    from hpo.campaign import CampaignConfig
+
+    settings: dict[str, Any] = {
+        "data_root": data_root,
+        "runs_dir": runs_dir,
+        "name": "toy",
+        "collections": ("tile:xla",),
+        "space": "lambdarank_small",
+        "trials": 12,
+        "optimizer": "hyperband",
+        "min_budget": 1.0,
+        "max_budget": 27.0,
+        "seed": 3,
+    }
+    settings.update(overrides)
+    return CampaignConfig(**settings)
