@@ -83,10 +83,7 @@ class ObjectiveSettings:
 
 
 def _config_dict(config: Any) -> dict[str, Any]:
-    if hasattr(config, "get_dictionary"):
-        raw = dict(config.get_dictionary())
-    else:
-        raw = dict(config)
+    raw = dict(config)  # a ConfigSpace Configuration is a Mapping
     return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in raw.items()}
 
 

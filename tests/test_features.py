@@ -186,3 +186,17 @@ def test_build_tables_on_tiny(tiny_root: Path, tmp_path: Path) -> None:
     assert valid.n_rows == sum(g.n_configs for g in valid.graphs)
     train = tables[("layout", "train")]
     assert train.dup_count.sum() == sum(g.n_configs for g in train.graphs)
+
+
+def test_relative_features_without_ranks() -> None:
+    v = np.array([[1.0, 5.0], [2.0, 5.0], [4.0, 5.0]])
+    r = relative_features(v, ranks=False)
+    assert r.shape == (3, 2)
+    np.testing.assert_allclose(r[:, 0], [-1, 0, 2])
+
+
+def test_tile_relative_columns_are_median_only() -> None:
+    names = tile_feature_names(FeatureSpec())
+    assert any(n.endswith("_dmed") for n in names)
+    assert not any(n.endswith("_prank") for n in names)
+    assert any(n.endswith("_prank") for n in layout_feature_names(FeatureSpec()))

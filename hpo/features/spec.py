@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from hpo.errors import ConfigError
@@ -72,8 +75,20 @@ class FeatureSpec:
         return cls(**data)
 
     def cache_token(self) -> str:
-        """The part of a cache key that depends on the spec (chunk size excluded)."""
+        """The part of a cache key that depends on the spec and on the extractors' code.
+
+        The chunk size is left out (it does not change rows); a digest of the source of
+        ``hpo.features`` is included, so editing an extractor can never serve stale rows.
+        """
         return (
             f"v{self.version}-rel{int(self.relative)}-gd{int(self.graph_descriptor)}"
-            f"-hop{self.producer_hops}"
+            f"-hop{self.producer_hops}-{_source_digest()}"
         )
+
+
+@functools.cache
+def _source_digest() -> str:
+    h = hashlib.blake2b(digest_size=4)
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(path.read_bytes())
+    return h.hexdigest()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from hpo.data import TileGraph
@@ -22,20 +24,28 @@ _CONFIG_NAMES = (
 )
 _DERIVED_NAMES = [
     "log_out_tile_volume",
+    "log_out_tile_hw_volume",
     "log_kernel_tile_volume",
     "log_n_out_tiles",
     "log_n_kernel_tiles",
     "out_padding_waste",
     "kernel_padding_waste",
+    "hw_tile_waste",
+    "log_padded_work",
     "log_out_tile_minor",
     "log_out_tile_second_minor",
-    "out_tile_minor_pad128",
-    "out_tile_second_minor_pad8",
     "out_tile_fraction",
-    "kernel_tile_fraction",
     "min_out_tile_ratio",
     "max_out_tile_ratio",
+    "log_k_tile",
+    "log_k_steps",
+    "k_padding_waste",
+    "log_kernel_steps",
+    "log_vmem_bytes",
+    "vmem_over_16mib",
+    "log_est_compute",
 ]
+_VMEM_BYTES = 16 * 2**20
 
 
 def tile_feature_names(spec: FeatureSpec) -> list[str]:
@@ -43,32 +53,57 @@ def tile_feature_names(spec: FeatureSpec) -> list[str]:
     per_config = list(_CONFIG_NAMES) + _DERIVED_NAMES
     names = per_config + [f"root_dim_{i}" for i in range(6)] + ["log_root_volume"]
     if spec.relative:
-        names += relative_names(per_config)
+        names += relative_names(per_config, ranks=False)
     if spec.graph_descriptor:
         names += graph_descriptor_names()
     return names
 
 
-def _root_shape(graph: TileGraph) -> np.ndarray:
-    roots = np.flatnonzero(graph.node_feat[:, 0] > 0.5)
-    row = roots[-1] if roots.size else graph.n_nodes - 1
-    return graph.node_feat[row, 21:27].astype(np.float64)
+@dataclass(frozen=True)
+class _Kernel:
+    """What the tiles are measured against: the root's output shape, layout and contraction."""
+
+    shape: np.ndarray  # (r,) output dims
+    minor: int  # index of the most-minor output dim
+    second: int  # index of the second-minor output dim, -1 for rank 1
+    k_dim: float  # size of the contracted dim (largest dim of the root's first operand)
+    elem_bytes: float
 
 
-def _tiling(shape: np.ndarray, tiles: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Tile counts and padding waste of ``tiles`` (c, 6) against ``shape`` (6,)."""
-    used = (shape > 0)[None, :] & (tiles > 0)
-    s = np.broadcast_to(shape, tiles.shape)
-    t = np.where(used, tiles, 1.0)
-    s_used = np.where(used, s, 1.0)
-    n_per_dim = np.ceil(s_used / t)
-    n_tiles = n_per_dim.prod(axis=1)
-    padded = (n_per_dim * t).prod(axis=1)
-    waste = padded / np.maximum(s_used.prod(axis=1), 1.0)
-    volume = t.prod(axis=1)
-    fraction = volume / np.maximum(s_used.prod(axis=1), 1.0)
-    ratio = np.where(used, t / np.maximum(s_used, 1.0), np.nan)
-    return n_tiles, waste, volume, fraction, ratio
+def _kernel(graph: TileGraph) -> _Kernel:
+    nf = graph.node_feat
+    roots = np.flatnonzero(nf[:, 0] > 0.5)
+    root = int(roots[-1]) if roots.size else graph.n_nodes - 1
+    dims = nf[root, 21:27].astype(np.float64)
+    r = int(np.count_nonzero(dims > 0))
+    layout = nf[root, 134 : 134 + r].astype(np.int64)
+    if r == 0 or sorted(layout.tolist()) != list(range(r)):
+        layout = np.arange(r)[::-1]  # XLA default: the last dim is the most minor
+    users = graph.edge_index[:, 0] == root
+    operand = int(graph.edge_index[users, 1][0]) if users.any() else -1
+    k_dim = float(nf[operand, 21:27].max()) if operand >= 0 else 0.0
+    elem_bytes = 2.0 if nf[root, 15] > 0 else (1.0 if nf[root, 3] > 0 else 4.0)
+    return _Kernel(
+        shape=dims[: max(r, 1)] if r else np.ones(1),
+        minor=int(layout[0]) if r else 0,
+        second=int(layout[1]) if r > 1 else -1,
+        k_dim=k_dim,
+        elem_bytes=elem_bytes,
+    )
+
+
+def _tiles(bounds: np.ndarray, shape: np.ndarray) -> np.ndarray:
+    """Tile sizes per output dim, a missing (0) bound meaning the whole dim."""
+    t = bounds[:, : len(shape)]
+    return np.where(t > 0, np.minimum(t, shape[None, :]), shape[None, :])
+
+
+def _hw_volume(t: np.ndarray, kernel: _Kernel) -> np.ndarray:
+    hw = t.copy()
+    hw[:, kernel.minor] = np.ceil(hw[:, kernel.minor] / 128) * 128
+    if kernel.second >= 0:
+        hw[:, kernel.second] = np.ceil(hw[:, kernel.second] / 8) * 8
+    return hw.prod(axis=1)
 
 
 def extract_tile_features(
@@ -92,41 +127,61 @@ def extract_tile_features(
         uint64 config hashes (c,) (equal configs have equal hashes).
     """
     cfg = graph.config_feat.astype(np.float64)
-    shape = _root_shape(graph)
-    out_t, ker_t = cfg[:, 8:14], cfg[:, 0:6]
-    n_out, waste_out, vol_out, frac_out, ratio_out = _tiling(shape, out_t)
-    n_ker, waste_ker, vol_ker, frac_ker, _ = _tiling(shape, ker_t)
-    minor = out_t[:, 0]
-    second = out_t[:, 1]
-    with np.errstate(invalid="ignore"):
-        min_ratio = np.nan_to_num(np.nanmin(np.where(np.isnan(ratio_out), np.inf, ratio_out), 1))
-        max_ratio = np.nan_to_num(np.nanmax(np.where(np.isnan(ratio_out), -np.inf, ratio_out), 1))
-    min_ratio[~np.isfinite(min_ratio)] = 0.0
-    max_ratio[~np.isfinite(max_ratio)] = 0.0
+    kernel = _kernel(graph)
+    shape = kernel.shape
+    volume = float(shape.prod())
+    out_t, ker_t = _tiles(cfg[:, 8:14], shape), _tiles(cfg[:, 0:6], shape)
+    n_out = np.ceil(shape / out_t).prod(axis=1)
+    n_ker = np.ceil(shape / ker_t).prod(axis=1)
+    waste_out = (np.ceil(shape / out_t) * out_t).prod(axis=1) / volume
+    waste_ker = (np.ceil(shape / ker_t) * ker_t).prod(axis=1) / volume
+    hw = _hw_volume(out_t, kernel)
+    ratio = out_t / shape[None, :]
+    second = out_t[:, kernel.second] if kernel.second >= 0 else np.ones(len(cfg))
+    r = len(shape)
+    if kernel.k_dim > 0 and r < 6:
+        k_tile = np.where(cfg[:, r] > 0, np.minimum(cfg[:, r], kernel.k_dim), kernel.k_dim)
+        k_steps = np.ceil(kernel.k_dim / k_tile)
+        k_waste = k_steps * k_tile / kernel.k_dim
+        strip = k_tile * (out_t[:, kernel.minor] + second)
+    else:
+        k_tile, k_steps, k_waste = np.ones(len(cfg)), np.ones(len(cfg)), np.ones(len(cfg))
+        strip = hw
+    vmem = 2.0 * kernel.elem_bytes * (hw + strip)
+    compute = n_out * hw * k_steps * k_tile * waste_ker
     derived = np.column_stack(
         [
-            np.log1p(vol_out),
-            np.log1p(vol_ker),
+            np.log1p(out_t.prod(axis=1)),
+            np.log1p(hw),
+            np.log1p(ker_t.prod(axis=1)),
             np.log1p(n_out),
             np.log1p(n_ker),
             waste_out,
             waste_ker,
-            np.log1p(minor),
+            hw / out_t.prod(axis=1),
+            np.log1p(n_out * hw),
+            np.log1p(out_t[:, kernel.minor]),
             np.log1p(second),
-            np.ceil(np.maximum(minor, 1) / 128) * 128 / np.maximum(minor, 1),
-            np.ceil(np.maximum(second, 1) / 8) * 8 / np.maximum(second, 1),
-            frac_out,
-            frac_ker,
-            min_ratio,
-            max_ratio,
+            out_t.prod(axis=1) / volume,
+            ratio.min(axis=1),
+            ratio.max(axis=1),
+            np.log1p(k_tile),
+            np.log1p(k_steps),
+            k_waste,
+            np.log1p(n_ker * k_steps),
+            np.log1p(vmem),
+            np.maximum(vmem / _VMEM_BYTES - 1.0, 0.0),
+            np.log1p(compute),
         ]
     )
     per_config = np.concatenate([cfg, derived], axis=1)
     c = per_config.shape[0]
-    root = np.concatenate([shape, [np.log1p(np.prod(np.maximum(shape, 1.0)))]])
+    dims6 = np.zeros(6)
+    dims6[: len(shape)] = shape
+    root = np.concatenate([dims6, [np.log1p(volume)]])
     parts = [per_config.astype(np.float32), np.broadcast_to(root, (c, root.size)).astype(np.float32)]
     if spec.relative:
-        parts.append(relative_features(per_config))
+        parts.append(relative_features(per_config, ranks=False))
     if spec.graph_descriptor:
         desc = graph_descriptor(graph.node_opcode, graph.edge_index, graph.node_feat, collection)
         parts.append(np.broadcast_to(desc, (c, desc.size)))
