@@ -86,7 +86,7 @@ class LayoutStatic:
     rank: np.ndarray  # (nc,) int
     mask: np.ndarray  # (nc, 6) bool, dim < rank
     volume: np.ndarray  # (nc,) float
-    default: np.ndarray  # (nc, 6) int, -1 padded
+    default: np.ndarray  # (nc, 6) int8, -1 padded
     convdot: np.ndarray  # (nc,) bool
     reshape: np.ndarray  # (nc,) bool
     producer: np.ndarray  # (nc,) int, configurable producer index or -1
@@ -114,7 +114,7 @@ def layout_static(graph: LayoutGraph, spec: FeatureSpec) -> LayoutStatic:
     cand = nf[ids, 134:140].astype(np.int64)
     xla_default = np.where(mask, rank[:, None] - 1 - np.arange(6)[None, :], -1)
     is_perm = (np.sort(np.where(mask, cand, 99), axis=1) == np.where(mask, np.arange(6), 99)).all(1)
-    default = np.where(is_perm[:, None] & mask, cand, xla_default)
+    default = np.where(is_perm[:, None] & mask, cand, xla_default).astype(np.int8)
     ops = graph.node_opcode[ids]
     cfg_index = np.full(graph.n_nodes, -1, dtype=np.int64)
     cfg_index[ids] = np.arange(nc)
@@ -175,7 +175,7 @@ def _differs(a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> np.ndarray:
 def _chunk_features(block: np.ndarray, st: LayoutStatic) -> np.ndarray:
     """Per-config features (without pattern frequency) of one chunk (k, nc, 18)."""
     k = block.shape[0]
-    raw = np.rint(block).astype(np.int64)
+    raw = np.rint(block).astype(np.int8)  # layouts are -1..5: int8 keeps the chunk small
     out_raw, in_raw, ker_raw = raw[..., 0:6], raw[..., 6:12], raw[..., 12:18]
     out = _effective(out_raw, st.default)
     vol = st.volume[None, :]
