@@ -20,9 +20,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import dask
 import pytest
 from rich.console import Console
-from toy_objectives import InterruptAfter, ToyObjective, always_crash, nan_cost, toy_config
+from toy_objectives import DieOnce, InterruptAfter, ToyObjective, always_crash, nan_cost, toy_config
 
 import hpo.campaign
 from hpo.campaign import CampaignConfig, CampaignResult, read_campaign, run_campaign
@@ -122,6 +123,8 @@ def test_single_fidelity_ignores_the_budget_ratio(data_root: Path) -> None:
 
 def test_from_dict_names_unknown_and_missing_keys(data_root: Path) -> None:
     good = CampaignConfig(data_root=data_root, name="a").to_dict()
+    with pytest.raises(ConfigError, match=r"x\.json: campaign setting 'trials': expected an int"):
+        CampaignConfig.from_dict({**good, "trials": "10"}, "x.json")
     with pytest.raises(ConfigError, match=r"x\.json: unknown campaign setting 'colour'"):
         CampaignConfig.from_dict({**good, "colour": "red"}, "x.json")
     del good["name"]
@@ -179,6 +182,13 @@ def test_crashed_trials_are_recorded_and_the_campaign_goes_on(data_root: Path, r
     assert all(r["cost"] == cfg.crash_cost for r in crashed)
     assert result.n_crashed == len(crashed)
     assert result.incumbent is not None
+
+
+def test_walltime_stops_the_campaign(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=100, walltime=1.0)
+    result = _run(cfg, ToyObjective(sleep=0.2))
+    assert 2 <= result.n_trials < 100
+    assert run_state(cfg.run_dir) == "finished"
 
 
 def test_every_trial_crashing_gives_no_incumbent(data_root: Path, runs: Path) -> None:
@@ -439,6 +449,19 @@ def test_local_dask_workers_with_scattered_data(data_root: Path, runs: Path) -> 
     assert len(records) == 10
     assert all(r["info"]["tables_rows"] == 7 for r in records)
     assert len({r["worker"] for r in records}) == 2
+    assert result.incumbent is not None
+
+
+@pytest.mark.slow
+def test_a_lost_dask_worker_is_a_crashed_trial(data_root: Path, runs: Path, tmp_path: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=8, workers=2)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        result = _run(cfg, DieOnce(str(tmp_path / "died")))
+    records = _records(cfg)
+    assert len(records) == 8
+    crashed = [r for r in records if r["status"] == "CRASHED"]
+    assert len(crashed) == 1
+    assert "KilledWorker" in crashed[0]["error"]
     assert result.incumbent is not None
 
 

@@ -120,3 +120,21 @@ def toy_config(runs_dir: Any, data_root: Any, **overrides: Any) -> Any:
     }
     settings.update(overrides)
     return CampaignConfig(**settings)
+
+
+class DieOnce(ToyObjective):
+    """Toy objective whose first call (across processes) kills its process, like an OOM kill."""
+
+    def __init__(self, marker: str) -> None:
+        super().__init__()
+        self.marker = marker
+
+    def __call__(
+        self, config: Any, seed: int = 0, budget: float | None = None, **scattered: Any
+    ) -> tuple[float, dict[str, Any]]:
+        try:
+            fd = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return super().__call__(config, seed=seed, budget=budget, **scattered)
+        os.close(fd)
+        os._exit(3)
