@@ -1,0 +1,445 @@
+"""Model folders: retrain a run's incumbent and save it; load it back with only ``hpo``.
+
+A model folder ``models/<name>/`` holds
+
+- ``model.json``: feature spec and ``FEATURE_VERSION``, hyperparameters, collections served,
+  per family its model file and feature columns, boosting rounds, the validation metrics of
+  the exported model (computed at export), the run's recorded incumbent metrics, the training
+  data fingerprint, package versions and the creation time;
+- ``tile.txt`` / ``layout.txt``: one LightGBM text model per family the collections need.
+
+The incumbent is retrained at the campaign's highest budget: with the ``rounds`` fidelity
+the budget is the number of boosting rounds; with ``configs`` every training config is used
+at the objective's fixed number of rounds. The trial's seed is reused, so exporting with
+``train_on=("train",)`` reproduces the model the campaign scored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hpo.errors import ConfigError, UsageError
+from hpo.features import FEATURE_VERSION, FeatureSpec, extract_file, family_of, feature_names
+from hpo.history import RunHistory, load_run
+
+__all__ = [
+    "MODEL_FILE",
+    "ExportedModel",
+    "FamilyModel",
+    "GraphPrediction",
+    "ProgressFn",
+    "export_model",
+    "load_model",
+]
+
+MODEL_FILE = "model.json"
+MODEL_FORMAT = 1
+TRAIN_SPLITS = ("train", "valid")
+#: ``progress(done, total, label)``, called as work advances.
+ProgressFn = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True, eq=False)
+class FamilyModel:
+    """The booster of one family and the feature columns it reads."""
+
+    family: str
+    booster: Any
+    columns: np.ndarray
+    n_features: int
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Scores of feature rows (all columns of the family), lower = predicted faster."""
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise ConfigError(
+                f"{self.family} model: expected {self.n_features} feature columns, found "
+                f"shape {X.shape}"
+            )
+        return -np.asarray(self.booster.predict(X[:, self.columns]), dtype=np.float64)
+
+
+@dataclass(frozen=True, eq=False)
+class GraphPrediction:
+    """Scores of every config of one graph file, with its runtimes when labeled."""
+
+    scores: np.ndarray
+    target: np.ndarray
+    labeled: bool
+
+
+@dataclass(frozen=True, eq=False)
+class ExportedModel:
+    """A loaded model folder (see :func:`load_model`).
+
+    Attributes
+    ----------
+    path
+        The model folder.
+    spec
+        Feature settings the model was trained with.
+    hyperparameters
+        The incumbent's hyperparameters.
+    collections
+        Collections the model serves.
+    families
+        ``{family: FamilyModel}``.
+    meta
+        The whole ``model.json``.
+    """
+
+    path: Path
+    spec: FeatureSpec
+    hyperparameters: dict[str, Any]
+    collections: tuple[str, ...]
+    families: dict[str, FamilyModel]
+    meta: dict[str, Any]
+
+    @property
+    def validation_metrics(self) -> dict[str, float]:
+        """Per-collection metrics on the valid split, computed at export."""
+        return dict(self.meta.get("validation", {}).get("metrics", {}))
+
+    def family_model(self, collection: str) -> FamilyModel:
+        """The family model serving ``collection``.
+
+        Raises
+        ------
+        UsageError
+            If the model does not serve ``collection``.
+        """
+        if collection not in self.collections:
+            raise UsageError(
+                f"model {self.path} serves {', '.join(self.collections)}, not {collection}"
+            )
+        return self.families[family_of(collection)]
+
+    def predict_file(
+        self, path: Path | str, collection: str, *, cache_dir: Path | None = None
+    ) -> GraphPrediction:
+        """Scores, runtimes and label flag of one graph file (layout configs are streamed)."""
+        fam = self.family_model(collection)
+        X, target, _, labeled, _ = extract_file(Path(path), collection, self.spec, cache_dir)
+        return GraphPrediction(fam.predict(X), target, labeled)
+
+    def predict_graph(
+        self, path: Path | str, collection: str, *, cache_dir: Path | None = None
+    ) -> np.ndarray:
+        """Scores for every config of one graph file, lower = predicted faster."""
+        return self.predict_file(path, collection, cache_dir=cache_dir).scores
+
+    def rank_graph(
+        self, path: Path | str, collection: str, *, cache_dir: Path | None = None
+    ) -> np.ndarray:
+        """Config indices of one graph file, predicted fastest first."""
+        return np.argsort(self.predict_graph(path, collection, cache_dir=cache_dir), kind="stable")
+
+
+def _family_columns(family: str, spec: FeatureSpec, used: Sequence[str], where: Path) -> np.ndarray:
+    names = feature_names(family, spec)
+    index = {n: i for i, n in enumerate(names)}
+    missing = [n for n in used if n not in index]
+    if missing:
+        raise ConfigError(
+            f"{where}: {family} model reads feature '{missing[0]}' that this hpo does not "
+            "extract; re-export the model"
+        )
+    return np.asarray([index[n] for n in used], dtype=np.int64)
+
+
+def _read_booster(model_file: Path, sha256: Any) -> Any:
+    """Load one LightGBM text model after checking its checksum and its frame.
+
+    LightGBM aborts the whole process on some truncated model files instead of raising, so
+    damage must be caught before the file reaches its parser.
+    """
+    import lightgbm as lgb
+
+    if not model_file.is_file():
+        raise ConfigError(f"{model_file.parent}: missing model file {model_file.name}")
+    data = model_file.read_bytes()
+    if isinstance(sha256, str) and hashlib.sha256(data).hexdigest() != sha256:
+        raise ConfigError(
+            f"{model_file}: corrupt (its SHA-256 differs from model.json); re-export the model"
+        )
+    text = data.decode("utf-8", errors="replace")
+    if not text.startswith("tree\n") or "\nend of trees" not in text:
+        raise ConfigError(f"{model_file}: not a readable LightGBM model (truncated or not a "
+                          "LightGBM text model)")
+    try:  # LightGBM prints its own "[Fatal]" line to stdout: keep the CLI to one line
+        with contextlib.redirect_stdout(io.StringIO()):
+            return lgb.Booster(model_str=text)
+    except (lgb.basic.LightGBMError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"{model_file}: not a readable LightGBM model ({first})") from exc
+
+
+def load_model(path: Path | str) -> ExportedModel:
+    """Load a model folder written by :func:`export_model`.
+
+    Raises
+    ------
+    ConfigError
+        If the folder or ``model.json`` is missing or corrupt, a model file is missing or
+        unreadable, or the model was built with another feature version.
+    """
+    folder = Path(path)
+    meta_file = folder / MODEL_FILE
+    if not meta_file.is_file():
+        raise ConfigError(f"{folder}: not a model folder (missing {MODEL_FILE})")
+    try:
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(f"{meta_file}: not valid JSON ({exc})") from exc
+    if not isinstance(meta, dict):
+        raise ConfigError(f"{meta_file}: expected a JSON object")
+    version = meta.get("feature_version")
+    if version != FEATURE_VERSION:
+        raise ConfigError(
+            f"{folder}: model was exported with feature version {version}, this hpo extracts "
+            f"feature version {FEATURE_VERSION}; re-export the model with this hpo"
+        )
+    try:
+        spec = FeatureSpec.from_dict(dict(meta["feature_spec"]))
+        collections = tuple(str(c) for c in meta["collections"])
+        family_meta = dict(meta["families"])
+        hyperparameters = dict(meta["hyperparameters"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"{meta_file}: missing or malformed key {exc}") from exc
+    families: dict[str, FamilyModel] = {}
+    for family in sorted({family_of(c) for c in collections}):
+        entry = family_meta.get(family)
+        if not isinstance(entry, dict) or "file" not in entry or "columns" not in entry:
+            raise ConfigError(f"{meta_file}: no '{family}' model entry for {collections}")
+        model_file = folder / str(entry["file"])
+        booster = _read_booster(model_file, entry.get("sha256"))
+        columns = _family_columns(family, spec, list(entry["columns"]), folder)
+        if booster.num_feature() != len(columns):
+            raise ConfigError(
+                f"{model_file}: model reads {booster.num_feature()} features, model.json lists "
+                f"{len(columns)}"
+            )
+        n_features = len(feature_names(family, spec))
+        families[family] = FamilyModel(family, booster, columns, n_features)
+    return ExportedModel(
+        path=folder,
+        spec=spec,
+        hyperparameters=hyperparameters,
+        collections=collections,
+        families=families,
+        meta=meta,
+    )
+
+
+def _parse_train_on(train_on: Sequence[str] | str) -> tuple[str, ...]:
+    parts = tuple(train_on.split("+")) if isinstance(train_on, str) else tuple(train_on)
+    if parts not in (("train",), ("train", "valid"), ("valid", "train")):
+        raise UsageError(f"train_on must be ('train',) or ('train', 'valid'), found "
+                         f"{'+'.join(parts)}")
+    return tuple(s for s in TRAIN_SPLITS if s in parts)
+
+
+def export_rounds(run: RunHistory, budget: float | None) -> int:
+    """Boosting rounds of the exported model: the highest budget, or the fixed rounds."""
+    from hpo.objective import ObjectiveSettings
+
+    settings = run.settings
+    if run.fidelity == "configs":
+        default = ObjectiveSettings(collections=("tile:xla",)).fixed_rounds
+        return int(settings.get("fixed_rounds", default))
+    highest = [b for b in (settings.get("max_budget"), budget) if isinstance(b, (int, float))]
+    if not highest:
+        raise ConfigError(f"{run.path}: no max_budget in campaign.json and no incumbent budget")
+    return max(1, int(round(max(highest))))
+
+
+@dataclass(frozen=True, eq=False)
+class _Trained:
+    boosters: dict[str, Any]
+    columns: dict[str, list[str]]
+    rows: dict[str, int]
+    metrics: dict[str, float]
+
+
+def _train_families(
+    root: Path, collections: Sequence[str], hyperparameters: dict[str, Any], spec: FeatureSpec,
+    *, rounds: int, seed: int, splits: tuple[str, ...], cache_dir: Path | None, n_threads: int,
+    n_jobs: int, progress: ProgressFn | None,
+) -> _Trained:
+    """Train one ranker per family on ``splits`` and score it on every valid graph."""
+    from hpo import training as tr
+    from hpo.data import list_graphs
+    from hpo.features import build_tables
+
+    total = sum(len(list_graphs(root, c, s)) for c in collections for s in TRAIN_SPLITS)
+    done = [0]
+
+    def on_file(path: str, hit: bool) -> None:
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], total, f"features {Path(path).name}")
+
+    tables = build_tables(root, collections, TRAIN_SPLITS, spec, cache_dir=cache_dir,
+                          n_jobs=n_jobs, on_file=on_file)
+    out = _Trained({}, {}, {}, {})
+    families = sorted({family_of(c) for c in collections})
+    for i, family in enumerate(families):
+        if progress is not None:
+            progress(i, len(families), f"training {family} ({rounds} rounds)")
+        wanted = [c for c in collections if family_of(c) == family]
+        train, valid = tables[(family, "train")], tables[(family, "valid")]
+        columns = tr.feature_columns(train, hyperparameters)
+        parts = [(train, tr.select_rows(train, wanted), 0)]
+        if "valid" in splits:
+            parts.append((valid, tr.select_rows(valid, wanted), len(train.graphs)))
+        X = np.concatenate([t.X[r][:, columns] for t, r, _ in parts])
+        target = np.concatenate([t.target[r] for t, r, _ in parts])
+        group = np.concatenate([t.group[r] + offset for t, r, offset in parts])
+        ranker = tr.make_ranker(hyperparameters, num_boost_round=rounds, seed=seed,
+                             n_threads=n_threads).fit(X, target, group)
+        out.boosters[family] = ranker.booster_
+        out.columns[family] = [train.feature_names[j] for j in columns]
+        out.rows[family] = int(X.shape[0])
+        scores = tr.score_table(ranker, valid, columns, wanted)
+        out.metrics.update(tr.collection_means(scores, wanted))
+    if progress is not None:
+        progress(len(families), len(families), "trained")
+    missing = [c for c in collections if c not in out.metrics]
+    if missing:
+        raise UsageError(f"{root}: no labeled valid graphs to score for {', '.join(missing)}")
+    return out
+
+
+def _check_out_dir(out_dir: Path) -> None:
+    if out_dir.exists() and not (out_dir / MODEL_FILE).is_file() and (
+        not out_dir.is_dir() or any(out_dir.iterdir())
+    ):
+        raise UsageError(f"{out_dir}: exists and is not a model folder; choose another --out")
+
+
+def _install(tmp: Path, out_dir: Path) -> None:
+    """Move the finished folder ``tmp`` to ``out_dir``, replacing an earlier export."""
+    try:
+        _check_out_dir(out_dir)
+    except UsageError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    os.replace(tmp, out_dir)
+
+
+def export_model(
+    run: RunHistory | Path | str,
+    out_dir: Path | str,
+    *,
+    train_on: Sequence[str] | str = ("train",),
+    cache_dir: Path | str | None = None,
+    data_root: Path | str | None = None,
+    n_threads: int = 1,
+    n_jobs: int | None = None,
+    progress: ProgressFn | None = None,
+) -> Path:
+    """Retrain a run's incumbent at the highest budget and write a model folder.
+
+    Parameters
+    ----------
+    run
+        A loaded run, or the path of a run folder.
+    out_dir
+        The model folder to write (an earlier model folder there is replaced).
+    train_on
+        ``("train",)`` or ``("train", "valid")`` (also ``"train+valid"``). Validation metrics
+        are always computed on valid, so they are optimistic when valid is trained on.
+    cache_dir
+        Feature cache (default: the campaign's).
+    data_root
+        Dataset root (default: the campaign's).
+    n_threads
+        LightGBM threads.
+    n_jobs
+        Feature extraction processes (default: the number of CPUs, at most 4).
+    progress
+        ``progress(done, total, label)`` as files are extracted and families trained.
+
+    Returns
+    -------
+    Path
+        ``out_dir``.
+
+    Raises
+    ------
+    UsageError
+        If the run has no successful trial, or ``out_dir`` is a non-empty non-model folder.
+    """
+    history = run if isinstance(run, RunHistory) else load_run(Path(run))
+    splits = _parse_train_on(train_on)
+    out = Path(out_dir)
+    _check_out_dir(out)
+    inc = history.incumbent
+    if inc is None:
+        raise UsageError(f"run '{history.name}' has no successful trial to export")
+    settings = history.settings
+    root = Path(data_root if data_root is not None else settings.get("data_root", ""))
+    cache = cache_dir if cache_dir is not None else settings.get("cache_dir")
+    seed = inc.seed if inc.seed is not None else int(settings.get("seed", 0))
+    rounds = export_rounds(history, inc.budget)
+    spec = FeatureSpec.from_dict(dict(history.campaign.get("feature_spec") or {}))
+    trained = _train_families(
+        root, history.collections, inc.config, spec, rounds=rounds, seed=seed, splits=splits,
+        cache_dir=Path(cache) if cache else None, n_threads=n_threads,
+        n_jobs=n_jobs or min(4, os.cpu_count() or 1), progress=progress,
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    families = {}
+    for family, booster in trained.boosters.items():
+        booster.save_model(str(tmp / f"{family}.txt"))
+        families[family] = {
+            "file": f"{family}.txt",
+            "sha256": hashlib.sha256((tmp / f"{family}.txt").read_bytes()).hexdigest(),
+            "columns": trained.columns[family],
+            "training_rows": trained.rows[family],
+        }
+    from hpo.runfolder import data_fingerprint, jsonable, package_versions, write_json_atomic
+
+    fingerprint = data_fingerprint(root, history.collections)
+    run_fingerprint = history.campaign.get("data_fingerprint")
+    meta = {
+        "format": MODEL_FORMAT, "feature_version": FEATURE_VERSION,
+        "feature_spec": spec.to_dict(), "hyperparameters": inc.config,
+        "collections": list(history.collections), "families": families, "rounds": rounds,
+        "seed": seed, "fidelity": history.fidelity, "train_on": list(splits),
+        "validation": {
+            "split": "valid", "metrics": trained.metrics,
+            "score": float(np.mean(list(trained.metrics.values()))),
+            "in_training": "valid" in splits,
+        },
+        "run": {
+            "name": history.name, "path": str(history.path.absolute()),
+            "optimizer": history.optimizer, "trial": inc.trial, "budget": inc.budget,
+            "metrics": inc.metrics, "score": inc.score,
+        },
+        "data": {
+            "root": str(root.absolute()), "fingerprint": fingerprint,
+            "run_fingerprint": run_fingerprint, "matches_run": fingerprint == run_fingerprint,
+        },
+        "versions": package_versions(),
+        "created": time.time(),
+    }
+    write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
+    _install(tmp, out)
+    return out
