@@ -1,19 +1,70 @@
 """hpo: tune learned runtime models for ML compilers (TpuGraphs) with SMAC3.
 
-Heavy modules (SMAC, LightGBM, Dask, matplotlib) are imported only where used; the names
-below are the stable public API.
+The stable public API is listed in ``__all__``. Names are imported lazily on first use, so
+``import hpo`` stays cheap and heavy dependencies (SMAC, LightGBM, Dask, matplotlib) load
+only where they are needed.
 """
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+import importlib
+from typing import Any
 
 from hpo.errors import ConfigError, DataFormatError, HpoError, UsageError
 
-__all__ = [
-    "ConfigError",
-    "DataFormatError",
-    "HpoError",
-    "UsageError",
-    "__version__",
-]
+__version__ = "0.1.0"
+
+_LAZY = {
+    # data
+    "COLLECTIONS": "hpo.data",
+    "list_graphs": "hpo.data",
+    "load_layout_graph": "hpo.data",
+    "load_tile_graph": "hpo.data",
+    "iter_config_chunks": "hpo.data",
+    "resolve_collections": "hpo.data",
+    "check_dataset": "hpo.check",
+    "generate_dataset": "hpo.synth",
+    # metrics
+    "kendall_tau": "hpo.metrics",
+    "tile_score": "hpo.metrics",
+    "topk_error": "hpo.metrics",
+    "score_collection": "hpo.metrics",
+    "overall_score": "hpo.metrics",
+    # features, ranker, objective
+    "FeatureSpec": "hpo.features",
+    "build_tables": "hpo.features",
+    "extract_layout_features": "hpo.features",
+    "extract_tile_features": "hpo.features",
+    "LambdaRanker": "hpo.ranker",
+    "ObjectiveSettings": "hpo.objective",
+    "RankerObjective": "hpo.objective",
+    # campaigns
+    "load_space": "hpo.spaces",
+    "list_spaces": "hpo.spaces",
+    "CampaignConfig": "hpo.campaign",
+    "run_campaign": "hpo.campaign",
+    # after a campaign
+    "load_run": "hpo.api",
+    "list_runs": "hpo.api",
+    "export_model": "hpo.api",
+    "load_model": "hpo.api",
+    "rank_graph": "hpo.api",
+    "evaluate_model": "hpo.api",
+    "write_submission": "hpo.api",
+    "plot_run": "hpo.api",
+    "plot_compare": "hpo.api",
+    "hyperparameter_importance": "hpo.api",
+}
+
+__all__ = ["ConfigError", "DataFormatError", "HpoError", "UsageError", "__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hpo' has no attribute '{name}'")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -277,6 +277,9 @@ def _cmd_export(args: argparse.Namespace) -> int:
     note = " (valid was trained on)" if val.get("in_training") else ""
     print(f"wrote {out}: {model.meta['rounds']} rounds, trained on "
           f"{'+'.join(model.meta['train_on'])}")
+    hp = model.meta.get("hyperparameters", {})
+    print("best configuration: " + "  ".join(
+        f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(hp.items())))
     print(f"valid score {_f(val.get('score'))}{note}: {metrics}")
     return 0
 
