@@ -68,29 +68,55 @@ def main(argv: list[str] | None = None) -> int:
     path = args.out / f"layout_{args.configs}x{args.config_nodes}_n{args.nodes}_seed{args.seed}.npz"
     loading = str(Path(__file__).parent / "bench_loading.py")
     if not path.exists():
-        cmd = [sys.executable, loading, "--generate", "--path", str(path), "--configs",
-               str(args.configs), "--config-nodes", str(args.config_nodes), "--nodes",
-               str(args.nodes), "--seed", str(args.seed)]
+        cmd = [
+            sys.executable,
+            loading,
+            "--generate",
+            "--path",
+            str(path),
+            "--configs",
+            str(args.configs),
+            "--config-nodes",
+            str(args.config_nodes),
+            "--nodes",
+            str(args.nodes),
+            "--seed",
+            str(args.seed),
+        ]
         print(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip())
     results = {}
     for mode in MODES:
-        cmd = [sys.executable, __file__, "--measure", mode, "--path", str(path),
-               "--chunk", str(args.chunk)]
+        cmd = [
+            sys.executable,
+            __file__,
+            "--measure",
+            mode,
+            "--path",
+            str(path),
+            "--chunk",
+            str(args.chunk),
+        ]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         results[mode] = json.loads(out.strip().splitlines()[-1])
     print(f"\n{path.name} ({path.stat().st_size / 1e9:.2f} GB), chunk = {args.chunk} configs\n")
     print(f"| {'mode':<42} | {'wall s':>7} | {'rows/s':>9} | {'peak RSS MiB':>12} |")
     print(f"|{'-' * 44}|{'-' * 9}|{'-' * 11}|{'-' * 14}|")
-    labels = {"stream": "stream node_config_feat (I/O floor)",
-              "full": 'np.load(...)["node_config_feat"] (memory)',
-              "extract": "extract_file: all layout features"}
+    labels = {
+        "stream": "stream node_config_feat (I/O floor)",
+        "full": 'np.load(...)["node_config_feat"] (memory)',
+        "extract": "extract_file: all layout features",
+    }
     for mode in MODES:
         r = results[mode]
-        print(f"| {labels[mode]:<42} | {r['seconds']:>7.2f} | {r['rows'] / r['seconds']:>9.0f} "
-              f"| {r['peak_mib']:>12.0f} |")
+        print(
+            f"| {labels[mode]:<42} | {r['seconds']:>7.2f} | {r['rows'] / r['seconds']:>9.0f} "
+            f"| {r['peak_mib']:>12.0f} |"
+        )
     ex, st, full = results["extract"], results["stream"], results["full"]
-    print(f"\nextract / stream wall time: {ex['seconds'] / st['seconds']:.2f}; "
-          f"extract / full-load peak RSS: {ex['peak_mib'] / full['peak_mib']:.3f}")
+    print(
+        f"\nextract / stream wall time: {ex['seconds'] / st['seconds']:.2f}; "
+        f"extract / full-load peak RSS: {ex['peak_mib'] / full['peak_mib']:.3f}"
+    )
     return 0
 
 

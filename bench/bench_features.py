@@ -41,16 +41,21 @@ def naive_table(root: Path, split: str, family: str) -> FeatureTable:
             refs.append(GraphRef(collection, path.stem, len(x), g.labeled))
     sizes = [len(x) for x in xs]
     return FeatureTable(
-        family=family, split=split, X=np.concatenate(xs).astype(np.float32),
-        target=np.concatenate(ts), group=np.repeat(np.arange(len(xs)), sizes),
+        family=family,
+        split=split,
+        X=np.concatenate(xs).astype(np.float32),
+        target=np.concatenate(ts),
+        group=np.repeat(np.arange(len(xs)), sizes),
         config_index=np.concatenate([np.arange(s) for s in sizes]),
-        dup_count=np.ones(sum(sizes), dtype=np.int64), graphs=tuple(refs),
+        dup_count=np.ones(sum(sizes), dtype=np.int64),
+        graphs=tuple(refs),
         feature_names=tuple(f"f{i}" for i in range(xs[0].shape[1])),
     )
 
 
-def fit_and_score(train: FeatureTable, valid: FeatureTable, hp: dict, rounds: int,
-                  seed: int) -> dict[str, float]:
+def fit_and_score(
+    train: FeatureTable, valid: FeatureTable, hp: dict, rounds: int, seed: int
+) -> dict[str, float]:
     columns = feature_columns(train, hp)
     collections = train.collections()
     rows = select_rows(train, collections)
@@ -68,20 +73,32 @@ def main() -> None:
     args = parser.parse_args()
 
     t0 = time.perf_counter()
-    ours = build_tables(args.data, COLLECTIONS, ("train", "valid"), FeatureSpec(),
-                        cache_dir=args.cache_dir, n_jobs=2)
+    ours = build_tables(
+        args.data,
+        COLLECTIONS,
+        ("train", "valid"),
+        FeatureSpec(),
+        cache_dir=args.cache_dir,
+        n_jobs=2,
+    )
     print(f"hpo features built in {time.perf_counter() - t0:.1f} s")
     results: dict[str, dict[str, float]] = {"baseline": {}, "hpo": {}, "hpo, no relative": {}}
     for family in ("tile", "layout"):
         t0 = time.perf_counter()
-        base_train, base_valid = naive_table(args.data, "train", family), naive_table(
-            args.data, "valid", family)
+        base_train, base_valid = (
+            naive_table(args.data, "train", family),
+            naive_table(args.data, "valid", family),
+        )
         print(f"baseline {family} rows built in {time.perf_counter() - t0:.1f} s")
-        results["baseline"].update(fit_and_score(base_train, base_valid, HP, args.rounds, args.seed))
+        results["baseline"].update(
+            fit_and_score(base_train, base_valid, HP, args.rounds, args.seed)
+        )
         train, valid = ours[(family, "train")], ours[(family, "valid")]
         results["hpo"].update(fit_and_score(train, valid, HP, args.rounds, args.seed))
         no_rel = {**HP, "relative_features": False}
-        results["hpo, no relative"].update(fit_and_score(train, valid, no_rel, args.rounds, args.seed))
+        results["hpo, no relative"].update(
+            fit_and_score(train, valid, no_rel, args.rounds, args.seed)
+        )
     header = f"{'collection':<22}" + "".join(f"{k:>18}" for k in results)
     print(header)
     print("-" * len(header))

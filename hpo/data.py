@@ -183,7 +183,9 @@ class LayoutGraph:
         return self.config_runtime.astype(np.float64)
 
 
-def _check(path: Path, key: str, arr: np.ndarray, kinds: str, shape: tuple[int | None, ...]) -> None:
+def _check(
+    path: Path, key: str, arr: np.ndarray, kinds: str, shape: tuple[int | None, ...]
+) -> None:
     kind_names = {"iu": "integer", "f": "float", "u": "unsigned integer"}
     if arr.dtype.kind not in kinds:
         raise DataFormatError(
@@ -335,7 +337,9 @@ def load_layout_graph(path: Path | str) -> LayoutGraph:
             f"from config_runtime and node_config_ids, found {header.shape}"
         )
     if c == 0:
-        raise DataFormatError(f"{path}: key 'config_runtime': expected at least one config, found 0")
+        raise DataFormatError(
+            f"{path}: key 'config_runtime': expected at least one config, found 0"
+        )
     labeled = not np.all(runtime == 0)
     if labeled and np.any(runtime <= 0):
         raise DataFormatError(

@@ -97,7 +97,9 @@ def score_collection(
         raise ValueError(f"{len(preds)} predictions for {len(runtimes)} graphs")
     if not preds:
         raise ValueError(f"no graphs to score in {collection}")
-    return float(np.mean([collection_metric(collection, p, r) for p, r in zip(preds, runtimes)]))
+    return float(
+        np.mean([collection_metric(collection, p, r) for p, r in zip(preds, runtimes, strict=True)])
+    )
 
 
 def overall_score(per_collection: Mapping[str, float]) -> float:

@@ -78,9 +78,7 @@ def read_member_header(path: Path, key: str) -> NpyHeader:
         raise DataFormatError(f"{path}: not a readable .npz archive ({exc})") from exc
 
 
-def iter_member_rows(
-    path: Path, key: str, rows_per_chunk: int
-) -> Iterator[tuple[int, np.ndarray]]:
+def iter_member_rows(path: Path, key: str, rows_per_chunk: int) -> Iterator[tuple[int, np.ndarray]]:
     """Yield ``(start_row, block)`` for consecutive blocks of rows of member ``key``.
 
     Each block holds at most ``rows_per_chunk`` rows along the first axis, in C order and
@@ -121,4 +119,6 @@ def iter_member_rows(
     except KeyError as exc:
         raise DataFormatError(f"{path}: missing key '{key}'") from exc
     except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
-        raise DataFormatError(f"{path}: corrupt .npz archive while reading '{key}' ({exc})") from exc
+        raise DataFormatError(
+            f"{path}: corrupt .npz archive while reading '{key}' ({exc})"
+        ) from exc

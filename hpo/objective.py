@@ -175,8 +175,9 @@ class RankerObjective:
             ranker = make_ranker(
                 hp, num_boost_round=rounds - done, seed=seed, n_threads=s.n_threads
             )
-            ranker.fit(train.X[rows][:, columns], train.target[rows], train.group[rows],
-                       init_model=init)
+            ranker.fit(
+                train.X[rows][:, columns], train.target[rows], train.group[rows], init_model=init
+            )
             if s.fidelity == "rounds":
                 self._save_booster(key, rounds, ranker.booster_)
             rounds_trained += rounds - done

@@ -69,9 +69,7 @@ def make_ranker(
 
 def select_rows(table: FeatureTable, collections: Sequence[str]) -> np.ndarray:
     """Row indices of the graphs of ``collections`` that have labels."""
-    keep = np.array(
-        [g.collection in collections and g.labeled for g in table.graphs], dtype=bool
-    )
+    keep = np.array([g.collection in collections and g.labeled for g in table.graphs], dtype=bool)
     return np.flatnonzero(keep[table.group]) if keep.size else np.zeros(0, dtype=np.int64)
 
 
@@ -134,7 +132,7 @@ def score_table(
     groups = table.group[rows]
     bounds = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1], True])
     scores: list[GraphScore] = []
-    for a, b in zip(bounds[:-1], bounds[1:]):
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
         ref = table.graphs[groups[a]]
         metric = collection_metric(ref.collection, pred[a:b], table.target[rows[a:b]])
         scores.append(GraphScore(ref.collection, ref.stem, metric, int(b - a)))

@@ -13,7 +13,8 @@ from hpo.errors import UsageError
 
 def test_clean_root_passes(tmp_path: Path) -> None:
     report = check_dataset(write_root(tmp_path))
-    assert report.ok and not report.problems
+    assert report.ok
+    assert not report.problems
     rows = summary_rows(report)
     assert len(rows) == 15
     assert rows[0][:3] == ["tile:xla", "train", "2"]

@@ -184,7 +184,7 @@ def test_missing_file(tmp_path: Path) -> None:
 def test_chunks_equal_full_read(tmp_path: Path, compressed: bool, chunk: int) -> None:
     path = write_layout(tmp_path / "a.npz", c=50, compressed=compressed)
     full = np.load(path, allow_pickle=False)["node_config_feat"]
-    starts, blocks = zip(*iter_config_chunks(path, chunk))
+    starts, blocks = zip(*iter_config_chunks(path, chunk), strict=True)
     assert list(starts) == list(range(0, 50, chunk))
     assert all(b.shape[0] <= chunk for b in blocks)
     np.testing.assert_array_equal(np.concatenate(blocks), full)

@@ -27,7 +27,8 @@ def test_tile_width_fixed_and_finite(tmp_path: Path, n: int) -> None:
     g = load_tile_graph(write_tile(tmp_path / "t.npz", n=n, c=9))
     X, hashes = extract_tile_features(g, "tile:xla", SPEC)
     assert X.shape == (9, len(tile_feature_names(SPEC)))
-    assert X.dtype == np.float32 and np.isfinite(X).all()
+    assert X.dtype == np.float32
+    assert np.isfinite(X).all()
     assert hashes.shape == (9,)
 
 
@@ -36,7 +37,8 @@ def test_layout_width_fixed_and_finite(tmp_path: Path, n: int, nc: int) -> None:
     g = load_layout_graph(write_layout(tmp_path / "l.npz", n=n, nc=nc, c=23))
     X, hashes = extract_layout_features(g, "layout:xla:random", SPEC)
     assert X.shape == (23, len(layout_feature_names(SPEC)))
-    assert X.dtype == np.float32 and np.isfinite(X).all()
+    assert X.dtype == np.float32
+    assert np.isfinite(X).all()
     assert hashes.dtype == np.uint64
 
 
@@ -107,7 +109,8 @@ def _chain_graph(tmp_path: Path, consumer_input: list[int]) -> np.ndarray:
 
 def test_producer_consumer_mismatch_counts_a_copy(tmp_path: Path) -> None:
     copies = _chain_graph(tmp_path, consumer_input=[0, 1, 2])
-    assert copies[0] == 0 and copies[1] == 1
+    assert copies[0] == 0
+    assert copies[1] == 1
 
 
 def test_matching_layouts_count_no_copy(tmp_path: Path) -> None:

@@ -42,10 +42,11 @@ def test_split_large_groups(max_size: int) -> None:
     group = np.repeat(np.arange(3), [5, 25, 3])
     order, sizes = split_large_groups(group, max_size, np.random.default_rng(0))
     assert sorted(order) == list(range(len(group)))
-    assert sizes.sum() == len(group) and sizes.max() <= max_size
+    assert sizes.sum() == len(group)
+    assert sizes.max() <= max_size
     # sub-groups never mix graphs
     bounds = np.r_[0, np.cumsum(sizes)]
-    for a, b in zip(bounds[:-1], bounds[1:]):
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
         assert len(set(group[order[a:b]])) == 1
 
 

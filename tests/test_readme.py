@@ -16,7 +16,9 @@ def test_readme_opens_with_two_commands() -> None:
     first_block = text.index("```bash")
     assert text[:first_block].count("\n") <= 2  # only the title precedes them
     install, test = _readme_commands()
-    assert "hpo data synth" in install and "hpo run" in install and "hpo export" in install
+    assert "hpo data synth" in install
+    assert "hpo run" in install
+    assert "hpo export" in install
     assert "pytest" in test
 
 

@@ -21,7 +21,7 @@ def _table(sizes: list[int], labeled: list[bool] | None = None) -> FeatureTable:
         dup_count=np.ones(n, dtype=np.int64),
         graphs=tuple(
             GraphRef("layout:xla:random" if i % 2 else "layout:nlp:random", f"g{i}", s, lab)
-            for i, (s, lab) in enumerate(zip(sizes, labeled))
+            for i, (s, lab) in enumerate(zip(sizes, labeled, strict=True))
         ),
         feature_names=("a", "a_dmed", "a_prank"),
     )

@@ -198,7 +198,9 @@ def _chunk_features(block: np.ndarray, st: LayoutStatic) -> np.ndarray:
     has_sib = st.sibling_first >= 0
     sib = np.maximum(st.sibling_first, 0)
     sib_dis = _differs(in_eff, in_eff[:, sib, :], pmask & has_sib[:, None])
-    in_out = _differs(out, in_eff, st.mask & has_prod[:, None] & (st.rank == st.rank[prod])[:, None])
+    in_out = _differs(
+        out, in_eff, st.mask & has_prod[:, None] & (st.rank == st.rank[prod])[:, None]
+    )
     in_d0 = _gather(st.dims[prod], in_eff[..., 0])
     in_d1 = np.where(st.rank[prod][None, :] >= 2, _gather(st.dims[prod], in_eff[..., 1]), 1.0)
     in_padded = np.where(has_prod[None, :], pvol * _pad_ratio(in_d0, in_d1), 0.0)

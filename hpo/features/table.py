@@ -120,7 +120,9 @@ def _read_cache(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool] |
         return None  # a damaged cache entry is simply recomputed
 
 
-def _write_cache(path: Path, X: np.ndarray, target: np.ndarray, hashes: np.ndarray, labeled: bool) -> None:
+def _write_cache(
+    path: Path, X: np.ndarray, target: np.ndarray, hashes: np.ndarray, labeled: bool
+) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
     os.close(fd)
@@ -219,7 +221,9 @@ def build_tables(
         delayed(extract_file)(path, collection, spec, cache_dir) for collection, split, path in jobs
     )
     parts: dict[tuple[str, str], list[tuple[GraphRef, tuple[np.ndarray, ...]]]] = {}
-    for (collection, split, path), (X, target, hashes, labeled, hit) in zip(jobs, results):
+    for (collection, split, path), (X, target, hashes, labeled, hit) in zip(
+        jobs, results, strict=True
+    ):
         if on_file is not None:
             on_file(str(path), hit)
         if split in merge_duplicates_in:

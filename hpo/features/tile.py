@@ -179,7 +179,10 @@ def extract_tile_features(
     dims6 = np.zeros(6)
     dims6[: len(shape)] = shape
     root = np.concatenate([dims6, [np.log1p(volume)]])
-    parts = [per_config.astype(np.float32), np.broadcast_to(root, (c, root.size)).astype(np.float32)]
+    parts = [
+        per_config.astype(np.float32),
+        np.broadcast_to(root, (c, root.size)).astype(np.float32),
+    ]
     if spec.relative:
         parts.append(relative_features(per_config, ranks=False))
     if spec.graph_descriptor:
