@@ -19,9 +19,10 @@ from pathlib import Path
 import numpy as np
 
 from hpo.evaluate import evaluate_model
-from hpo.export import ExportedModel, export_model, load_model
+from hpo.export import export_model
 from hpo.history import RunHistory, RunSummary, list_runs, load_run
 from hpo.importance import Importance, hyperparameter_importance
+from hpo.model import ExportedModel, load_model
 from hpo.plots import plot_compare, plot_run
 from hpo.predict import write_submission
 

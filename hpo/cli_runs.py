@@ -286,7 +286,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from hpo.evaluate import evaluate_model
-    from hpo.export import load_model
+    from hpo.model import load_model
 
     model = load_model(args.model)
     with _progress("evaluate") as progress:
@@ -312,7 +312,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 def _cmd_predict(args: argparse.Namespace) -> int:
     from hpo.data import COLLECTIONS
-    from hpo.export import load_model
+    from hpo.model import load_model
     from hpo.predict import write_submission
 
     model = load_model(args.model)

@@ -4,7 +4,7 @@ Per graph: Kendall's tau (layout collections), the top-5 tile score (tile:xla) a
 top-1/5/10 errors (all collections). Per collection: the means of those, where ``metric``
 is the collection's competition metric; overall: the leaderboard score (plain mean of the
 collection metrics) and the mean top-k errors over collections. Graph files are streamed one
-at a time through :meth:`hpo.export.ExportedModel.predict_file`, so memory stays bounded.
+at a time through :meth:`hpo.model.ExportedModel.predict_file`, so memory stays bounded.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import numpy as np
 
 from hpo.data import SPLITS, collection_dir, is_layout, list_graphs
 from hpo.errors import UsageError
-from hpo.export import ExportedModel, ProgressFn
 from hpo.metrics import kendall_tau, overall_score, tile_score, topk_error
+from hpo.model import ExportedModel, ProgressFn
 
 __all__ = ["TOP_K", "evaluate_model", "graph_metrics", "model_collections"]
 

@@ -10,20 +10,20 @@ A model folder ``models/<name>/`` holds
 
 The incumbent is retrained at the campaign's highest budget: with the ``rounds`` fidelity
 the budget is the number of boosting rounds; with ``configs`` every training config is used
-at the objective's fixed number of rounds. The trial's seed is reused, so exporting with
-``train_on=("train",)`` reproduces the model the campaign scored.
+at the objective's fixed number of rounds. The trial's seed is reused. A campaign trial at the
+highest budget may have *continued* a booster from a lower budget (the ``rounds`` fidelity
+saves compute that way) while the export trains from scratch; LightGBM restarts its
+feature/bagging random streams when it continues, so the exported model's valid metrics can
+differ slightly from the recorded ones (both are kept in ``model.json``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
-import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,8 +31,17 @@ from typing import Any
 import numpy as np
 
 from hpo.errors import ConfigError, UsageError
-from hpo.features import FEATURE_VERSION, FeatureSpec, extract_file, family_of, feature_names
+from hpo.features import FEATURE_VERSION, FeatureSpec, family_of
 from hpo.history import RunHistory, load_run
+from hpo.model import (
+    MODEL_FILE,
+    MODEL_FORMAT,
+    ExportedModel,
+    FamilyModel,
+    GraphPrediction,
+    ProgressFn,
+    load_model,
+)
 
 __all__ = [
     "MODEL_FILE",
@@ -44,209 +53,15 @@ __all__ = [
     "load_model",
 ]
 
-MODEL_FILE = "model.json"
-MODEL_FORMAT = 1
 TRAIN_SPLITS = ("train", "valid")
-#: ``progress(done, total, label)``, called as work advances.
-ProgressFn = Callable[[int, int, str], None]
-
-
-@dataclass(frozen=True, eq=False)
-class FamilyModel:
-    """The booster of one family and the feature columns it reads."""
-
-    family: str
-    booster: Any
-    columns: np.ndarray
-    n_features: int
-
-    def predict(self, X: np.ndarray) -> np.ndarray:
-        """Scores of feature rows (all columns of the family), lower = predicted faster."""
-        if X.ndim != 2 or X.shape[1] != self.n_features:
-            raise ConfigError(
-                f"{self.family} model: expected {self.n_features} feature columns, found "
-                f"shape {X.shape}"
-            )
-        return -np.asarray(self.booster.predict(X[:, self.columns]), dtype=np.float64)
-
-
-@dataclass(frozen=True, eq=False)
-class GraphPrediction:
-    """Scores of every config of one graph file, with its runtimes when labeled."""
-
-    scores: np.ndarray
-    target: np.ndarray
-    labeled: bool
-
-
-@dataclass(frozen=True, eq=False)
-class ExportedModel:
-    """A loaded model folder (see :func:`load_model`).
-
-    Attributes
-    ----------
-    path
-        The model folder.
-    spec
-        Feature settings the model was trained with.
-    hyperparameters
-        The incumbent's hyperparameters.
-    collections
-        Collections the model serves.
-    families
-        ``{family: FamilyModel}``.
-    meta
-        The whole ``model.json``.
-    """
-
-    path: Path
-    spec: FeatureSpec
-    hyperparameters: dict[str, Any]
-    collections: tuple[str, ...]
-    families: dict[str, FamilyModel]
-    meta: dict[str, Any]
-
-    @property
-    def validation_metrics(self) -> dict[str, float]:
-        """Per-collection metrics on the valid split, computed at export."""
-        return dict(self.meta.get("validation", {}).get("metrics", {}))
-
-    def family_model(self, collection: str) -> FamilyModel:
-        """The family model serving ``collection``.
-
-        Raises
-        ------
-        UsageError
-            If the model does not serve ``collection``.
-        """
-        if collection not in self.collections:
-            raise UsageError(
-                f"model {self.path} serves {', '.join(self.collections)}, not {collection}"
-            )
-        return self.families[family_of(collection)]
-
-    def predict_file(
-        self, path: Path | str, collection: str, *, cache_dir: Path | None = None
-    ) -> GraphPrediction:
-        """Scores, runtimes and label flag of one graph file (layout configs are streamed)."""
-        fam = self.family_model(collection)
-        X, target, _, labeled, _ = extract_file(Path(path), collection, self.spec, cache_dir)
-        return GraphPrediction(fam.predict(X), target, labeled)
-
-    def predict_graph(
-        self, path: Path | str, collection: str, *, cache_dir: Path | None = None
-    ) -> np.ndarray:
-        """Scores for every config of one graph file, lower = predicted faster."""
-        return self.predict_file(path, collection, cache_dir=cache_dir).scores
-
-    def rank_graph(
-        self, path: Path | str, collection: str, *, cache_dir: Path | None = None
-    ) -> np.ndarray:
-        """Config indices of one graph file, predicted fastest first."""
-        return np.argsort(self.predict_graph(path, collection, cache_dir=cache_dir), kind="stable")
-
-
-def _family_columns(family: str, spec: FeatureSpec, used: Sequence[str], where: Path) -> np.ndarray:
-    names = feature_names(family, spec)
-    index = {n: i for i, n in enumerate(names)}
-    missing = [n for n in used if n not in index]
-    if missing:
-        raise ConfigError(
-            f"{where}: {family} model reads feature '{missing[0]}' that this hpo does not "
-            "extract; re-export the model"
-        )
-    return np.asarray([index[n] for n in used], dtype=np.int64)
-
-
-def _read_booster(model_file: Path, sha256: Any) -> Any:
-    """Load one LightGBM text model after checking its checksum and its frame.
-
-    LightGBM aborts the whole process on some truncated model files instead of raising, so
-    damage must be caught before the file reaches its parser.
-    """
-    import lightgbm as lgb
-
-    if not model_file.is_file():
-        raise ConfigError(f"{model_file.parent}: missing model file {model_file.name}")
-    data = model_file.read_bytes()
-    if isinstance(sha256, str) and hashlib.sha256(data).hexdigest() != sha256:
-        raise ConfigError(
-            f"{model_file}: corrupt (its SHA-256 differs from model.json); re-export the model"
-        )
-    text = data.decode("utf-8", errors="replace")
-    if not text.startswith("tree\n") or "\nend of trees" not in text:
-        raise ConfigError(f"{model_file}: not a readable LightGBM model (truncated or not a "
-                          "LightGBM text model)")
-    try:  # LightGBM prints its own "[Fatal]" line to stdout: keep the CLI to one line
-        with contextlib.redirect_stdout(io.StringIO()):
-            return lgb.Booster(model_str=text)
-    except (lgb.basic.LightGBMError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ConfigError(f"{model_file}: not a readable LightGBM model ({first})") from exc
-
-
-def load_model(path: Path | str) -> ExportedModel:
-    """Load a model folder written by :func:`export_model`.
-
-    Raises
-    ------
-    ConfigError
-        If the folder or ``model.json`` is missing or corrupt, a model file is missing or
-        unreadable, or the model was built with another feature version.
-    """
-    folder = Path(path)
-    meta_file = folder / MODEL_FILE
-    if not meta_file.is_file():
-        raise ConfigError(f"{folder}: not a model folder (missing {MODEL_FILE})")
-    try:
-        meta = json.loads(meta_file.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
-        raise ConfigError(f"{meta_file}: not valid JSON ({exc})") from exc
-    if not isinstance(meta, dict):
-        raise ConfigError(f"{meta_file}: expected a JSON object")
-    version = meta.get("feature_version")
-    if version != FEATURE_VERSION:
-        raise ConfigError(
-            f"{folder}: model was exported with feature version {version}, this hpo extracts "
-            f"feature version {FEATURE_VERSION}; re-export the model with this hpo"
-        )
-    try:
-        spec = FeatureSpec.from_dict(dict(meta["feature_spec"]))
-        collections = tuple(str(c) for c in meta["collections"])
-        family_meta = dict(meta["families"])
-        hyperparameters = dict(meta["hyperparameters"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(f"{meta_file}: missing or malformed key {exc}") from exc
-    families: dict[str, FamilyModel] = {}
-    for family in sorted({family_of(c) for c in collections}):
-        entry = family_meta.get(family)
-        if not isinstance(entry, dict) or "file" not in entry or "columns" not in entry:
-            raise ConfigError(f"{meta_file}: no '{family}' model entry for {collections}")
-        model_file = folder / str(entry["file"])
-        booster = _read_booster(model_file, entry.get("sha256"))
-        columns = _family_columns(family, spec, list(entry["columns"]), folder)
-        if booster.num_feature() != len(columns):
-            raise ConfigError(
-                f"{model_file}: model reads {booster.num_feature()} features, model.json lists "
-                f"{len(columns)}"
-            )
-        n_features = len(feature_names(family, spec))
-        families[family] = FamilyModel(family, booster, columns, n_features)
-    return ExportedModel(
-        path=folder,
-        spec=spec,
-        hyperparameters=hyperparameters,
-        collections=collections,
-        families=families,
-        meta=meta,
-    )
 
 
 def _parse_train_on(train_on: Sequence[str] | str) -> tuple[str, ...]:
     parts = tuple(train_on.split("+")) if isinstance(train_on, str) else tuple(train_on)
     if parts not in (("train",), ("train", "valid"), ("valid", "train")):
-        raise UsageError(f"train_on must be ('train',) or ('train', 'valid'), found "
-                         f"{'+'.join(parts)}")
+        raise UsageError(
+            f"train_on must be ('train',) or ('train', 'valid'), found {'+'.join(parts)}"
+        )
     return tuple(s for s in TRAIN_SPLITS if s in parts)
 
 
@@ -273,9 +88,18 @@ class _Trained:
 
 
 def _train_families(
-    root: Path, collections: Sequence[str], hyperparameters: dict[str, Any], spec: FeatureSpec,
-    *, rounds: int, seed: int, splits: tuple[str, ...], cache_dir: Path | None, n_threads: int,
-    n_jobs: int, progress: ProgressFn | None,
+    root: Path,
+    collections: Sequence[str],
+    hyperparameters: dict[str, Any],
+    spec: FeatureSpec,
+    *,
+    rounds: int,
+    seed: int,
+    splits: tuple[str, ...],
+    cache_dir: Path | None,
+    n_threads: int,
+    n_jobs: int,
+    progress: ProgressFn | None,
 ) -> _Trained:
     """Train one ranker per family on ``splits`` and score it on every valid graph."""
     from hpo import training as tr
@@ -290,8 +114,9 @@ def _train_families(
         if progress is not None:
             progress(done[0], total, f"features {Path(path).name}")
 
-    tables = build_tables(root, collections, TRAIN_SPLITS, spec, cache_dir=cache_dir,
-                          n_jobs=n_jobs, on_file=on_file)
+    tables = build_tables(
+        root, collections, TRAIN_SPLITS, spec, cache_dir=cache_dir, n_jobs=n_jobs, on_file=on_file
+    )
     out = _Trained({}, {}, {}, {})
     families = sorted({family_of(c) for c in collections})
     for i, family in enumerate(families):
@@ -306,8 +131,9 @@ def _train_families(
         X = np.concatenate([t.X[r][:, columns] for t, r, _ in parts])
         target = np.concatenate([t.target[r] for t, r, _ in parts])
         group = np.concatenate([t.group[r] + offset for t, r, offset in parts])
-        ranker = tr.make_ranker(hyperparameters, num_boost_round=rounds, seed=seed,
-                             n_threads=n_threads).fit(X, target, group)
+        ranker = tr.make_ranker(
+            hyperparameters, num_boost_round=rounds, seed=seed, n_threads=n_threads
+        ).fit(X, target, group)
         out.boosters[family] = ranker.booster_
         out.columns[family] = [train.feature_names[j] for j in columns]
         out.rows[family] = int(X.shape[0])
@@ -322,8 +148,10 @@ def _train_families(
 
 
 def _check_out_dir(out_dir: Path) -> None:
-    if out_dir.exists() and not (out_dir / MODEL_FILE).is_file() and (
-        not out_dir.is_dir() or any(out_dir.iterdir())
+    if (
+        out_dir.exists()
+        and not (out_dir / MODEL_FILE).is_file()
+        and (not out_dir.is_dir() or any(out_dir.iterdir()))
     ):
         raise UsageError(f"{out_dir}: exists and is not a model folder; choose another --out")
 
@@ -397,9 +225,17 @@ def export_model(
     rounds = export_rounds(history, inc.budget)
     spec = FeatureSpec.from_dict(dict(history.campaign.get("feature_spec") or {}))
     trained = _train_families(
-        root, history.collections, inc.config, spec, rounds=rounds, seed=seed, splits=splits,
-        cache_dir=Path(cache) if cache else None, n_threads=n_threads,
-        n_jobs=n_jobs or min(4, os.cpu_count() or 1), progress=progress,
+        root,
+        history.collections,
+        inc.config,
+        spec,
+        rounds=rounds,
+        seed=seed,
+        splits=splits,
+        cache_dir=Path(cache) if cache else None,
+        n_threads=n_threads,
+        n_jobs=n_jobs or min(4, os.cpu_count() or 1),
+        progress=progress,
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
@@ -419,23 +255,36 @@ def export_model(
     fingerprint = data_fingerprint(root, history.collections)
     run_fingerprint = history.campaign.get("data_fingerprint")
     meta = {
-        "format": MODEL_FORMAT, "feature_version": FEATURE_VERSION,
-        "feature_spec": spec.to_dict(), "hyperparameters": inc.config,
-        "collections": list(history.collections), "families": families, "rounds": rounds,
-        "seed": seed, "fidelity": history.fidelity, "train_on": list(splits),
+        "format": MODEL_FORMAT,
+        "feature_version": FEATURE_VERSION,
+        "feature_spec": spec.to_dict(),
+        "hyperparameters": inc.config,
+        "collections": list(history.collections),
+        "families": families,
+        "rounds": rounds,
+        "seed": seed,
+        "fidelity": history.fidelity,
+        "train_on": list(splits),
         "validation": {
-            "split": "valid", "metrics": trained.metrics,
+            "split": "valid",
+            "metrics": trained.metrics,
             "score": float(np.mean(list(trained.metrics.values()))),
             "in_training": "valid" in splits,
         },
         "run": {
-            "name": history.name, "path": str(history.path.absolute()),
-            "optimizer": history.optimizer, "trial": inc.trial, "budget": inc.budget,
-            "metrics": inc.metrics, "score": inc.score,
+            "name": history.name,
+            "path": str(history.path.absolute()),
+            "optimizer": history.optimizer,
+            "trial": inc.trial,
+            "budget": inc.budget,
+            "metrics": inc.metrics,
+            "score": inc.score,
         },
         "data": {
-            "root": str(root.absolute()), "fingerprint": fingerprint,
-            "run_fingerprint": run_fingerprint, "matches_run": fingerprint == run_fingerprint,
+            "root": str(root.absolute()),
+            "fingerprint": fingerprint,
+            "run_fingerprint": run_fingerprint,
+            "matches_run": fingerprint == run_fingerprint,
         },
         "versions": package_versions(),
         "created": time.time(),

@@ -21,7 +21,7 @@ import numpy as np
 from hpo.data import is_layout, list_graphs
 from hpo.errors import UsageError
 from hpo.evaluate import model_collections
-from hpo.export import ExportedModel, ProgressFn
+from hpo.model import ExportedModel, ProgressFn
 
 __all__ = ["HEADER", "DEFAULT_TOP_K", "format_row", "submission_id", "write_submission"]
 
