@@ -15,6 +15,8 @@ import argparse
 import time
 from pathlib import Path
 
+import numpy as np
+
 from hpo.campaign import read_campaign
 from hpo.features import FeatureSpec, build_tables
 from hpo.objective import ObjectiveSettings, RankerObjective
@@ -43,12 +45,12 @@ def main() -> None:
     rounds_cont = sum(t["info"]["rounds_trained"] for t in replay)
     rounds_full = sum(t["info"]["rounds_trained"] + t["info"]["rounds_reused"] for t in replay)
     t_scratch = 0.0
-    max_diff = 0.0
+    diffs: list[float] = []
     for t in replay:
         t0 = time.perf_counter()
         cost, _ = scratch(t["config"], seed=t["seed"], budget=t["budget"])
         t_scratch += time.perf_counter() - t0
-        max_diff = max(max_diff, abs((1.0 - cost) - t["score"]))
+        diffs.append(abs((1.0 - cost) - t["score"]))
     others = sum(t["info"]["train_seconds"] for t in trials if t not in continued)
     print(f"{args.run.name}: {len(trials)} successful trials, {len(continued)} continued a "
           f"booster; replayed {len(replay)} from scratch")
@@ -60,7 +62,10 @@ def main() -> None:
         total_c, total_s = others + t_cont, others + t_scratch
         print(f"  whole campaign compute: {total_c:.1f} s with continuation, {total_s:.1f} s "
               f"without ({total_c / total_s:.2f}, {1 - total_c / total_s:.0%} saved)")
-    print(f"  largest score difference continued vs scratch: {max_diff:.4f}")
+    if diffs:
+        d = np.asarray(diffs)
+        print(f"  |score continued - score scratch|: median {np.median(d):.4f}, "
+              f"max {d.max():.4f}, {int((d > 0.05).sum())} of {d.size} above 0.05")
 
 
 if __name__ == "__main__":

@@ -64,12 +64,36 @@ def fit_and_score(
     return collection_means(score_table(ranker, valid, columns, collections), collections)
 
 
+def ablation(tables: dict, rounds: int, seed: int) -> None:
+    """Mean metric per family with subsets of the relative columns (absolute always kept)."""
+    print("\nablation of the relative columns (mean metric of the family's collections)")
+    for family in ("tile", "layout"):
+        train, valid = tables[(family, "train")], tables[(family, "valid")]
+        names = np.array(train.feature_names)
+        dmed, prank = np.char.endswith(names, "_dmed"), np.char.endswith(names, "_prank")
+        subsets = {"absolute": ~dmed & ~prank, "+ minus median": ~prank,
+                   "+ percentile rank": ~dmed, "all": np.ones(len(names), dtype=bool)}
+        collections = train.collections()
+        rows = select_rows(train, collections)
+        line = []
+        for label, mask in subsets.items():
+            if not mask.any() or (label != "absolute" and mask.sum() == (~dmed & ~prank).sum()):
+                continue
+            cols = np.flatnonzero(mask)
+            ranker = make_ranker(HP, num_boost_round=rounds, seed=seed, n_threads=2)
+            ranker.fit(train.X[rows][:, cols], train.target[rows], train.group[rows])
+            means = collection_means(score_table(ranker, valid, cols, collections), collections)
+            line.append(f"{label} {np.mean(list(means.values())):.4f}")
+        print(f"  {family:<7}" + "  ".join(line))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cache-dir", type=Path, default=Path(".hpo_cache"))
+    parser.add_argument("--ablation", action="store_true", help="also ablate relative columns")
     args = parser.parse_args()
 
     t0 = time.perf_counter()
@@ -106,6 +130,8 @@ def main() -> None:
         print(f"{c:<22}" + "".join(f"{results[k][c]:>18.4f}" for k in results))
     means = {k: float(np.mean(list(v.values()))) for k, v in results.items()}
     print(f"{'mean (leaderboard)':<22}" + "".join(f"{means[k]:>18.4f}" for k in results))
+    if args.ablation:
+        ablation(ours, args.rounds, args.seed)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +75,25 @@ def _elapsed(run: RunHistory, end: float | None) -> float:
     return max(0.0, (end or 0.0) - (run.started or 0.0))
 
 
+def _clip_outliers(ax: Any, ok: Sequence[Trial], x_of: Callable[[Trial], float]) -> None:
+    """Keep the y axis on the scores that matter: a few disastrous trials (the tile score can
+    reach -30) would squash every other point into one line. Scores far below the median are
+    drawn as triangles at the bottom edge, with their count and minimum in the legend."""
+    scores = np.array([t.score for t in ok], dtype=float)
+    if scores.size < 4:
+        return
+    best, median = float(scores.max()), float(np.median(scores))
+    floor = median - 3.0 * max(best - median, 0.02)
+    low = [t for t in ok if t.score is not None and t.score < floor]
+    if not low:
+        return
+    pad = 0.05 * (best - floor)
+    ax.set_ylim(floor - pad, best + pad)
+    label = f"{len(low)} trials below {floor:.2f} (min {scores.min():.2f})"
+    ax.scatter([x_of(t) for t in low], [floor - pad / 2] * len(low), marker="v", color="0.35",
+               s=28, zorder=3, label=label)
+
+
 def _panel_progress(ax: Any, run: RunHistory, over_time: bool, colors: tuple) -> Any:
     from matplotlib.ticker import MaxNLocator
 
@@ -113,6 +132,7 @@ def _panel_progress(ax: Any, run: RunHistory, over_time: bool, colors: tuple) ->
         mappable = ax.scatter([x_of(t) for t in ok], [t.score for t in ok],
                               c=[t.budget or 0.0 for t in ok], cmap=cmap, norm=norm, s=26,
                               edgecolors="white", linewidths=0.4, zorder=3, label="trial")
+    _clip_outliers(ax, ok, x_of)
     failed = run.crashed
     if failed:  # at the bottom edge: a failed trial has no score
         ax.scatter([x_of(t) for t in failed], [0.03] * len(failed), marker="x", color="0.3",

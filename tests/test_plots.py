@@ -80,3 +80,26 @@ def test_plot_compare(run: RunHistory, tmp_path: Path, tiny_root: Path) -> None:
         assert plot_compare([run, other, empty], out) == out
     height, width, _ = _image_shape(out)
     assert (width, height) == (1100, 660)
+
+
+def test_disastrous_trials_do_not_squash_the_score_axis() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from hpo.plots import _clip_outliers
+
+    class _T:
+        def __init__(self, trial: int, score: float) -> None:
+            self.trial, self.score = trial, score
+
+    trials = [_T(i, s) for i, s in enumerate([0.55, 0.57, 0.6, 0.52, 0.58, -31.9, -6.1])]
+    fig, ax = plt.subplots()
+    ax.scatter([t.trial for t in trials], [t.score for t in trials])
+    _clip_outliers(ax, trials, lambda t: float(t.trial))  # type: ignore[arg-type]
+    bottom, top = ax.get_ylim()
+    assert bottom > -1.0
+    assert top >= 0.6
+    assert "2 trials below" in ax.get_legend_handles_labels()[1][-1]
+    plt.close(fig)
