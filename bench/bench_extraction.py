@@ -7,9 +7,14 @@ configurable nodes, 1.15 GB of node_config_feat) and measures, each in a fresh s
 - ``full``: np.load of node_config_feat whole — the memory a naive reader needs;
 - ``extract``: hpo's extract_file (no cache): all features of every config.
 
+With ``--dataset ROOT`` it instead extracts every train and valid file of a dataset root
+(e.g. ``hpo data synth --scale full``) with ``build_tables``, without cache: once in one
+process (peak RSS of that process) and once with two joblib workers (wall time).
+
 Usage::
 
     python bench/bench_extraction.py [--configs 40000] [--config-nodes 400] [--chunk 2048]
+    python bench/bench_extraction.py --dataset ROOT
 """
 
 from __future__ import annotations
@@ -49,6 +54,37 @@ def _measure(mode: str, path: Path, chunk: int) -> dict[str, float]:
     return {"seconds": seconds, "peak_mib": peak, "rows": rows}
 
 
+def _measure_dataset(root: Path, n_jobs: int) -> dict[str, float]:
+    from hpo.data import COLLECTIONS
+    from hpo.features import FeatureSpec, build_tables
+
+    start = time.perf_counter()
+    tables = build_tables(root, COLLECTIONS, ("train", "valid"), FeatureSpec(), n_jobs=n_jobs)
+    seconds = time.perf_counter() - start
+    rows = sum(g.n_configs for t in tables.values() for g in t.graphs)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    table_mib = sum(t.X.nbytes for t in tables.values()) / 2**20
+    return {"seconds": seconds, "peak_mib": peak, "rows": rows, "table_mib": table_mib}
+
+
+def _dataset_report(root: Path) -> int:
+    results = {}
+    for n_jobs in (1, 2):
+        cmd = [sys.executable, __file__, "--dataset", str(root), "--jobs", str(n_jobs)]
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        results[n_jobs] = json.loads(out.strip().splitlines()[-1])
+    size = sum(p.stat().st_size for p in root.rglob("*.npz")) / 1e9
+    print(f"\nbuild_tables on {root} (train + valid, all collections; {size:.2f} GB of files)\n")
+    print(f"| {'joblib workers':<14} | {'configs':>9} | {'wall s':>7} | {'configs/s':>9} "
+          f"| {'peak RSS MiB (main)':>19} | {'tables MiB':>10} |")
+    print(f"|{'-' * 16}|{'-' * 11}|{'-' * 9}|{'-' * 11}|{'-' * 21}|{'-' * 12}|")
+    for n_jobs, r in results.items():
+        rate = r["rows"] / r["seconds"]
+        print(f"| {n_jobs:<14} | {r['rows']:>9} | {r['seconds']:>7.1f} | {rate:>9.0f} "
+              f"| {r['peak_mib']:>19.0f} | {r['table_mib']:>10.0f} |")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print a table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -60,7 +96,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
     parser.add_argument("--measure", choices=MODES, help=argparse.SUPPRESS)
     parser.add_argument("--path", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--dataset", type=Path, help="measure build_tables on a dataset root")
+    parser.add_argument("--jobs", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.dataset and args.jobs:
+        print(json.dumps(_measure_dataset(args.dataset, args.jobs)))
+        return 0
+    if args.dataset:
+        return _dataset_report(args.dataset)
     if args.measure:
         print(json.dumps(_measure(args.measure, args.path, args.chunk)))
         return 0
