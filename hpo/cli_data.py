@@ -62,6 +62,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from hpo.check import check_dataset, summary_rows
+    from hpo.progress import stdout_console
 
     err = Console(stderr=True)
     with err.status("checking") as status:
@@ -77,7 +78,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         table.add_column(col, justify="right")
     for row in summary_rows(report):
         table.add_row(*row)
-    Console().print(table)
+    stdout_console().print(table)
     for line in report.problems:
         print(f"hpo: bad file: {line}", file=sys.stderr)
     if report.problems:

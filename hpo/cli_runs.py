@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
+from hpo.progress import stdout_console
+
 if TYPE_CHECKING:
     from hpo.history import RunHistory, Trial
     from hpo.importance import Importance
@@ -141,7 +143,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
             continue
         table.add_row(r.name, r.state, r.optimizer, str(r.n_trials), str(r.n_failed),
                       _f(r.best_score), _b(r.best_budget), _when(r.started))
-    Console().print(table)
+    stdout_console().print(table)
     return 0
 
 
@@ -179,7 +181,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(_run_json(run, imp), indent=2, default=str))
         return 0
-    console = Console()
+    console = stdout_console()
     s = run.settings
     console.print(
         f"[bold]{run.name}[/bold]  {run.state}  {run.optimizer}  fidelity {run.fidelity} "
@@ -306,7 +308,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     o = report["overall"]
     table.add_row("overall", str(o["graphs"]), "mean", _f(o["score"]), _f(o["top1_error"]),
                   _f(o["top5_error"]), _f(o["top10_error"]), style="bold")
-    Console().print(table)
+    stdout_console().print(table)
     return 0
 
 

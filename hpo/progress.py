@@ -22,7 +22,8 @@ from rich.text import Text
 if TYPE_CHECKING:
     from hpo.campaign import CampaignResult
 
-__all__ = ["CampaignProgress", "format_duration", "print_summary"]
+__all__ = [
+    "stdout_console","CampaignProgress", "format_duration", "print_summary"]
 
 
 def format_duration(seconds: float | None) -> str:
@@ -266,3 +267,11 @@ def print_summary(console: Console, result: CampaignResult, *, quiet: bool = Fal
         f"budget {_fmt(result.budget, 3)}, {result.n_trials} trials ({result.n_crashed} crashed)",
     )
     _plain(console, f"run folder: {result.run_dir}")
+
+
+def stdout_console() -> Console:
+    """A console for tables on stdout; piped output gets 160 columns instead of rich's 80,
+    so collection names and numbers are not cut in logs and files."""
+    import sys
+
+    return Console() if sys.stdout.isatty() else Console(width=160)

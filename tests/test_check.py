@@ -71,3 +71,15 @@ def test_cli_check_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 def test_cli_check_missing_root(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["data", "check", str(tmp_path / "nope")]) == 2
     assert "not a TpuGraphs dataset root" in capsys.readouterr().err
+
+
+def test_cli_synth_tiny_then_check_passes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "tiny"
+    assert main(["data", "synth", "--out", str(root), "--scale", "tiny", "--quiet"]) == 0
+    assert "wrote 40 files" in capsys.readouterr().out
+    assert main(["data", "check", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "layout:nlp:random" in out
+    assert "tile:xla" in out
