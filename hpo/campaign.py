@@ -214,6 +214,14 @@ def _result(cfg: CampaignConfig, incumbent: Any, records: list[dict[str, Any]]) 
                 and (best is None or float(rec["budget"]) >= float(best["budget"]))
             ):
                 best = rec
+    if best is None:
+        # SMAC has no incumbent at the largest budget yet (a short campaign): take the best
+        # successful trial at the highest budget any trial reached, as `hpo runs show` does.
+        ok = [r for r in records if r.get("status") == "SUCCESS" and r.get("cost") is not None]
+        if ok:
+            top = max(float(r.get("budget") or 0.0) for r in ok)
+            at_top = [r for r in ok if float(r.get("budget") or 0.0) == top]
+            best = min(at_top, key=lambda r: float(r["cost"]))
     return CampaignResult(
         run_dir=cfg.run_dir,
         incumbent=None if best is None else best["config"],

@@ -351,11 +351,16 @@ def make_facade(
         "callbacks": callbacks,
         "overwrite": not resume,
     }
+    # The incumbent must have been validated at the largest budget: SMAC's default compares
+    # each config at its own highest budget, so a lucky config seen only at the smallest
+    # budget could win, and the exported model (largest budget) would not be the one scored.
     if cfg.optimizer == "hyperband":
-        intensifier = HyperbandFacade.get_intensifier(scenario, eta=cfg.eta)
+        intensifier = HyperbandFacade.get_intensifier(
+            scenario, eta=cfg.eta, incumbent_selection="highest_budget"
+        )
         return _HyperbandFacade(scenario, runner, intensifier=intensifier, **common)
     if cfg.optimizer == "sh":
-        sh = SuccessiveHalving(scenario, eta=cfg.eta)
+        sh = SuccessiveHalving(scenario, eta=cfg.eta, incumbent_selection="highest_budget")
         return _SuccessiveHalvingFacade(scenario, runner, intensifier=sh, **common)
     if cfg.optimizer == "bo":
         return _BayesianFacade(scenario, runner, **common)

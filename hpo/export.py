@@ -8,8 +8,9 @@ A model folder ``models/<name>/`` holds
   data fingerprint, package versions and the creation time;
 - ``tile.txt`` / ``layout.txt``: one LightGBM text model per family the collections need.
 
-The incumbent is retrained at the campaign's highest budget: with the ``rounds`` fidelity
-the budget is the number of boosting rounds; with ``configs`` every training config is used
+The incumbent is retrained at the highest budget it was validated at (the campaign's largest
+budget, where hyperband and successive halving choose their incumbent): with the ``rounds``
+fidelity the budget is the number of boosting rounds; with ``configs`` every training config is used
 at the objective's fixed number of rounds. The trial's seed is reused. A campaign trial at the
 highest budget may have *continued* a booster from a lower budget (the ``rounds`` fidelity
 saves compute that way) while the export trains from scratch; LightGBM restarts its
@@ -66,17 +67,25 @@ def _parse_train_on(train_on: Sequence[str] | str) -> tuple[str, ...]:
 
 
 def export_rounds(run: RunHistory, budget: float | None) -> int:
-    """Boosting rounds of the exported model: the highest budget, or the fixed rounds."""
+    """Boosting rounds of the exported model.
+
+    ``rounds`` fidelity: the budget at which the incumbent was validated. Hyperband and
+    successive halving campaigns pick their incumbent at the largest budget, so this is the
+    campaign's ``max_budget``; a campaign too short for any configuration to reach it exports
+    at the budget its best trial was scored at, never at one no trial tried (more rounds of a
+    high learning rate can overfit). Without an incumbent budget: ``max_budget``.
+    ``configs`` fidelity: every training config at the objective's fixed rounds.
+    """
     from hpo.objective import ObjectiveSettings
 
     settings = run.settings
     if run.fidelity == "configs":
         default = ObjectiveSettings(collections=("tile:xla",)).fixed_rounds
         return int(settings.get("fixed_rounds", default))
-    highest = [b for b in (settings.get("max_budget"), budget) if isinstance(b, (int, float))]
-    if not highest:
+    chosen = budget if isinstance(budget, (int, float)) else settings.get("max_budget")
+    if not isinstance(chosen, (int, float)):
         raise ConfigError(f"{run.path}: no max_budget in campaign.json and no incumbent budget")
-    return max(1, int(round(max(highest))))
+    return max(1, int(round(chosen)))
 
 
 @dataclass(frozen=True, eq=False)

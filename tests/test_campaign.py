@@ -23,7 +23,15 @@ from typing import Any
 import dask
 import pytest
 from rich.console import Console
-from toy_objectives import DieOnce, InterruptAfter, ToyObjective, always_crash, nan_cost, toy_config
+from toy_objectives import (
+    DieOnce,
+    InterruptAfter,
+    ToyObjective,
+    always_crash,
+    nan_cost,
+    toy_config,
+    toy_cost,
+)
 
 import hpo.campaign
 from hpo.campaign import CampaignConfig, CampaignResult, read_campaign, run_campaign
@@ -517,3 +525,31 @@ def test_unreachable_dask_scheduler(
     cfg = toy_config(runs, data_root, dask_scheduler=f"tcp://127.0.0.1:{_free_port()}")
     with pytest.raises(UsageError, match=r"cannot connect to Dask scheduler tcp://127\.0\.0\.1"):
         _run(cfg)
+
+
+@pytest.mark.parametrize("optimizer", ["hyperband", "sh"])
+def test_incumbent_is_validated_at_the_largest_budget(
+    runs: Path, data_root: Path, optimizer: str
+) -> None:
+    # budgets 1, 3, 9, 27; low budgets look *better* here, yet the incumbent must be a
+    # config validated at 27, the budget the exported model is trained at
+    def low_budget_flatters(config: Any, seed: int = 0, budget: float | None = None):
+        cost = toy_cost(config, None) + float(budget or 0.0) / 10.0
+        return cost, {"metrics": {"tile:xla": 1.0 - cost}, "score": 1.0 - cost}
+
+    cfg = toy_config(runs, data_root, trials=40, optimizer=optimizer)
+    result = _run(cfg, objective=low_budget_flatters)
+    assert result.budget == pytest.approx(27.0)
+    at_top = [r for r in _records(toy_config(runs, data_root)) if r["budget"] == 27.0]
+    assert result.cost == min(r["cost"] for r in at_top)
+
+
+def test_short_campaign_falls_back_to_best_trial_at_highest_budget_reached(
+    runs: Path, data_root: Path
+) -> None:
+    result = _run(toy_config(runs, data_root, trials=4))  # all four at the smallest budget
+    records = _records(toy_config(runs, data_root))
+    assert {r["budget"] for r in records} == {1.0}
+    assert result.incumbent is not None
+    assert result.budget == pytest.approx(1.0)
+    assert result.cost == min(r["cost"] for r in records)

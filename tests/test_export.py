@@ -123,7 +123,8 @@ def test_refuses_to_overwrite_other_folder(exported: tuple[Path, Path], tmp_path
 def test_export_rounds_per_fidelity(exported: tuple[Path, Path], tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     shutil.copytree(exported[0], run_dir)
-    assert export_rounds(load_run(run_dir), 15.0) == 45
+    assert export_rounds(load_run(run_dir), 15.0) == 15  # the incumbent's own budget
+    assert export_rounds(load_run(run_dir), None) == 45  # else max_budget
     campaign = json.loads((run_dir / "campaign.json").read_text())
     campaign["config"].update(fidelity="configs", min_budget=0.1, max_budget=1.0)
     (run_dir / "campaign.json").write_text(json.dumps(campaign))
