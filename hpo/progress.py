@@ -41,6 +41,11 @@ def _fmt(value: Any, digits: int = 4) -> str:
     return "-" if value is None else str(value)
 
 
+def _budget(value: Any) -> str:
+    """Budgets print as plain numbers (16, 48, 144; 16.67 when fractional)."""
+    return f"{value:.4g}" if isinstance(value, (int, float)) else "-"
+
+
 def _plain(console: Console, line: str) -> None:
     console.print(line, markup=False, highlight=False, soft_wrap=True)
 
@@ -177,7 +182,7 @@ class CampaignProgress:
     def _plain_line(self, record: dict[str, Any]) -> str:
         parts = [
             f"trial {self.done}/{self.trials}",
-            f"budget {_fmt(record.get('budget'), 3)}",
+            f"budget {_budget(record.get('budget'))}",
             str(record.get("status")),
         ]
         if record.get("status") == "SUCCESS":
@@ -208,7 +213,7 @@ class CampaignProgress:
         if last is not None:
             grid.add_row(
                 "last trial",
-                f"#{last.get('trial')}  budget {_fmt(last.get('budget'), 3)}  "
+                f"#{last.get('trial')}  budget {_budget(last.get('budget'))}  "
                 f"{last.get('status')}  score {_fmt(last.get('score'))}  "
                 f"({_fmt(last.get('duration'), 1)} s)",
             )
@@ -216,9 +221,9 @@ class CampaignProgress:
             metrics = best.get("metrics") or {}
             shown = "  ".join(f"{k} {_fmt(v)}" for k, v in metrics.items())
             grid.add_row(
-                "best score",
+                "best so far",
                 f"{_fmt(best.get('score'))}  (trial {best.get('trial')}, budget "
-                f"{_fmt(best.get('budget'), 3)})" + (f"\n{shown}" if shown else ""),
+                f"{_budget(best.get('budget'))})" + (f"\n{shown}" if shown else ""),
             )
         clock = f"{format_duration(self.elapsed)} elapsed"
         if self.remaining is not None:
@@ -243,7 +248,7 @@ def print_summary(console: Console, result: CampaignResult, *, quiet: bool = Fal
         lines = [
             f"incumbent: {config}",
             f"score {_fmt(result.score)} (cost {_fmt(result.cost)}, budget "
-            f"{_fmt(result.budget, 3)}): {metrics}",
+            f"{_budget(result.budget)}): {metrics}",
             f"trials: {result.n_trials} ({result.n_crashed} crashed)",
             f"run folder: {result.run_dir}",
         ]
@@ -264,7 +269,7 @@ def print_summary(console: Console, result: CampaignResult, *, quiet: bool = Fal
     console.print(Group(config_table, metric_table))
     _plain(
         console,
-        f"budget {_fmt(result.budget, 3)}, {result.n_trials} trials ({result.n_crashed} crashed)",
+        f"budget {_budget(result.budget)}, {result.n_trials} trials ({result.n_crashed} crashed)",
     )
     _plain(console, f"run folder: {result.run_dir}")
 

@@ -46,9 +46,9 @@ def test_quiet_prints_one_line_per_trial() -> None:
         progress.trial_finished(_record(2, None, status="CRASHED"))
     lines = out.getvalue().splitlines()
     assert len(lines) == 2
-    assert "trial 1/5  budget 9.000  SUCCESS  score 0.2500  best 0.2500 (trial 1)" in lines[0]
+    assert "trial 1/5  budget 9  SUCCESS  score 0.2500  best 0.2500 (trial 1)" in lines[0]
     assert "left 0:" in lines[0]
-    assert "trial 2/5  budget 9.000  CRASHED  ValueError: bad leaves" in lines[1]
+    assert "trial 2/5  budget 9  CRASHED  ValueError: bad leaves" in lines[1]
     assert (progress.done, progress.crashed) == (2, 1)
 
 
@@ -61,8 +61,8 @@ def test_live_view_shows_counts_best_metrics_and_time() -> None:
     text = out.getvalue()
     assert "resuming: 2 trials already finished" in text
     assert "3/10 trials" in text
-    assert "#3  budget 9.000  SUCCESS  score 0.3000" in text
-    assert "0.4000  (trial 2, budget 9.000)" in text
+    assert "#3  budget 9  SUCCESS  score 0.3000" in text
+    assert "0.4000  (trial 2, budget 9)" in text
     assert "tile:xla 0.5000  layout:nlp:random 0.4000" in text
     assert "remaining" in text
 
