@@ -264,8 +264,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from hpo.export import export_model, load_model
+    from hpo.export import export_model
     from hpo.history import load_run
+    from hpo.model import load_model
 
     run = load_run(args.name, args.runs_dir)
     out = args.out if args.out is not None else Path("models") / run.name

@@ -37,22 +37,10 @@ from hpo.history import RunHistory, load_run
 from hpo.model import (
     MODEL_FILE,
     MODEL_FORMAT,
-    ExportedModel,
-    FamilyModel,
-    GraphPrediction,
     ProgressFn,
-    load_model,
 )
 
-__all__ = [
-    "MODEL_FILE",
-    "ExportedModel",
-    "FamilyModel",
-    "GraphPrediction",
-    "ProgressFn",
-    "export_model",
-    "load_model",
-]
+__all__ = ["export_model", "export_rounds"]
 
 TRAIN_SPLITS = ("train", "valid")
 

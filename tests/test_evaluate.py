@@ -9,8 +9,9 @@ from test_history import FAKE_COLLECTIONS, build_fake_run
 
 from hpo.errors import UsageError
 from hpo.evaluate import evaluate_model, graph_metrics
-from hpo.export import ExportedModel, export_model, load_model
+from hpo.export import export_model
 from hpo.metrics import kendall_tau, tile_score, topk_error
+from hpo.model import ExportedModel, load_model
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,10 @@ from test_history import FAKE_COLLECTIONS, build_fake_run
 
 from hpo.data import list_graphs
 from hpo.errors import ConfigError, UsageError
-from hpo.export import ExportedModel, export_model, export_rounds, load_model
+from hpo.export import export_model, export_rounds
 from hpo.features import FEATURE_VERSION
 from hpo.history import load_run
+from hpo.model import ExportedModel, load_model
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,8 @@ from test_history import build_fake_run
 
 from hpo.data import COLLECTIONS, is_layout, list_graphs, load_graph
 from hpo.errors import DataFormatError, UsageError
-from hpo.export import ExportedModel, export_model, load_model
+from hpo.export import export_model
+from hpo.model import ExportedModel, load_model
 from hpo.predict import HEADER, write_submission
 
 ID_FORMAT = re.compile(r"(tile:xla|layout:(xla|nlp):(default|random)):([0-9a-f]{32})")
