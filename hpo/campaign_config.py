@@ -83,7 +83,9 @@ class CampaignConfig:
     workers: int = 1
     dask_scheduler: str | None = None
     cache_dir: Path = Path(".hpo_cache")
-    crash_cost: float = 10.0
+    # finite (an infinite cost breaks SMAC's random forest) and above any real cost: the tile
+    # score is heavy-tailed (a graph can score -30), so a cost of 10 was reachable by trials
+    crash_cost: float = 100.0
 
     def __post_init__(self) -> None:
         put = object.__setattr__
