@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from hpo.errors import DataFormatError, UsageError
-from hpo.npyzip import iter_member_rows, member_names, read_member_header
+from hpo.npyzip import iter_member_rows, read_member_header
 
 __all__ = [
     "COLLECTIONS",
@@ -389,8 +389,3 @@ def iter_config_chunks(
     path = Path(path)
     for start, block in iter_member_rows(path, "node_config_feat", chunk_size):
         yield start, block.astype(np.float32, copy=False)
-
-
-def graph_keys(path: Path) -> list[str]:
-    """Return the array names stored in one graph file."""
-    return member_names(path)

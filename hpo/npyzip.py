@@ -20,7 +20,7 @@ import numpy as np
 
 from hpo.errors import DataFormatError
 
-__all__ = ["NpyHeader", "iter_member_rows", "member_names", "read_member_header"]
+__all__ = ["NpyHeader", "iter_member_rows", "read_member_header"]
 
 
 @dataclass(frozen=True)
@@ -30,21 +30,6 @@ class NpyHeader:
     shape: tuple[int, ...]
     dtype: np.dtype
     fortran_order: bool
-
-
-def member_names(path: Path) -> list[str]:
-    """Return the array names stored in an ``.npz`` file (without the ``.npy`` suffix).
-
-    Raises
-    ------
-    DataFormatError
-        If the file is not a readable zip archive.
-    """
-    try:
-        with zipfile.ZipFile(path) as zf:
-            return [n[: -len(".npy")] for n in zf.namelist() if n.endswith(".npy")]
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise DataFormatError(f"{path}: not a readable .npz archive ({exc})") from exc
 
 
 def _read_header(stream: IO[bytes], path: Path, key: str) -> NpyHeader:

@@ -21,7 +21,7 @@ import json
 import os
 import socket
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -246,12 +246,3 @@ def build_objective(
     if distributed:
         return RankerObjective(settings), {"tables": tables}
     return RankerObjective(settings, tables), None
-
-
-def default_collections(tables: Tables) -> Sequence[str]:
-    """Collections present in the valid tables."""
-    out: list[str] = []
-    for (_, split), table in tables.items():
-        if split == "valid":
-            out.extend(c for c in table.collections() if c not in out)
-    return out

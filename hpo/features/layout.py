@@ -172,10 +172,9 @@ def _differs(a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return ((a != b) & mask[None]).any(axis=-1)
 
 
-def _chunk_features(block: np.ndarray, st: LayoutStatic) -> np.ndarray:
-    """Per-config features (without pattern frequency) of one chunk (k, nc, 18)."""
-    k = block.shape[0]
-    raw = np.rint(block).astype(np.int8)  # layouts are -1..5: int8 keeps the chunk small
+def _chunk_features(raw: np.ndarray, st: LayoutStatic) -> np.ndarray:
+    """Per-config features (without pattern frequency) of one int8 chunk (k, nc, 18)."""
+    k = raw.shape[0]
     out_raw, in_raw, ker_raw = raw[..., 0:6], raw[..., 6:12], raw[..., 12:18]
     out = _effective(out_raw, st.default)
     vol = st.volume[None, :]
@@ -207,7 +206,7 @@ def _chunk_features(block: np.ndarray, st: LayoutStatic) -> np.ndarray:
     is_conv = st.convdot[None, :]
     ker_default = np.where(is_conv, ker_raw[..., 0] < 0, False).sum(1) / max(st.convdot.sum(), 1)
     other = ~(st.convdot | st.reshape)[None, :]
-    nc = block.shape[1]
+    nc = raw.shape[1]
     cols = [
         np.log1p(padded.sum(1)),
         np.log1p((padded * is_conv).sum(1)),
@@ -258,8 +257,9 @@ def extract_layout_features(
     hashes = np.empty(c, dtype=np.uint64)
     for start, block in iter_config_chunks(graph.path, spec.chunk_size):
         stop = start + block.shape[0]
-        per_config[start:stop, :-1] = _chunk_features(block, st)
-        hashes[start:stop] = hash_rows(np.rint(block).astype(np.int8).reshape(block.shape[0], -1))
+        raw = np.rint(block).astype(np.int8)  # layouts are -1..5: int8 keeps the chunk small
+        per_config[start:stop, :-1] = _chunk_features(raw, st)
+        hashes[start:stop] = hash_rows(raw.reshape(raw.shape[0], -1))
     _, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
     per_config[:, -1] = np.log(counts[inverse])
     static = np.array(
