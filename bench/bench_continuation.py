@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from hpo.campaign import read_campaign
+from hpo.campaign.objective import ObjectiveSettings, RankerObjective
 from hpo.features import FeatureSpec, build_tables
-from hpo.objective import ObjectiveSettings, RankerObjective
-from hpo.runfolder import TRIALS_FILE, read_trials
+from hpo.runs.folder import TRIALS_FILE, read_trials
 
 
 def main() -> None:
@@ -35,8 +35,14 @@ def main() -> None:
         raise SystemExit(f"{args.run}: fidelity is '{cfg.fidelity}', continuation needs 'rounds'")
     trials = [t for t in read_trials(args.run / TRIALS_FILE) if t.get("status") == "SUCCESS"]
     continued = [t for t in trials if (t.get("info") or {}).get("rounds_reused", 0) > 0]
-    tables = build_tables(cfg.data_root, cfg.collections, ("train", "valid"), FeatureSpec(),
-                          cache_dir=args.cache_dir, n_jobs=2)
+    tables = build_tables(
+        cfg.data_root,
+        cfg.collections,
+        ("train", "valid"),
+        FeatureSpec(),
+        cache_dir=args.cache_dir,
+        n_jobs=2,
+    )
     scratch = RankerObjective(
         ObjectiveSettings(collections=tuple(cfg.collections), max_budget=cfg.max_budget), tables
     )
@@ -52,20 +58,30 @@ def main() -> None:
         t_scratch += time.perf_counter() - t0
         diffs.append(abs((1.0 - cost) - t["score"]))
     others = sum(t["info"]["train_seconds"] for t in trials if t not in continued)
-    print(f"{args.run.name}: {len(trials)} successful trials, {len(continued)} continued a "
-          f"booster; replayed {len(replay)} from scratch")
-    print(f"  rounds trained, replayed trials: continued {rounds_cont}, from scratch {rounds_full}"
-          f" ({rounds_cont / max(rounds_full, 1):.2f})")
-    print(f"  train+score seconds, replayed trials: continued {t_cont:.1f}, from scratch "
-          f"{t_scratch:.1f} ({t_cont / max(t_scratch, 1e-9):.2f})")
+    print(
+        f"{args.run.name}: {len(trials)} successful trials, {len(continued)} continued a "
+        f"booster; replayed {len(replay)} from scratch"
+    )
+    print(
+        f"  rounds trained, replayed trials: continued {rounds_cont}, from scratch {rounds_full}"
+        f" ({rounds_cont / max(rounds_full, 1):.2f})"
+    )
+    print(
+        f"  train+score seconds, replayed trials: continued {t_cont:.1f}, from scratch "
+        f"{t_scratch:.1f} ({t_cont / max(t_scratch, 1e-9):.2f})"
+    )
     if len(replay) == len(continued):
         total_c, total_s = others + t_cont, others + t_scratch
-        print(f"  whole campaign compute: {total_c:.1f} s with continuation, {total_s:.1f} s "
-              f"without ({total_c / total_s:.2f}, {1 - total_c / total_s:.0%} saved)")
+        print(
+            f"  whole campaign compute: {total_c:.1f} s with continuation, {total_s:.1f} s "
+            f"without ({total_c / total_s:.2f}, {1 - total_c / total_s:.0%} saved)"
+        )
     if diffs:
         d = np.asarray(diffs)
-        print(f"  |score continued - score scratch|: median {np.median(d):.4f}, "
-              f"max {d.max():.4f}, {int((d > 0.05).sum())} of {d.size} above 0.05")
+        print(
+            f"  |score continued - score scratch|: median {np.median(d):.4f}, "
+            f"max {d.max():.4f}, {int((d > 0.05).sum())} of {d.size} above 0.05"
+        )
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ MODES = ("stream", "full", "extract")
 
 
 def _measure(mode: str, path: Path, chunk: int) -> dict[str, float]:
-    from hpo.data import iter_config_chunks
+    from hpo.data.load import iter_config_chunks
     from hpo.features import FeatureSpec, extract_file
 
     start = time.perf_counter()
@@ -55,7 +55,7 @@ def _measure(mode: str, path: Path, chunk: int) -> dict[str, float]:
 
 
 def _measure_dataset(root: Path, n_jobs: int) -> dict[str, float]:
-    from hpo.data import COLLECTIONS
+    from hpo.data.load import COLLECTIONS
     from hpo.features import FeatureSpec, build_tables
 
     start = time.perf_counter()
@@ -75,13 +75,17 @@ def _dataset_report(root: Path) -> int:
         results[n_jobs] = json.loads(out.strip().splitlines()[-1])
     size = sum(p.stat().st_size for p in root.rglob("*.npz")) / 1e9
     print(f"\nbuild_tables on {root} (train + valid, all collections; {size:.2f} GB of files)\n")
-    print(f"| {'joblib workers':<14} | {'configs':>9} | {'wall s':>7} | {'configs/s':>9} "
-          f"| {'peak RSS MiB (main)':>19} | {'tables MiB':>10} |")
+    print(
+        f"| {'joblib workers':<14} | {'configs':>9} | {'wall s':>7} | {'configs/s':>9} "
+        f"| {'peak RSS MiB (main)':>19} | {'tables MiB':>10} |"
+    )
     print(f"|{'-' * 16}|{'-' * 11}|{'-' * 9}|{'-' * 11}|{'-' * 21}|{'-' * 12}|")
     for n_jobs, r in results.items():
         rate = r["rows"] / r["seconds"]
-        print(f"| {n_jobs:<14} | {r['rows']:>9} | {r['seconds']:>7.1f} | {rate:>9.0f} "
-              f"| {r['peak_mib']:>19.0f} | {r['table_mib']:>10.0f} |")
+        print(
+            f"| {n_jobs:<14} | {r['rows']:>9} | {r['seconds']:>7.1f} | {rate:>9.0f} "
+            f"| {r['peak_mib']:>19.0f} | {r['table_mib']:>10.0f} |"
+        )
     return 0
 
 

@@ -15,10 +15,16 @@ from pathlib import Path
 
 import numpy as np
 
-from hpo.data import COLLECTIONS, is_layout, iter_config_chunks, list_graphs, load_graph
+from hpo.data.load import COLLECTIONS, is_layout, iter_config_chunks, list_graphs, load_graph
 from hpo.features import FeatureSpec, build_tables
 from hpo.features.table import FeatureTable, GraphRef, family_of
-from hpo.training import collection_means, feature_columns, make_ranker, score_table, select_rows
+from hpo.ranking.training import (
+    collection_means,
+    feature_columns,
+    make_ranker,
+    score_table,
+    select_rows,
+)
 
 HP = {"learning_rate": 0.05, "num_leaves": 31, "min_data_in_leaf": 20, "label_levels": 16}
 
@@ -71,8 +77,12 @@ def ablation(tables: dict, rounds: int, seed: int) -> None:
         train, valid = tables[(family, "train")], tables[(family, "valid")]
         names = np.array(train.feature_names)
         dmed, prank = np.char.endswith(names, "_dmed"), np.char.endswith(names, "_prank")
-        subsets = {"absolute": ~dmed & ~prank, "+ minus median": ~prank,
-                   "+ percentile rank": ~dmed, "all": np.ones(len(names), dtype=bool)}
+        subsets = {
+            "absolute": ~dmed & ~prank,
+            "+ minus median": ~prank,
+            "+ percentile rank": ~dmed,
+            "all": np.ones(len(names), dtype=bool),
+        }
         collections = train.collections()
         rows = select_rows(train, collections)
         line = []

@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import spearmanr
 
-from hpo.data import COLLECTIONS
+from hpo.campaign.objective import ObjectiveSettings, RankerObjective
+from hpo.data.load import COLLECTIONS
 from hpo.features import FeatureSpec, build_tables
-from hpo.objective import ObjectiveSettings, RankerObjective
-from hpo.spaces import load_space
+from hpo.ranking.spaces import load_space
 
 BUDGETS = {"rounds": (25.0, 75.0, 225.0), "configs": (16.0, 48.0, 144.0)}
 FIXED_ROUNDS = 225

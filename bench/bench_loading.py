@@ -6,7 +6,7 @@ about 1.15 GB of ``node_config_feat``), then measures, each in a fresh subproces
 
 - ``baseline``: the interpreter with numpy and hpo imported, nothing read;
 - ``full``: ``np.load(path)["node_config_feat"]`` and a float64 sum of it;
-- ``chunked``: ``hpo.data.iter_config_chunks(path, chunk)`` summing chunk by chunk.
+- ``chunked``: ``hpo.data.load.iter_config_chunks(path, chunk)`` summing chunk by chunk.
 
 Usage::
 
@@ -35,7 +35,7 @@ MODES = ("baseline", "full", "chunked")
 
 def _measure(mode: str, path: Path, chunk: int) -> dict[str, float]:
     """Run one reader in this process and return its wall time, peak RSS and checksum."""
-    from hpo.data import iter_config_chunks
+    from hpo.data.load import iter_config_chunks
 
     start = time.perf_counter()
     total = 0.0
@@ -47,8 +47,12 @@ def _measure(mode: str, path: Path, chunk: int) -> dict[str, float]:
             total += float(block.sum(dtype=np.float64))
     seconds = time.perf_counter() - start
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    return {"seconds": seconds, "peak_mib": peak_kib / 1024, "hwm_mib": _vm_hwm_mib(),
-            "checksum": total}
+    return {
+        "seconds": seconds,
+        "peak_mib": peak_kib / 1024,
+        "hwm_mib": _vm_hwm_mib(),
+        "checksum": total,
+    }
 
 
 def _vm_hwm_mib() -> float:
@@ -69,16 +73,25 @@ def _run_child(*args: str) -> str:
 
 def _generate(path: Path, configs: int, config_nodes: int, nodes: int, seed: int) -> str:
     """Write the benchmark file (run in a subprocess); return a one-line report."""
-    from hpo.synth_layout import write_layout_file
+    from hpo.synth.layout import write_layout_file
 
     path.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    nc = write_layout_file(path, np.random.default_rng(seed), source="nlp", search="random",
-                           n_nodes=nodes, n_config_nodes=config_nodes, n_configs=configs,
-                           labeled=True)
-    return (f"wrote {path}: {configs} configs x {nc} configurable nodes, "
-            f"{path.stat().st_size / 1e9:.2f} GB in {time.perf_counter() - start:.1f} s, "
-            f"generator peak RSS {_vm_hwm_mib():.0f} MiB")
+    nc = write_layout_file(
+        path,
+        np.random.default_rng(seed),
+        source="nlp",
+        search="random",
+        n_nodes=nodes,
+        n_config_nodes=config_nodes,
+        n_configs=configs,
+        labeled=True,
+    )
+    return (
+        f"wrote {path}: {configs} configs x {nc} configurable nodes, "
+        f"{path.stat().st_size / 1e9:.2f} GB in {time.perf_counter() - start:.1f} s, "
+        f"generator peak RSS {_vm_hwm_mib():.0f} MiB"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,31 +120,55 @@ def main(argv: list[str] | None = None) -> int:
     if path.exists():
         print(f"reusing {path}")
     else:
-        print(_run_child("--generate", "--path", str(path), "--configs", str(args.configs),
-                         "--config-nodes", str(args.config_nodes), "--nodes", str(args.nodes),
-                         "--seed", str(args.seed)))
+        print(
+            _run_child(
+                "--generate",
+                "--path",
+                str(path),
+                "--configs",
+                str(args.configs),
+                "--config-nodes",
+                str(args.config_nodes),
+                "--nodes",
+                str(args.nodes),
+                "--seed",
+                str(args.seed),
+            )
+        )
     results = {
-        mode: json.loads(_run_child("--measure", mode, "--path", str(path),
-                                    "--chunk", str(args.chunk)).splitlines()[-1])
+        mode: json.loads(
+            _run_child(
+                "--measure", mode, "--path", str(path), "--chunk", str(args.chunk)
+            ).splitlines()[-1]
+        )
         for mode in MODES
     }
     if results["full"]["checksum"] != results["chunked"]["checksum"]:
         print("checksums differ between full and chunked reads", file=sys.stderr)
         return 1
-    print(f"\nnode_config_feat of {path.name} ({path.stat().st_size / 1e9:.2f} GB file), "
-          f"chunk = {args.chunk} configs\n")
+    print(
+        f"\nnode_config_feat of {path.name} ({path.stat().st_size / 1e9:.2f} GB file), "
+        f"chunk = {args.chunk} configs\n"
+    )
     print(f"| {'reader':<34} | {'wall s':>7} | {'ru_maxrss MiB':>13} | {'VmHWM MiB':>9} |")
     print(f"|{'-' * 36}|{'-' * 9}|{'-' * 15}|{'-' * 11}|")
-    labels = {"baseline": "baseline (imports only)", "full": 'np.load(...)["node_config_feat"]',
-              "chunked": f"iter_config_chunks(path, {args.chunk})"}
+    labels = {
+        "baseline": "baseline (imports only)",
+        "full": 'np.load(...)["node_config_feat"]',
+        "chunked": f"iter_config_chunks(path, {args.chunk})",
+    }
     for mode in MODES:
         r = results[mode]
-        print(f"| {labels[mode]:<34} | {r['seconds']:>7.2f} | {r['peak_mib']:>13.0f} "
-              f"| {r['hwm_mib']:>9.0f} |")
+        print(
+            f"| {labels[mode]:<34} | {r['seconds']:>7.2f} | {r['peak_mib']:>13.0f} "
+            f"| {r['hwm_mib']:>9.0f} |"
+        )
     full, chunked, base = results["full"], results["chunked"], results["baseline"]
     above = (chunked["peak_mib"] - base["peak_mib"]) / max(full["peak_mib"] - base["peak_mib"], 1.0)
-    print(f"\nchunked / full: peak RSS {chunked['peak_mib'] / full['peak_mib']:.3f} "
-          f"(above baseline: {above:.3f}), wall time {chunked['seconds'] / full['seconds']:.2f}")
+    print(
+        f"\nchunked / full: peak RSS {chunked['peak_mib'] / full['peak_mib']:.3f} "
+        f"(above baseline: {above:.3f}), wall time {chunked['seconds'] / full['seconds']:.2f}"
+    )
     return 0
 
 

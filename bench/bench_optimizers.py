@@ -25,12 +25,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hpo.campaign import OPTIMIZERS, CampaignConfig, run_campaign
-from hpo.cli_campaign import parse_duration
-from hpo.data import resolve_collections
+from hpo.campaign.progress import format_duration
+from hpo.cli.campaign import parse_duration
+from hpo.data.load import resolve_collections
 from hpo.errors import HpoError
-from hpo.history import RunHistory, load_run
-from hpo.progress import format_duration
-from hpo.runfolder import run_state
+from hpo.runs.folder import run_state
+from hpo.runs.history import RunHistory, load_run
 
 Curve = list[tuple[float, float]]  # (seconds since the first trial started, best score so far)
 

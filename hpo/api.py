@@ -18,13 +18,13 @@ from pathlib import Path
 
 import numpy as np
 
-from hpo.evaluate import evaluate_model
-from hpo.export import export_model
-from hpo.history import RunHistory, RunSummary, list_runs, load_run
-from hpo.importance import Importance, hyperparameter_importance
-from hpo.model import ExportedModel, load_model
-from hpo.plots import plot_compare, plot_run
-from hpo.predict import write_submission
+from hpo.deploy.evaluate import evaluate_model
+from hpo.deploy.export import export_model
+from hpo.deploy.model import ExportedModel, load_model
+from hpo.deploy.predict import write_submission
+from hpo.runs.history import RunHistory, RunSummary, list_runs, load_run
+from hpo.runs.importance import Importance, hyperparameter_importance
+from hpo.runs.plots import plot_compare, plot_run
 
 __all__ = [
     "ExportedModel",

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 @pytest.fixture(scope="session")
 def tiny_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny synthetic dataset (all collections and splits), generated once per session."""
-    from hpo.synth import generate_dataset
+    from hpo.synth.dataset import generate_dataset
 
     root = tmp_path_factory.mktemp("tiny")
     generate_dataset(root, scale="tiny", seed=0)

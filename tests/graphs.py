@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hpo.opcodes import CONVOLUTION, DOT, RESHAPE
+from hpo.data.opcodes import CONVOLUTION, DOT, RESHAPE
 
 
 def _nodes(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -98,7 +98,7 @@ def _save(path: Path, arrays: dict, override: dict, compressed: bool = False) ->
 
 def write_root(root: Path, per_split: int = 2, seed: int = 0) -> Path:
     """A dataset root with every collection and split, made of small hand-made graphs."""
-    from hpo.data import COLLECTIONS, collection_dir
+    from hpo.data.load import COLLECTIONS, collection_dir
 
     k = seed
     for collection in COLLECTIONS:

@@ -1,6 +1,6 @@
 """Cheap, picklable target functions for campaign tests (importable by Dask workers).
 
-They follow the contract of ``hpo.objective.RankerObjective``:
+They follow the contract of ``hpo.campaign.objective.RankerObjective``:
 ``objective(config, seed=0, budget=None, **scattered) -> (cost, info)`` with ``info``
 holding ``metrics`` ({collection: value}) and ``score``.
 """

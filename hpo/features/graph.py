@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hpo.data import COLLECTIONS
-from hpo.opcodes import CONVOLUTION, DOT, N_OPCODES, RESHAPE, TRANSPOSE
+from hpo.data.load import COLLECTIONS
+from hpo.data.opcodes import CONVOLUTION, DOT, N_OPCODES, RESHAPE, TRANSPOSE
 
 __all__ = ["graph_descriptor", "graph_descriptor_names"]
 

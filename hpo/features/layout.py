@@ -20,12 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hpo.data import LayoutGraph, iter_config_chunks
+from hpo.data.load import LayoutGraph, iter_config_chunks
+from hpo.data.opcodes import CONVOLUTION, DOT, RESHAPE, TRANSPOSE
 from hpo.features.graph import graph_descriptor, graph_descriptor_names
 from hpo.features.hashing import hash_rows
 from hpo.features.relative import relative_features, relative_names
 from hpo.features.spec import FeatureSpec
-from hpo.opcodes import CONVOLUTION, DOT, RESHAPE, TRANSPOSE
 
 __all__ = ["LayoutStatic", "extract_layout_features", "layout_feature_names", "layout_static"]
 

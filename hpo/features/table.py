@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hpo.data import is_layout, list_graphs, load_layout_graph, load_tile_graph
+from hpo.data.load import is_layout, list_graphs, load_layout_graph, load_tile_graph
 from hpo.errors import DataFormatError
 from hpo.features.layout import extract_layout_features, layout_feature_names
 from hpo.features.spec import FeatureSpec

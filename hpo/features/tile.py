@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hpo.data import TileGraph
+from hpo.data.load import TileGraph
 from hpo.features.graph import graph_descriptor, graph_descriptor_names
 from hpo.features.hashing import hash_rows
 from hpo.features.relative import relative_features, relative_names

@@ -1,0 +1,205 @@
+"""The settings of a campaign: :class:`CampaignConfig`, saved in ``campaign.json``.
+
+Kept apart from :mod:`hpo.campaign.run` (which re-exports it) so that reading a run folder
+needs neither SMAC nor Dask.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hpo.data.load import COLLECTIONS
+from hpo.errors import ConfigError, UsageError
+from hpo.ranking.spaces import DEFAULT_SPACE
+from hpo.runs.folder import CAMPAIGN_FILE, jsonable, read_json
+
+__all__ = [
+    "FIDELITIES",
+    "FIDELITY_BUDGETS",
+    "OPTIMIZERS",
+    "CampaignConfig",
+    "read_campaign",
+]
+
+OPTIMIZERS = ("hyperband", "sh", "bo", "random")
+FIDELITIES = ("rounds", "configs")
+#: Default (min_budget, max_budget) per fidelity: boosting rounds, or configurations sampled
+#: per training graph (see ``hpo.campaign.objective``). Both span eta**3 for eta=3.
+FIDELITY_BUDGETS: dict[str, tuple[float, float]] = {
+    "rounds": (25.0, 675.0),
+    "configs": (16.0, 432.0),
+}
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def _bad(key: str, expected: str, found: Any) -> ConfigError:
+    return ConfigError(f"campaign setting '{key}': expected {expected}, found {found!r}")
+
+
+def _int(key: str, value: Any, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise _bad(key, f"an integer >= {low}", value)
+    return value
+
+
+def _positive(key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        raise _bad(key, "a finite number > 0", value)
+    return float(value)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CampaignConfig:
+    """Every setting of a campaign; saved in ``campaign.json`` so a run can be re-created.
+
+    Paths are made absolute; budgets left ``None`` take :data:`FIDELITY_BUDGETS` of the
+    fidelity. For ``bo`` and ``random`` every trial runs at ``max_budget``.
+
+    Raises
+    ------
+    ConfigError
+        If a setting is out of range or of the wrong type.
+    """
+
+    data_root: Path
+    name: str
+    collections: tuple[str, ...] = COLLECTIONS
+    space: str = DEFAULT_SPACE
+    runs_dir: Path = Path("runs")
+    trials: int = 100
+    walltime: float | None = None
+    optimizer: str = "hyperband"
+    fidelity: str = "rounds"
+    min_budget: float | None = None
+    max_budget: float | None = None
+    eta: int = 3
+    seed: int = 0
+    workers: int = 1
+    dask_scheduler: str | None = None
+    cache_dir: Path = Path(".hpo_cache")
+    # finite (an infinite cost breaks SMAC's random forest) and above any real cost: the tile
+    # score is heavy-tailed (a graph can score -30), so a cost of 10 was reachable by trials
+    crash_cost: float = 100.0
+
+    def __post_init__(self) -> None:
+        put = object.__setattr__
+        for key in ("data_root", "runs_dir", "cache_dir"):
+            value = getattr(self, key)
+            if not isinstance(value, (str, Path)) or not str(value):
+                raise _bad(key, "a path", value)
+            put(self, key, Path(value).expanduser().absolute())
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
+            raise _bad("name", "1-100 letters, digits, '.', '_' or '-' (not first)", self.name)
+        collections = (self.collections,) if isinstance(self.collections, str) else self.collections
+        if (
+            not isinstance(collections, (tuple, list))
+            or not collections
+            or any(c not in COLLECTIONS for c in collections)
+        ):
+            raise _bad(
+                "collections",
+                f"a non-empty selection of {', '.join(COLLECTIONS)}",
+                self.collections,
+            )
+        put(self, "collections", tuple(c for c in COLLECTIONS if c in collections))
+        if not isinstance(self.space, str) or not self.space:
+            raise _bad("space", "a space name or path", self.space)
+        _int("trials", self.trials, 1)
+        if self.walltime is not None:
+            put(self, "walltime", _positive("walltime", self.walltime))
+        if self.optimizer not in OPTIMIZERS:
+            raise _bad("optimizer", f"one of {', '.join(OPTIMIZERS)}", self.optimizer)
+        if self.fidelity not in FIDELITIES:
+            raise _bad("fidelity", f"one of {', '.join(FIDELITIES)}", self.fidelity)
+        self._check_budgets()
+        _int("seed", self.seed, 0)
+        _int("workers", self.workers, 1)
+        if self.dask_scheduler is not None:
+            if not isinstance(self.dask_scheduler, str) or not self.dask_scheduler:
+                raise _bad("dask_scheduler", "a scheduler address", self.dask_scheduler)
+            if self.workers > 1:
+                raise ConfigError(
+                    "campaign settings 'workers' and 'dask_scheduler' exclude each "
+                    "other (the scheduler's workers are used)"
+                )
+        put(self, "crash_cost", _positive("crash_cost", self.crash_cost))
+
+    def _check_budgets(self) -> None:
+        default_min, default_max = FIDELITY_BUDGETS[self.fidelity]
+        low = default_min if self.min_budget is None else _positive("min_budget", self.min_budget)
+        high = default_max if self.max_budget is None else _positive("max_budget", self.max_budget)
+        object.__setattr__(self, "min_budget", float(low))
+        object.__setattr__(self, "max_budget", float(high))
+        eta = _int("eta", self.eta, 2)
+        if self.optimizer in ("hyperband", "sh") and high < low * eta:
+            raise ConfigError(
+                f"campaign settings: max_budget ({high:g}) must be at least eta ({eta}) times "
+                f"min_budget ({low:g}) for successive halving to have two stages"
+            )
+
+    @property
+    def run_dir(self) -> Path:
+        """The run folder ``<runs_dir>/<name>``."""
+        return self.runs_dir / self.name
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the settings as JSON-compatible values."""
+        return {f.name: jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "campaign settings") -> CampaignConfig:
+        """Re-create a config from :meth:`to_dict` output; unknown keys are errors."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"{source}: expected a JSON object, found {type(data).__name__}")
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"{source}: unknown campaign setting '{unknown[0]}'")
+        missing = sorted(k for k in ("data_root", "name") if k not in data)
+        if missing:
+            raise ConfigError(f"{source}: missing campaign setting '{missing[0]}'")
+        values = dict(data)
+        if isinstance(values.get("collections"), list):
+            values["collections"] = tuple(values["collections"])
+        try:
+            return cls(**values)
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
+
+    def to_json(self) -> str:
+        """Serialise the settings to a JSON string."""
+        return json.dumps(self.to_dict(), indent=2)
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "campaign settings") -> CampaignConfig:
+        """Re-create a config from :meth:`to_json` output."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{source}: not valid JSON ({exc})") from exc
+        return cls.from_dict(data, source)
+
+
+def read_campaign(run_dir: Path) -> dict[str, Any]:
+    """Read ``campaign.json``: ``config`` (a :class:`CampaignConfig`), ``space`` (dict), ...
+
+    Raises
+    ------
+    UsageError
+        If the folder has no ``campaign.json``.
+    ConfigError
+        If the file is not a valid campaign file.
+    """
+    path = Path(run_dir) / CAMPAIGN_FILE
+    if not path.exists():
+        raise UsageError(f"{run_dir}: not a run folder (missing {CAMPAIGN_FILE})")
+    data = read_json(path)
+    if not isinstance(data, dict) or "config" not in data or "space" not in data:
+        raise ConfigError(f"{path}: expected keys 'config' and 'space'")
+    return {**data, "config": CampaignConfig.from_dict(data["config"], str(path))}

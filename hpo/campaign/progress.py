@@ -1,0 +1,281 @@
+"""What a campaign shows while it runs, and the summary it prints at the end.
+
+:class:`CampaignProgress` is a rich live view (trials done / limit, last trial, best score
+with its per-collection metrics, elapsed and remaining walltime) or, when ``quiet``, one plain
+line per finished trial. The objective builder receives it too: it is callable as
+``progress(path, cache_hit)`` for each feature file ready, and has :meth:`log`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from hpo.campaign.result import CampaignResult
+
+__all__ = ["stdout_console", "CampaignProgress", "format_duration", "print_summary"]
+
+
+def format_duration(seconds: float | None) -> str:
+    """Format seconds as ``H:MM:SS``; ``None`` or infinite gives ``-``."""
+    if seconds is None or seconds != seconds or seconds in (float("inf"), float("-inf")):
+        return "-"
+    total = max(0, round(seconds))
+    hours, rest = divmod(total, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}"
+
+
+def _fmt(value: Any, digits: int = 4) -> str:
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return "-" if value is None else str(value)
+
+
+def _budget(value: Any) -> str:
+    """Budgets print as plain numbers (16, 48, 144; 16.67 when fractional)."""
+    return f"{value:.4g}" if isinstance(value, (int, float)) else "-"
+
+
+def _plain(console: Console, line: str) -> None:
+    console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _short_error(record: dict[str, Any]) -> str:
+    error = record.get("error") or ""
+    lines = [ln for ln in str(error).strip().splitlines() if ln.strip()]
+    return lines[-1].strip() if lines else "no traceback"
+
+
+class CampaignProgress:
+    """Progress of one campaign, shown live with rich or as plain log lines.
+
+    Parameters
+    ----------
+    trials
+        The trial limit.
+    walltime
+        The walltime limit in seconds, ``None`` for none.
+    quiet
+        Plain log lines instead of a live view.
+    console
+        Where to print; a new ``rich.console.Console`` by default.
+    """
+
+    def __init__(
+        self,
+        *,
+        trials: int,
+        walltime: float | None,
+        quiet: bool = False,
+        console: Console | None = None,
+    ) -> None:
+        self.trials = trials
+        self.walltime = walltime
+        self.quiet = quiet
+        self.console = console if console is not None else Console()
+        self.done = 0
+        self.crashed = 0
+        self.last: dict[str, Any] | None = None
+        self.best: dict[str, Any] | None = None
+        self.files = 0
+        self.files_cached = 0
+        self._files_logged = time.time()
+        self._clock_start = time.time()
+        self._live: Live | None = None
+        self._lock = threading.Lock()
+
+    # lifecycle ---------------------------------------------------------------------------
+    def __enter__(self) -> CampaignProgress:
+        if not self.quiet:
+            self._live = Live(
+                self,
+                console=self.console,
+                refresh_per_second=4,
+                transient=False,
+                redirect_stdout=False,
+                redirect_stderr=False,
+            )
+            self._live.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+            if not self.console.is_terminal:
+                self.console.line()  # rich leaves the last frame without a newline
+
+    # updates -----------------------------------------------------------------------------
+    def log(self, message: str) -> None:
+        """Print one line (above the live view when it is shown)."""
+        _plain(self.console, f"[{time.strftime('%H:%M:%S')}] {message}")
+
+    def __call__(self, path: object, cache_hit: bool) -> None:
+        """Count one feature file ready (``build_tables``' ``on_file`` callback)."""
+        with self._lock:
+            self.files += 1
+            self.files_cached += int(bool(cache_hit))
+        if self.quiet and time.time() - self._files_logged >= 5.0:
+            self._files_logged = time.time()
+            self.log(self._files_line())
+
+    def _files_line(self) -> str:
+        return f"features: {self.files} files ready ({self.files_cached} from cache)"
+
+    def start_clock(self, used: float = 0.0) -> None:
+        """Start the elapsed-time clock; ``used`` seconds were spent before (resume)."""
+        if self.files:
+            self.log(self._files_line())
+        self._clock_start = time.time() - used
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since the campaign started (including time before a resume)."""
+        return time.time() - self._clock_start
+
+    @property
+    def remaining(self) -> float | None:
+        """Seconds of walltime left, ``None`` without a walltime limit."""
+        return None if self.walltime is None else max(0.0, self.walltime - self.elapsed)
+
+    def _count(self, record: dict[str, Any]) -> None:
+        self.done += 1
+        self.last = record
+        if record.get("status") != "SUCCESS":
+            self.crashed += 1
+            return
+        score = record.get("score")
+        if isinstance(score, (int, float)) and (
+            self.best is None or score > float(self.best.get("score") or float("-inf"))
+        ):
+            self.best = record
+
+    def add_previous(self, records: Iterable[dict[str, Any]]) -> None:
+        """Count trials finished before a resume, silently."""
+        with self._lock:
+            for record in records:
+                self._count(record)
+        if self.done:
+            self.log(f"resuming: {self.done} trials already finished")
+
+    def trial_finished(self, record: dict[str, Any]) -> None:
+        """Count one finished trial and show it."""
+        with self._lock:
+            self._count(record)
+        status = record.get("status")
+        if self.quiet:
+            self.log(self._plain_line(record))
+        elif status != "SUCCESS":
+            self.log(f"trial {record.get('trial')} {status}: {_short_error(record)}")
+
+    # rendering ---------------------------------------------------------------------------
+    def _plain_line(self, record: dict[str, Any]) -> str:
+        parts = [
+            f"trial {self.done}/{self.trials}",
+            f"budget {_budget(record.get('budget'))}",
+            str(record.get("status")),
+        ]
+        if record.get("status") == "SUCCESS":
+            parts.append(f"score {_fmt(record.get('score'))}")
+        else:
+            parts.append(_short_error(record))
+        if self.best is not None:
+            parts.append(f"best {_fmt(self.best.get('score'))} (trial {self.best.get('trial')})")
+        parts.append(f"elapsed {format_duration(self.elapsed)}")
+        if self.remaining is not None:
+            parts.append(f"left {format_duration(self.remaining)}")
+        return "  ".join(parts)
+
+    def __rich__(self) -> RenderableType:
+        with self._lock:
+            done, last, best, crashed = self.done, self.last, self.best, self.crashed
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="bold")
+        grid.add_column()
+        bar = Table.grid(padding=(0, 1))
+        bar.add_row(
+            ProgressBar(total=self.trials, completed=min(done, self.trials), width=40),
+            Text(f"{done}/{self.trials} trials" + (f" ({crashed} crashed)" if crashed else "")),
+        )
+        if self.files and not done:
+            grid.add_row("features", self._files_line())
+        grid.add_row("trials", bar)
+        if last is not None:
+            grid.add_row(
+                "last trial",
+                f"#{last.get('trial')}  budget {_budget(last.get('budget'))}  "
+                f"{last.get('status')}  score {_fmt(last.get('score'))}  "
+                f"({_fmt(last.get('duration'), 1)} s)",
+            )
+        if best is not None:
+            metrics = best.get("metrics") or {}
+            shown = "  ".join(f"{k} {_fmt(v)}" for k, v in metrics.items())
+            grid.add_row(
+                "best so far",
+                f"{_fmt(best.get('score'))}  (trial {best.get('trial')}, budget "
+                f"{_budget(best.get('budget'))})" + (f"\n{shown}" if shown else ""),
+            )
+        clock = f"{format_duration(self.elapsed)} elapsed"
+        if self.remaining is not None:
+            clock += f"  {format_duration(self.remaining)} remaining"
+        grid.add_row("time", clock)
+        return grid
+
+
+def print_summary(console: Console, result: CampaignResult, *, quiet: bool = False) -> None:
+    """Print the incumbent, its per-collection validation metrics and the run folder."""
+    if result.incumbent is None:
+        _plain(
+            console,
+            f"no successful trial ({result.n_trials} trials, {result.n_crashed} crashed); "
+            f"see the errors in {result.run_dir / 'trials.jsonl'}",
+        )
+        _plain(console, f"run folder: {result.run_dir}")
+        return
+    if quiet:
+        config = " ".join(f"{k}={v}" for k, v in result.incumbent.items())
+        metrics = " ".join(f"{k}={_fmt(v)}" for k, v in result.metrics.items())
+        lines = [
+            f"incumbent: {config}",
+            f"score {_fmt(result.score)} (cost {_fmt(result.cost)}, budget "
+            f"{_budget(result.budget)}): {metrics}",
+            f"trials: {result.n_trials} ({result.n_crashed} crashed)",
+            f"run folder: {result.run_dir}",
+        ]
+        for line in lines:
+            _plain(console, line)
+        return
+    config_table = Table(title="Incumbent configuration", title_justify="left")
+    config_table.add_column("hyperparameter")
+    config_table.add_column("value", justify="right")
+    for key, value in result.incumbent.items():
+        config_table.add_row(key, _fmt(value, 6))
+    metric_table = Table(title="Validation metrics", title_justify="left")
+    metric_table.add_column("collection")
+    metric_table.add_column("metric", justify="right")
+    for key, value in result.metrics.items():
+        metric_table.add_row(key, _fmt(value))
+    metric_table.add_row("score", _fmt(result.score), style="bold")
+    console.print(Group(config_table, metric_table))
+    _plain(
+        console,
+        f"budget {_budget(result.budget)}, {result.n_trials} trials ({result.n_crashed} crashed)",
+    )
+    _plain(console, f"run folder: {result.run_dir}")
+
+
+def stdout_console() -> Console:
+    """A console for tables on stdout; piped output gets 160 columns instead of rich's 80,
+    so collection names and numbers are not cut in logs and files."""
+    import sys
+
+    return Console() if sys.stdout.isatty() else Console(width=160)

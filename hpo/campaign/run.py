@@ -1,0 +1,324 @@
+"""``hpo run``: a SMAC campaign over LightGBM lambdarank hyperparameters.
+
+:class:`CampaignConfig` holds every setting of a campaign; :func:`run_campaign` runs it in
+the run folder ``<runs_dir>/<name>/`` (see :mod:`hpo.runs.folder`), with SMAC assembled by
+:mod:`hpo.campaign.facades` and the live view of :mod:`hpo.campaign.progress`. The target
+function is injectable: by default it is built by ``hpo.campaign.objective.build_objective``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+
+from hpo.campaign.config import (
+    CampaignConfig,
+    read_campaign,
+)
+from hpo.campaign.progress import CampaignProgress, print_summary
+from hpo.campaign.result import CampaignResult
+from hpo.errors import ConfigError, UsageError
+from hpo.ranking.spaces import load_space, space_from_dict, space_to_dict
+from hpo.runs.folder import (
+    CAMPAIGN_FILE,
+    LOCK_FILE,
+    RESULT_FILE,
+    TRIALS_FILE,
+    RunLock,
+    TrialLog,
+    data_fingerprint,
+    jsonable,
+    package_versions,
+    read_json,
+    run_state,
+    trial_key,
+    write_json_atomic,
+)
+
+if TYPE_CHECKING:
+    from dask.distributed import Client
+
+__all__ = ["run_campaign"]
+
+_FORMAT = 1
+#: Seconds to wait for a Dask scheduler to answer, and for it to have a worker.
+DASK_CONNECT_TIMEOUT = 30.0
+DASK_WORKER_TIMEOUT = 60.0
+
+
+def _campaign_record(cfg: CampaignConfig) -> dict[str, Any]:
+    """The content of ``campaign.json``; loads the space and hashes the data (checks both)."""
+    return {
+        "format": _FORMAT,
+        "config": cfg.to_dict(),
+        "space": space_to_dict(load_space(cfg.space)),
+        "data_fingerprint": data_fingerprint(cfg.data_root, cfg.collections),
+        "versions": package_versions(),
+        "created": time.time(),
+    }
+
+
+def _check_resume(cfg: CampaignConfig, run_dir: Path, progress: CampaignProgress) -> dict:
+    saved = read_campaign(run_dir)
+    # runs_dir is where the folder is now: a moved runs folder is no difference
+    if dataclasses.replace(saved["config"], runs_dir=cfg.runs_dir) != cfg:
+        old, new = saved["config"].to_dict(), cfg.to_dict()
+        keys = [k for k in new if new[k] != old.get(k) and k != "runs_dir"]
+        raise ConfigError(
+            f"{run_dir / CAMPAIGN_FILE}: cannot resume with different settings: "
+            + ", ".join(f"{k} (saved {old.get(k)!r}, now {new[k]!r})" for k in keys)
+        )
+    fingerprint = data_fingerprint(cfg.data_root, cfg.collections)
+    if fingerprint != saved.get("data_fingerprint"):
+        raise ConfigError(
+            f"{cfg.data_root}: the data of {', '.join(cfg.collections)} changed since campaign "
+            f"'{cfg.name}' started; resuming would mix results (start a new campaign)"
+        )
+    now = package_versions()
+    for pkg, version in (saved.get("versions") or {}).items():
+        if now.get(pkg) != version:
+            progress.log(f"warning: {pkg} {now.get(pkg)} differs from {version} at the start")
+    return saved
+
+
+def _clear_run_dir(run_dir: Path) -> None:
+    for child in run_dir.iterdir():
+        if child.name == LOCK_FILE:
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+
+
+class _ProgressLogHandler(logging.Handler):
+    def __init__(self, progress: CampaignProgress) -> None:
+        super().__init__(level=logging.WARNING)
+        self.progress = progress
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.progress.log(f"smac {record.levelname.lower()}: {record.getMessage()}")
+
+
+@contextlib.contextmanager
+def _smac_logs_to(progress: CampaignProgress) -> Iterator[None]:
+    """Show SMAC's warnings in the progress view; never touch the root logger."""
+    logger = logging.getLogger("smac")
+    handler = _ProgressLogHandler(progress)
+    propagate = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
+@contextlib.contextmanager
+def _dask_client(cfg: CampaignConfig, progress: CampaignProgress) -> Iterator[Client | None]:
+    """A Dask client for ``--workers N`` (local cluster) or ``--dask-scheduler``, else None."""
+    if cfg.dask_scheduler is None and cfg.workers == 1:
+        yield None
+        return
+    from dask.distributed import Client, LocalCluster
+
+    with contextlib.ExitStack() as stack:
+        if cfg.dask_scheduler is not None:
+            try:
+                client = Client(cfg.dask_scheduler, timeout=DASK_CONNECT_TIMEOUT)
+            except (OSError, TimeoutError) as exc:
+                raise UsageError(
+                    f"cannot connect to Dask scheduler {cfg.dask_scheduler}: {exc}"
+                ) from None
+            stack.callback(client.close)
+            try:
+                client.wait_for_workers(1, timeout=DASK_WORKER_TIMEOUT)
+            except TimeoutError:
+                waited = f"waited {DASK_WORKER_TIMEOUT:g} s"
+                raise UsageError(
+                    f"Dask scheduler {cfg.dask_scheduler} has no workers ({waited})"
+                ) from None
+            n = sum(client.nthreads().values())
+            progress.log(f"using Dask scheduler {cfg.dask_scheduler} ({n} worker threads)")
+        else:
+            cluster = LocalCluster(
+                n_workers=cfg.workers, threads_per_worker=1, processes=True, dashboard_address=None
+            )
+            stack.callback(cluster.close)
+            client = Client(cluster)
+            stack.callback(client.close)
+            progress.log(f"started a local Dask cluster with {cfg.workers} workers")
+        yield client
+
+
+def _saved_result(cfg: CampaignConfig, smac_dir: Path) -> CampaignResult | None:
+    """The result of a campaign SMAC marked finished, ``None`` if there is more to run."""
+    result_file, state_file = cfg.run_dir / RESULT_FILE, smac_dir / "optimization.json"
+    if not (result_file.exists() and state_file.exists() and read_json(state_file).get("finished")):
+        return None
+    data = read_json(result_file)
+    names = {f.name for f in dataclasses.fields(CampaignResult)} - {"run_dir"}
+    return CampaignResult(run_dir=cfg.run_dir, **{k: data.get(k) for k in names})
+
+
+def _result(cfg: CampaignConfig, incumbent: Any, records: list[dict[str, Any]]) -> CampaignResult:
+    crashed = sum(1 for r in records if r.get("status") != "SUCCESS")
+    best: dict[str, Any] | None = None
+    if incumbent is not None:
+        config = jsonable(dict(incumbent))
+        key = trial_key({"config": config})[0]
+        for rec in records:
+            if (
+                rec.get("status") == "SUCCESS"
+                and trial_key(rec)[0] == key
+                and (best is None or float(rec["budget"]) >= float(best["budget"]))
+            ):
+                best = rec
+    if best is None:
+        # SMAC has no incumbent at the largest budget yet (a short campaign): take the best
+        # successful trial at the highest budget any trial reached, as `hpo runs show` does.
+        ok = [r for r in records if r.get("status") == "SUCCESS" and r.get("cost") is not None]
+        if ok:
+            top = max(float(r.get("budget") or 0.0) for r in ok)
+            at_top = [r for r in ok if float(r.get("budget") or 0.0) == top]
+            best = min(at_top, key=lambda r: float(r["cost"]))
+    return CampaignResult(
+        run_dir=cfg.run_dir,
+        incumbent=None if best is None else best["config"],
+        trial=None if best is None else best.get("trial"),
+        cost=None if best is None else best.get("cost"),
+        score=None if best is None else best.get("score"),
+        metrics={} if best is None else dict(best.get("metrics") or {}),
+        budget=None if best is None else best.get("budget"),
+        n_trials=len(records),
+        n_crashed=crashed,
+        finished=time.time(),
+    )
+
+
+def run_campaign(
+    cfg: CampaignConfig,
+    *,
+    objective: Callable[..., Any] | None = None,
+    data_to_scatter: dict[str, Any] | None = None,
+    quiet: bool = False,
+    resume: bool = False,
+    overwrite: bool = False,
+    console: Console | None = None,
+) -> CampaignResult:
+    """Run (or resume) a SMAC campaign in ``cfg.run_dir`` and return its incumbent.
+
+    Parameters
+    ----------
+    cfg
+        The campaign settings.
+    objective
+        SMAC target ``objective(config, seed=, budget=, **scattered) -> (cost, info)``;
+        ``None`` builds it with ``hpo.campaign.objective.build_objective(cfg, progress)``.
+    data_to_scatter
+        Keyword arguments of the objective sent once to each Dask worker (or passed directly
+        when running in-process). Ignored when ``objective`` is ``None``.
+    quiet
+        Plain log lines instead of the live view.
+    resume
+        Continue the interrupted campaign of the same name; its settings must be equal.
+    overwrite
+        Delete an existing run of the same name first (never one a live process holds).
+    console
+        Where to print; a new ``rich.console.Console`` by default.
+
+    Raises
+    ------
+    UsageError
+        If the run exists (and neither ``resume`` nor ``overwrite``), is held by a live
+        process, or there is nothing to resume.
+    ConfigError
+        If a resumed campaign's settings, data or SMAC state differ from the saved ones.
+    """
+    if resume and overwrite:
+        raise UsageError("--resume and --overwrite exclude each other")
+    run_dir = cfg.run_dir
+    if resume and not (run_dir / CAMPAIGN_FILE).exists():
+        raise UsageError(f"no campaign '{cfg.name}' to resume in {cfg.runs_dir}")
+    if not resume and not overwrite and run_dir.exists() and any(run_dir.iterdir()):
+        raise UsageError(
+            f"run '{cfg.name}' already exists in {cfg.runs_dir} ({run_state(run_dir)}); use "
+            f"--resume {cfg.name} to continue it or --overwrite to start it again"
+        )
+    record = None if resume else _campaign_record(cfg)  # before any folder is made
+    console = console if console is not None else Console()
+    progress = CampaignProgress(
+        trials=cfg.trials, walltime=cfg.walltime, quiet=quiet, console=console
+    )
+    with RunLock(run_dir), _smac_logs_to(progress), progress:
+        if overwrite:
+            _clear_run_dir(run_dir)
+        if record is not None:
+            write_json_atomic(run_dir / CAMPAIGN_FILE, record)
+        result = _run_locked(cfg, progress, objective, data_to_scatter, resume=resume)
+    print_summary(console, result, quiet=quiet)
+    return result
+
+
+def _run_locked(
+    cfg: CampaignConfig,
+    progress: CampaignProgress,
+    objective: Callable[..., Any] | None,
+    data_to_scatter: dict[str, Any] | None,
+    *,
+    resume: bool,
+) -> CampaignResult:
+    """The campaign itself, once the run folder is locked and campaign.json written."""
+    from hpo.campaign.facades import make_facade, make_scenario
+    from hpo.campaign.runners import CampaignTarget, TrialRecorder
+    from hpo.campaign.smac_state import repair_smac_state, smac_output_dir
+
+    run_dir, smac_dir = cfg.run_dir, smac_output_dir(cfg.run_dir, cfg.seed)
+    saved = _check_resume(cfg, run_dir, progress) if resume else read_campaign(run_dir)
+    if resume:
+        finished = _saved_result(cfg, smac_dir)
+        if finished is not None:
+            progress.log(f"campaign '{cfg.name}' has already finished")
+            return finished
+        dropped = repair_smac_state(smac_dir)
+        if dropped:
+            progress.log(f"{dropped} trial(s) running at the interruption will run again")
+    space = space_from_dict(saved["space"], str(run_dir / CAMPAIGN_FILE))
+    log = TrialLog(run_dir / TRIALS_FILE)
+    progress.add_previous(log.records)
+    progress.log(
+        f"campaign '{cfg.name}': {cfg.optimizer}, {cfg.trials} trials, run folder {run_dir}"
+    )
+    if objective is None:
+        from hpo.campaign.objective import build_objective
+
+        objective, data_to_scatter = build_objective(cfg, progress)
+    assert cfg.max_budget is not None
+    with _dask_client(cfg, progress) as client:
+        target = CampaignTarget(
+            objective,
+            default_budget=cfg.max_budget,
+            local_data=None if client is not None else data_to_scatter,
+        )
+        facade = make_facade(
+            cfg,
+            make_scenario(cfg, space, run_dir),
+            target,
+            callbacks=[TrialRecorder(log, progress, cfg.max_budget)],
+            resume=resume,
+            dask_client=client,
+        )
+        scatter = data_to_scatter if client is not None and data_to_scatter else None
+        incumbent = facade.optimize(data_to_scatter=scatter)
+    result = _result(cfg, incumbent, log.records)
+    write_json_atomic(run_dir / RESULT_FILE, result.to_dict())
+    return result

@@ -1,0 +1,217 @@
+"""``hpo run``: start, resume or overwrite a SMAC campaign from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import re
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from hpo.errors import UsageError
+
+__all__ = ["add_parsers", "default_run_name", "parse_duration"]
+
+_DURATION = re.compile(
+    r"(?:(\d+(?:\.\d*)?)d)?(?:(\d+(?:\.\d*)?)h)?(?:(\d+(?:\.\d*)?)m)?"
+    r"(?:(\d+(?:\.\d*)?)s?)?"
+)
+# CLI option -> CampaignConfig field, for the settings a resumed campaign takes from its folder.
+_SETTINGS = {
+    "data": "data_root",
+    "collection": "collections",
+    "space": "space",
+    "name": "name",
+    "trials": "trials",
+    "walltime": "walltime",
+    "min_budget": "min_budget",
+    "max_budget": "max_budget",
+    "eta": "eta",
+    "optimizer": "optimizer",
+    "fidelity": "fidelity",
+    "seed": "seed",
+    "workers": "workers",
+    "dask_scheduler": "dask_scheduler",
+    "cache_dir": "cache_dir",
+}
+
+
+def parse_duration(text: str) -> float:
+    """Parse ``3600``, ``90s``, ``30m``, ``2h``, ``1h30m`` or ``1d`` into seconds."""
+    match = _DURATION.fullmatch(text.strip().lower())
+    if not text.strip() or match is None or not any(match.groups()):
+        raise argparse.ArgumentTypeError(
+            f"invalid duration '{text}' (expected seconds or e.g. 90s, 30m, 2h, 1h30m)"
+        )
+    days, hours, minutes, seconds = (float(g) if g else 0.0 for g in match.groups())
+    total = days * 86400 + hours * 3600 + minutes * 60 + seconds
+    if total <= 0:
+        raise argparse.ArgumentTypeError(f"invalid duration '{text}' (must be > 0)")
+    return total
+
+
+def default_run_name(optimizer: str) -> str:
+    """A run name from the current time, e.g. ``20250101-120000-hyperband``."""
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{optimizer}"
+
+
+def _defaults() -> dict[str, Any]:
+    from hpo.campaign.config import CampaignConfig
+
+    return {
+        f.name: f.default
+        for f in dataclasses.fields(CampaignConfig)
+        if f.default is not dataclasses.MISSING
+    }
+
+
+def add_parsers(subparsers: Any) -> None:
+    """Add the ``run`` sub-command to the ``hpo`` parser."""
+    from hpo.campaign.config import FIDELITY_BUDGETS, OPTIMIZERS
+
+    d = _defaults()
+    lows = ", ".join(f"{k} {lo:g}" for k, (lo, _) in FIDELITY_BUDGETS.items())
+    highs = ", ".join(f"{k} {hi:g}" for k, (_, hi) in FIDELITY_BUDGETS.items())
+    p = subparsers.add_parser(
+        "run",
+        help="run (or resume) a SMAC campaign",
+        description="Tune LightGBM lambdarank hyperparameters with SMAC. The run folder "
+        "RUNS_DIR/NAME holds campaign.json, trials.jsonl, SMAC's state and result.json.",
+    )
+    p.add_argument(
+        "--data", metavar="ROOT", type=Path, help="dataset root (required unless --resume)"
+    )
+    p.add_argument(
+        "--collection",
+        metavar="SPEC",
+        help="collection name, 'layout', 'all' or a comma list (default: all)",
+    )
+    p.add_argument(
+        "--space",
+        metavar="NAME|PATH",
+        help=f"search space name or ConfigSpace .json file (default: {d['space']})",
+    )
+    p.add_argument("--name", help="run name (default: generated from the time)")
+    p.add_argument(
+        "--runs-dir",
+        metavar="DIR",
+        type=Path,
+        default=Path("runs"),
+        help="folder of run folders (default: runs)",
+    )
+    p.add_argument("--trials", type=int, help=f"trial limit (default: {d['trials']})")
+    p.add_argument(
+        "--walltime",
+        type=parse_duration,
+        metavar="DURATION",
+        help="walltime limit, e.g. 3600, 45m, 2h (default: none)",
+    )
+    p.add_argument(
+        "--min-budget", type=float, help=f"smallest budget of successive halving (default: {lows})"
+    )
+    p.add_argument(
+        "--max-budget",
+        type=float,
+        help=f"largest budget, the one every bo/random trial gets (default: {highs})",
+    )
+    p.add_argument("--eta", type=int, help=f"successive halving factor (default: {d['eta']})")
+    p.add_argument(
+        "--optimizer", choices=OPTIMIZERS, help=f"SMAC optimizer (default: {d['optimizer']})"
+    )
+    p.add_argument(
+        "--fidelity",
+        choices=("rounds", "configs"),
+        help="what the budget counts: boosting rounds, or configs sampled per "
+        f"training graph (default: {d['fidelity']})",
+    )
+    p.add_argument("--seed", type=int, help=f"seed of everything (default: {d['seed']})")
+    p.add_argument(
+        "--workers",
+        type=int,
+        help="parallel trials on a local Dask cluster (default: 1, in-process)",
+    )
+    p.add_argument(
+        "--dask-scheduler",
+        metavar="ADDR",
+        help="use the workers of a running Dask scheduler, e.g. tcp://host:8786",
+    )
+    p.add_argument(
+        "--cache-dir", metavar="DIR", type=Path, help=f"feature cache (default: {d['cache_dir']})"
+    )
+    p.add_argument("--quiet", action="store_true", help="plain log lines, no live view")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--resume", metavar="NAME", help="continue the interrupted run NAME with its saved settings"
+    )
+    mode.add_argument(
+        "--overwrite", action="store_true", help="delete an existing run of the same name first"
+    )
+    p.set_defaults(handler=run_command)
+
+
+def _config_from_args(args: argparse.Namespace) -> Any:
+    from hpo.campaign.config import CampaignConfig
+    from hpo.data.load import resolve_collections
+
+    if args.data is None:
+        raise UsageError("--data ROOT is required (unless --resume NAME)")
+    values: dict[str, Any] = {
+        field: getattr(args, option)
+        for option, field in _SETTINGS.items()
+        if getattr(args, option) is not None
+    }
+    if args.collection is not None:
+        values["collections"] = resolve_collections(args.collection)
+    values.setdefault("name", default_run_name(args.optimizer or _defaults()["optimizer"]))
+    return CampaignConfig(runs_dir=args.runs_dir, **values)
+
+
+def _resumed_config(args: argparse.Namespace) -> Any:
+    from hpo.campaign.config import read_campaign
+
+    given = [f"--{o.replace('_', '-')}" for o in _SETTINGS if getattr(args, o) is not None]
+    if given:
+        raise UsageError(
+            f"--resume takes every setting from the run folder; drop {', '.join(given)}"
+        )
+    run_dir = args.runs_dir / args.resume
+    if not run_dir.is_dir():
+        raise UsageError(f"no run '{args.resume}' in {args.runs_dir}")
+    cfg = read_campaign(run_dir)["config"]
+    if cfg.run_dir != run_dir.absolute():  # the runs folder was moved: follow it
+        cfg = dataclasses.replace(cfg, runs_dir=args.runs_dir)
+    return cfg
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Turn SIGTERM (batch schedulers, ``kill``) into KeyboardInterrupt so cleanup runs."""
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Handle ``hpo run``; return 0, or 1 when no trial succeeded."""
+    from hpo.campaign.run import run_campaign
+
+    cfg = _resumed_config(args) if args.resume else _config_from_args(args)
+    with _sigterm_as_interrupt():
+        result = run_campaign(
+            cfg, quiet=args.quiet, resume=args.resume is not None, overwrite=args.overwrite
+        )
+    return 0 if result.incumbent is not None else 1

@@ -1,0 +1,414 @@
+"""``hpo runs list|show|plot|compare``, ``hpo export``, ``hpo evaluate`` and ``hpo predict``."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import json
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.table import Table
+
+from hpo.campaign.progress import stdout_console
+
+if TYPE_CHECKING:
+    from hpo.runs.history import RunHistory, Trial
+    from hpo.runs.importance import Importance
+
+__all__ = ["add_parsers"]
+
+_RUNS_HELP = "folder of the run folders (default: runs)"
+
+
+def add_parsers(sub: Any) -> None:
+    """Add ``runs``, ``export``, ``evaluate`` and ``predict`` to the top-level sub-parsers."""
+    runs = sub.add_parser("runs", help="inspect, plot and compare campaign runs")
+    runs_sub = runs.add_subparsers(dest="runs_command", metavar="SUBCOMMAND", required=True)
+
+    p = runs_sub.add_parser("list", help="one line per run: state, trials, best score")
+    p.add_argument("--runs-dir", type=Path, default=Path("runs"), help=_RUNS_HELP)
+    p.set_defaults(handler=_cmd_list)
+
+    p = runs_sub.add_parser("show", help="settings, incumbent, trajectory, failures of one run")
+    p.add_argument("name", help="run name (or path of a run folder)")
+    p.add_argument("--runs-dir", type=Path, default=Path("runs"), help=_RUNS_HELP)
+    p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    p.set_defaults(handler=_cmd_show)
+
+    p = runs_sub.add_parser("plot", help="draw the progress / incumbent / importance figure")
+    p.add_argument("name", help="run name (or path of a run folder)")
+    p.add_argument("--runs-dir", type=Path, default=Path("runs"), help=_RUNS_HELP)
+    p.add_argument("--out", type=Path, help="PNG to write (default: <run folder>/run.png)")
+    p.set_defaults(handler=_cmd_plot)
+
+    p = runs_sub.add_parser("compare", help="overlay the best-score-over-time curves of runs")
+    p.add_argument("names", nargs="+", metavar="NAME", help="runs to compare")
+    p.add_argument("--runs-dir", type=Path, default=Path("runs"), help=_RUNS_HELP)
+    p.add_argument(
+        "--out", type=Path, default=Path("compare.png"), help="PNG to write (default: compare.png)"
+    )
+    p.set_defaults(handler=_cmd_compare)
+
+    p = sub.add_parser("export", help="retrain a run's incumbent and write a model folder")
+    p.add_argument("name", help="run name (or path of a run folder)")
+    p.add_argument("--runs-dir", type=Path, default=Path("runs"), help=_RUNS_HELP)
+    p.add_argument("--out", type=Path, help="model folder (default: models/NAME)")
+    p.add_argument(
+        "--train-on",
+        choices=("train", "train+valid"),
+        default="train",
+        help="splits to train on (default: train)",
+    )
+    p.add_argument("--data", type=Path, help="dataset root (default: the campaign's)")
+    p.add_argument("--cache-dir", type=Path, help="feature cache (default: the campaign's)")
+    p.add_argument("--threads", type=int, default=1, help="LightGBM threads (default: 1)")
+    p.add_argument("--jobs", type=int, help="feature extraction processes (default: CPUs, <= 4)")
+    p.set_defaults(handler=_cmd_export)
+
+    p = sub.add_parser("evaluate", help="score a model folder on a labeled split")
+    _model_data_args(p, "valid")
+    p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    p.set_defaults(handler=_cmd_evaluate)
+
+    p = sub.add_parser("predict", help="write a submission CSV from a model folder")
+    _model_data_args(p, "test")
+    p.add_argument("--out", type=Path, required=True, help="submission CSV to write")
+    p.add_argument("--top-k", type=int, default=5, help="configs per tile graph (default: 5)")
+    p.set_defaults(handler=_cmd_predict)
+
+
+def _model_data_args(p: argparse.ArgumentParser, split: str) -> None:
+    p.add_argument("--model", type=Path, required=True, help="model folder (from hpo export)")
+    p.add_argument("--data", type=Path, required=True, help="dataset root (holding npz/)")
+    p.add_argument(
+        "--split",
+        choices=("train", "valid", "test"),
+        default=split,
+        help=f"split (default: {split})",
+    )
+    p.add_argument("--collections", help="comma-separated subset (default: the model's)")
+    p.add_argument("--cache-dir", type=Path, help="feature cache (default: none)")
+
+
+def _collections(spec: str | None) -> tuple[str, ...] | None:
+    from hpo.data.load import resolve_collections
+
+    return resolve_collections(spec) if spec else None
+
+
+def _f(value: Any, digits: int = 4) -> str:
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return "-" if value is None else str(value)
+
+
+def _b(budget: float | None) -> str:
+    return "-" if budget is None else f"{budget:g}"
+
+
+def _when(epoch: float | None) -> str:
+    return "-" if epoch is None else time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch))
+
+
+@contextlib.contextmanager
+def _progress(label: str) -> Iterator[Any]:
+    """A rich progress bar on stderr, handed out as a ``progress(done, total, label)``."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("[bold]{task.fields[what]}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("", total=None, what=label)
+
+        def update(done: int, total: int, text: str) -> None:
+            bar.update(task, completed=done, total=total, description=text)
+
+        yield update
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from hpo.runs.history import list_runs
+
+    runs = list_runs(args.runs_dir)
+    if not runs:
+        print(f"no runs in {args.runs_dir}", file=sys.stderr)
+        return 0
+    table = Table(title=f"Runs in {args.runs_dir}")
+    for col in (
+        "name",
+        "state",
+        "optimizer",
+        "trials",
+        "failed",
+        "best score",
+        "budget",
+        "started",
+    ):
+        table.add_column(
+            col, justify="right" if col in ("trials", "failed", "best score", "budget") else "left"
+        )
+    for r in runs:
+        if r.problem:
+            table.add_row(r.name, r.state, f"[red]{r.problem}[/red]", "", "", "", "", "")
+            continue
+        table.add_row(
+            r.name,
+            r.state,
+            r.optimizer,
+            str(r.n_trials),
+            str(r.n_failed),
+            _f(r.best_score),
+            _b(r.best_budget),
+            _when(r.started),
+        )
+    stdout_console().print(table)
+    return 0
+
+
+def _trial_json(t: Trial) -> dict[str, Any]:
+    return {
+        "trial": t.trial,
+        "budget": t.budget,
+        "score": t.score,
+        "metrics": t.metrics,
+        "config": t.config,
+        "seed": t.seed,
+    }
+
+
+def _run_json(run: RunHistory, imp: Importance) -> dict[str, Any]:
+    """What ``hpo runs show --json`` prints."""
+    inc = run.incumbent
+    return {
+        "name": run.name,
+        "path": str(run.path),
+        "state": run.state,
+        "settings": run.settings,
+        "n_trials": len(run.trials),
+        "n_failed": len(run.crashed),
+        "trials_per_budget": {str(k): v for k, v in run.trials_per_budget().items()},
+        "incumbent": None if inc is None else _trial_json(inc),
+        "trajectory": [dataclasses.asdict(p) for p in run.trajectory()],
+        "top": [_trial_json(t) for t in run.top(5)],
+        "failed": [
+            {"trial": t.trial, "budget": t.budget, "status": t.status, "error": t.error_line}
+            for t in run.crashed
+        ],
+        "importance": {"values": imp.values, "method": imp.method, "message": imp.message},
+    }
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    from hpo.runs.history import load_run
+    from hpo.runs.importance import hyperparameter_importance
+
+    run = load_run(args.name, args.runs_dir)
+    imp = hyperparameter_importance(run)
+    if args.json:
+        print(json.dumps(_run_json(run, imp), indent=2, default=str))
+        return 0
+    console = stdout_console()
+    s = run.settings
+    console.print(
+        f"[bold]{run.name}[/bold]  {run.state}  {run.optimizer}  fidelity {run.fidelity} "
+        f"[{_b(s.get('min_budget'))}, {_b(s.get('max_budget'))}]  space {s.get('space')}  "
+        f"seed {s.get('seed')}\ncollections {', '.join(run.collections)}\ndata {s.get('data_root')}"
+        f"\nstarted {_when(run.started)}  folder {run.path}",
+        highlight=False,
+    )
+    budgets = Table(title="Trials per budget", title_justify="left")
+    for col in ("budget", "trials", "success", "failed"):
+        budgets.add_column(col, justify="right")
+    for b, c in run.trials_per_budget().items():
+        budgets.add_row(_b(b), str(c["total"]), str(c["success"]), str(c["failed"]))
+    console.print(budgets)
+    inc = run.incumbent
+    if inc is None:
+        console.print("no successful trial yet")
+    else:
+        t = Table(
+            title=f"Incumbent (trial {inc.trial}, budget {_b(inc.budget)}, score {_f(inc.score)})",
+            title_justify="left",
+        )
+        t.add_column("hyperparameter / collection")
+        t.add_column("value", justify="right")
+        for k, v in inc.config.items():
+            t.add_row(k, _f(v, 6))
+        for k, v in inc.metrics.items():
+            t.add_row(f"[cyan]{k}[/cyan]", _f(v))
+        console.print(t)
+    traj = Table(title="Trajectory (each new best)", title_justify="left")
+    for col in ("elapsed", "trial", "budget", "score"):
+        traj.add_column(col, justify="right")
+    for p in run.trajectory():
+        traj.add_row(f"{p.elapsed:.1f} s", str(p.trial), _b(p.budget), _f(p.score))
+    console.print(traj)
+    top = Table(title="Top configurations (highest budget first)", title_justify="left")
+    top.add_column("trial", justify="right")
+    top.add_column("budget", justify="right")
+    top.add_column("score", justify="right")
+    top.add_column("config")
+    for tr in run.top(5):
+        cfg = "  ".join(f"{k}={_f(v, 4)}" for k, v in tr.config.items())
+        top.add_row(str(tr.trial), _b(tr.budget), _f(tr.score), cfg)
+    console.print(top)
+    if run.crashed:
+        bad = Table(title=f"Failed trials ({len(run.crashed)})", title_justify="left")
+        for col in ("trial", "budget", "status", "error"):
+            bad.add_column(col)
+        for tr in run.crashed:
+            bad.add_row(str(tr.trial), _b(tr.budget), tr.status, tr.error_line)
+        console.print(bad)
+    if imp.ok:
+        it = Table(title=f"Hyperparameter importance ({imp.method})", title_justify="left")
+        it.add_column("name")
+        it.add_column("importance", justify="right")
+        for k, v in imp.values.items():
+            it.add_row(k, f"{v:.3f}")
+        console.print(it)
+    else:
+        console.print(f"importance: {imp.message}", highlight=False)
+    return 0
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from hpo.runs.history import load_run
+    from hpo.runs.plots import plot_run
+
+    run = load_run(args.name, args.runs_dir)
+    out = plot_run(run, args.out if args.out is not None else run.path / "run.png")
+    print(f"wrote {out}")
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from hpo.runs.history import load_run
+    from hpo.runs.plots import plot_compare
+
+    runs = [load_run(name, args.runs_dir) for name in args.names]
+    out = plot_compare(runs, args.out)
+    print(f"wrote {out}")
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from hpo.deploy.export import export_model
+    from hpo.deploy.model import load_model
+    from hpo.runs.history import load_run
+
+    run = load_run(args.name, args.runs_dir)
+    out = args.out if args.out is not None else Path("models") / run.name
+    with _progress("export") as progress:
+        export_model(
+            run,
+            out,
+            train_on=args.train_on,
+            cache_dir=args.cache_dir,
+            data_root=args.data,
+            n_threads=args.threads,
+            n_jobs=args.jobs,
+            progress=progress,
+        )
+    model = load_model(out)
+    metrics = "  ".join(f"{k} {_f(v)}" for k, v in model.validation_metrics.items())
+    val = model.meta["validation"]
+    note = " (valid was trained on)" if val.get("in_training") else ""
+    print(
+        f"wrote {out}: {model.meta['rounds']} rounds, trained on {'+'.join(model.meta['train_on'])}"
+    )
+    hp = model.meta.get("hyperparameters", {})
+    print(
+        "best configuration: "
+        + "  ".join(
+            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(hp.items())
+        )
+    )
+    print(f"valid score {_f(val.get('score'))}{note}: {metrics}")
+    return 0
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from hpo.deploy.evaluate import evaluate_model
+    from hpo.deploy.model import load_model
+
+    model = load_model(args.model)
+    with _progress("evaluate") as progress:
+        report = evaluate_model(
+            model,
+            args.data,
+            args.split,
+            _collections(args.collections),
+            cache_dir=args.cache_dir,
+            progress=progress,
+        )
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    table = Table(title=f"{args.model} on {args.data} ({args.split})")
+    for col in ("collection", "graphs", "metric", "value", "top-1 err", "top-5 err", "top-10 err"):
+        table.add_column(col, justify="left" if col in ("collection", "metric") else "right")
+    for c, v in report["collections"].items():
+        name = "kendall tau" if "kendall_tau" in v else "tile score"
+        table.add_row(
+            c,
+            str(v["graphs"]),
+            name,
+            _f(v["metric"]),
+            _f(v["top1_error"]),
+            _f(v["top5_error"]),
+            _f(v["top10_error"]),
+        )
+    o = report["overall"]
+    table.add_row(
+        "overall",
+        str(o["graphs"]),
+        "mean",
+        _f(o["score"]),
+        _f(o["top1_error"]),
+        _f(o["top5_error"]),
+        _f(o["top10_error"]),
+        style="bold",
+    )
+    stdout_console().print(table)
+    return 0
+
+
+def _cmd_predict(args: argparse.Namespace) -> int:
+    from hpo.data.load import COLLECTIONS
+    from hpo.deploy.model import load_model
+    from hpo.deploy.predict import write_submission
+
+    model = load_model(args.model)
+    with _progress("predict") as progress:
+        counts = write_submission(
+            model,
+            args.data,
+            args.out,
+            args.split,
+            progress,
+            collections=_collections(args.collections),
+            top_k=args.top_k,
+            cache_dir=args.cache_dir,
+        )
+    parts = ", ".join(f"{c} {n}" for c, n in counts.items())
+    print(f"wrote {args.out}: {sum(counts.values())} rows ({parts})")
+    missing = [c for c in COLLECTIONS if c not in counts]
+    if missing:
+        print(
+            f"note: the model does not cover {', '.join(missing)}; a full submission needs "
+            "all five collections",
+            file=sys.stderr,
+        )
+    return 0

@@ -1,0 +1,151 @@
+"""``hpo data check``: validate every file of a dataset root and summarise it.
+
+A bad file never stops the others from being checked: each one yields one problem line
+(path, key, expected vs found) and the summary covers the good files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from hpo.data.load import (
+    COLLECTIONS,
+    SPLITS,
+    LayoutGraph,
+    collection_dir,
+    is_layout,
+    iter_config_chunks,
+    load_graph,
+)
+from hpo.errors import DataFormatError, UsageError
+
+__all__ = ["CheckReport", "SplitSummary", "check_dataset"]
+
+
+@dataclass
+class SplitSummary:
+    """Sizes of the valid graphs of one collection and split."""
+
+    collection: str
+    split: str
+    nodes: list[int] = field(default_factory=list)
+    config_nodes: list[int] = field(default_factory=list)
+    configs: list[int] = field(default_factory=list)
+    unlabeled: int = 0
+    bad: int = 0
+
+    @property
+    def graphs(self) -> int:
+        """Number of valid graphs."""
+        return len(self.nodes)
+
+
+@dataclass
+class CheckReport:
+    """What :func:`check_dataset` found: per-split summaries and one line per bad file."""
+
+    summaries: list[SplitSummary]
+    problems: list[str]
+
+    @property
+    def ok(self) -> bool:
+        """True when every file is valid and at least one graph was found."""
+        return not self.problems and any(s.graphs for s in self.summaries)
+
+
+def _check_config_values(graph: LayoutGraph, chunk_size: int) -> None:
+    """Stream node_config_feat whole: verifies the zip CRC and that layouts are in -1..5."""
+    for start, block in iter_config_chunks(graph.path, chunk_size):
+        bad = (block < -1) | (block > 5) | (block != np.round(block))
+        if bad.any():
+            row = start + int(np.argwhere(bad)[0][0])
+            raise DataFormatError(
+                f"{graph.path}: key 'node_config_feat': expected dimension indices in -1..5, "
+                f"found {float(block[bad][0]):g} in config {row}"
+            )
+
+
+def check_dataset(
+    root: Path,
+    *,
+    deep: bool = True,
+    chunk_size: int = 2048,
+    on_file: Callable[[Path], None] | None = None,
+) -> CheckReport:
+    """Validate every graph file under ``root``.
+
+    Parameters
+    ----------
+    root
+        Dataset root (holding ``npz/``).
+    deep
+        Also stream every layout file's ``node_config_feat`` (checks its CRC and values);
+        without it only headers, shapes and the small keys are checked.
+    chunk_size
+        Configs per chunk when streaming.
+    on_file
+        Called with each path before it is checked (for progress display).
+
+    Raises
+    ------
+    UsageError
+        If ``root`` has no ``npz`` folder.
+    """
+    root = Path(root)
+    if not (root / "npz").is_dir():
+        raise UsageError(f"{root}: not a TpuGraphs dataset root (no npz/ folder)")
+    summaries: list[SplitSummary] = []
+    problems: list[str] = []
+    for collection in COLLECTIONS:
+        for split in SPLITS:
+            folder = collection_dir(root, collection, split)
+            if not folder.is_dir():
+                continue
+            summary = SplitSummary(collection, split)
+            summaries.append(summary)
+            for path in sorted(folder.glob("*.npz")):
+                if on_file is not None:
+                    on_file(path)
+                try:
+                    graph = load_graph(path, collection)
+                    if isinstance(graph, LayoutGraph):
+                        if deep:
+                            _check_config_values(graph, chunk_size)
+                        summary.config_nodes.append(graph.n_config_nodes)
+                except DataFormatError as exc:
+                    problems.append(str(exc))
+                    summary.bad += 1
+                    continue
+                summary.nodes.append(graph.n_nodes)
+                summary.configs.append(graph.n_configs)
+                summary.unlabeled += int(not graph.labeled)
+    return CheckReport(summaries=summaries, problems=problems)
+
+
+def format_range(values: list[int]) -> str:
+    """``min/median/max`` of a list of sizes, or ``-`` when empty."""
+    if not values:
+        return "-"
+    arr = np.asarray(values)
+    return f"{arr.min()}/{int(np.median(arr))}/{arr.max()}"
+
+
+def summary_rows(report: CheckReport) -> list[list[str]]:
+    """Rows of the summary table: collection, split, graphs, unlabeled, bad, sizes."""
+    return [
+        [
+            s.collection,
+            s.split,
+            str(s.graphs),
+            str(s.unlabeled),
+            str(s.bad),
+            format_range(s.nodes),
+            format_range(s.config_nodes) if is_layout(s.collection) else "-",
+            format_range(s.configs),
+        ]
+        for s in report.summaries
+    ]

@@ -1,0 +1,391 @@
+"""The TpuGraphs data layer: find collections, list graphs, load and validate one graph.
+
+A dataset root is laid out as the real dataset::
+
+    npz/tile/xla/{train,valid,test}/<stem>.npz
+    npz/layout/{xla,nlp}/{default,random}/{train,valid,test}/<stem>.npz
+
+Loading validates every key that is read: presence, dtype kind, shape, and agreement of the
+sizes ``n`` (nodes), ``m`` (edges), ``c`` (configs) and ``nc`` (configurable nodes) across keys.
+``node_config_feat`` of a layout file is never read whole here: its header is validated and
+its rows are streamed in chunks by :func:`iter_config_chunks`.
+"""
+
+from __future__ import annotations
+
+import zipfile
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from hpo.data.npyzip import iter_member_rows, read_member_header
+from hpo.errors import DataFormatError, UsageError
+
+__all__ = [
+    "COLLECTIONS",
+    "LAYOUT_COLLECTIONS",
+    "NODE_FEAT_DIM",
+    "SPLITS",
+    "LayoutGraph",
+    "TileGraph",
+    "collection_dir",
+    "is_layout",
+    "iter_config_chunks",
+    "list_graphs",
+    "load_graph",
+    "load_layout_graph",
+    "load_tile_graph",
+    "resolve_collections",
+]
+
+COLLECTIONS: tuple[str, ...] = (
+    "tile:xla",
+    "layout:xla:default",
+    "layout:xla:random",
+    "layout:nlp:default",
+    "layout:nlp:random",
+)
+LAYOUT_COLLECTIONS: tuple[str, ...] = COLLECTIONS[1:]
+SPLITS: tuple[str, ...] = ("train", "valid", "test")
+NODE_FEAT_DIM = 140
+TILE_CONFIG_DIM = 24
+LAYOUT_CONFIG_DIM = 18
+
+_INT_KINDS = "iu"
+_FLOAT_KINDS = "f"
+
+
+def is_layout(collection: str) -> bool:
+    """Return whether ``collection`` is one of the four layout collections."""
+    return collection.startswith("layout:")
+
+
+def resolve_collections(spec: str) -> tuple[str, ...]:
+    """Turn a collection selector into collection names.
+
+    Parameters
+    ----------
+    spec
+        One collection name, ``layout`` (the four layout collections), ``all`` (all five), or
+        a comma-separated list of those.
+
+    Raises
+    ------
+    UsageError
+        If a part of ``spec`` names no collection.
+    """
+    out: list[str] = []
+    for part in (p.strip() for p in spec.split(",")):
+        if part == "all":
+            names: tuple[str, ...] = COLLECTIONS
+        elif part == "layout":
+            names = LAYOUT_COLLECTIONS
+        elif part in ("tile", "tile:xla"):
+            names = ("tile:xla",)
+        elif part in COLLECTIONS:
+            names = (part,)
+        else:
+            raise UsageError(
+                f"unknown collection '{part}' (expected one of {', '.join(COLLECTIONS)}, "
+                "'layout' or 'all')"
+            )
+        out.extend(n for n in names if n not in out)
+    return tuple(c for c in COLLECTIONS if c in out)
+
+
+def collection_dir(root: Path, collection: str, split: str) -> Path:
+    """Return the folder holding the ``.npz`` files of one collection and split."""
+    if collection not in COLLECTIONS:
+        raise UsageError(f"unknown collection '{collection}'")
+    if split not in SPLITS:
+        raise UsageError(f"unknown split '{split}' (expected one of {', '.join(SPLITS)})")
+    parts = collection.split(":")
+    return Path(root, "npz", *parts, split)
+
+
+def list_graphs(root: Path, collection: str, split: str) -> list[Path]:
+    """List the graph files of one collection and split, sorted by stem.
+
+    Raises
+    ------
+    UsageError
+        If the collection's folder does not exist under ``root``.
+    """
+    folder = collection_dir(root, collection, split)
+    if not folder.is_dir():
+        raise UsageError(f"{root}: no {collection} {split} data (missing folder {folder})")
+    return sorted(folder.glob("*.npz"))
+
+
+@dataclass(frozen=True, eq=False)
+class TileGraph:
+    """One validated tile:xla graph; each row of ``config_feat`` is one configuration."""
+
+    path: Path
+    node_feat: np.ndarray
+    node_opcode: np.ndarray
+    edge_index: np.ndarray
+    config_feat: np.ndarray
+    config_runtime: np.ndarray
+    config_runtime_normalizers: np.ndarray
+    labeled: bool
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes."""
+        return int(self.node_feat.shape[0])
+
+    @property
+    def n_configs(self) -> int:
+        """Number of configurations."""
+        return int(self.config_feat.shape[0])
+
+    @property
+    def target(self) -> np.ndarray:
+        """Normalized runtime ``config_runtime / config_runtime_normalizers`` (float64)."""
+        return self.config_runtime / self.config_runtime_normalizers
+
+
+@dataclass(frozen=True, eq=False)
+class LayoutGraph:
+    """One validated layout graph; configurations are streamed with :func:`iter_config_chunks`."""
+
+    path: Path
+    node_feat: np.ndarray
+    node_opcode: np.ndarray
+    edge_index: np.ndarray
+    node_config_ids: np.ndarray
+    node_splits: np.ndarray
+    config_runtime: np.ndarray
+    labeled: bool
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes."""
+        return int(self.node_feat.shape[0])
+
+    @property
+    def n_configs(self) -> int:
+        """Number of configurations."""
+        return int(self.config_runtime.shape[0])
+
+    @property
+    def n_config_nodes(self) -> int:
+        """Number of configurable nodes."""
+        return int(self.node_config_ids.shape[0])
+
+    @property
+    def target(self) -> np.ndarray:
+        """Runtime in nanoseconds (float64)."""
+        return self.config_runtime.astype(np.float64)
+
+
+def _check(
+    path: Path, key: str, arr: np.ndarray, kinds: str, shape: tuple[int | None, ...]
+) -> None:
+    kind_names = {"iu": "integer", "f": "float", "u": "unsigned integer"}
+    if arr.dtype.kind not in kinds:
+        raise DataFormatError(
+            f"{path}: key '{key}': expected {kind_names.get(kinds, kinds)} dtype, found {arr.dtype}"
+        )
+    if arr.ndim != len(shape) or any(
+        want is not None and got != want for got, want in zip(arr.shape, shape, strict=False)
+    ):
+        want_s = "(" + ", ".join("*" if w is None else str(w) for w in shape) + ")"
+        raise DataFormatError(f"{path}: key '{key}': expected shape {want_s}, found {arr.shape}")
+
+
+def _read(npz: np.lib.npyio.NpzFile, path: Path, key: str) -> np.ndarray:
+    if key not in npz.files:
+        raise DataFormatError(f"{path}: missing key '{key}' (found {', '.join(sorted(npz.files))})")
+    try:
+        return np.asarray(npz[key])
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        raise DataFormatError(f"{path}: key '{key}': unreadable ({exc})") from exc
+
+
+def _open(path: Path) -> np.lib.npyio.NpzFile:
+    if not path.is_file():
+        raise DataFormatError(f"{path}: file not found")
+    try:
+        npz = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise DataFormatError(f"{path}: not a readable .npz archive ({exc})") from exc
+    if not isinstance(npz, np.lib.npyio.NpzFile):
+        raise DataFormatError(f"{path}: expected an .npz archive, found a single .npy array")
+    return npz
+
+
+def _load_graph_keys(
+    npz: np.lib.npyio.NpzFile, path: Path
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    node_feat = _read(npz, path, "node_feat")
+    _check(path, "node_feat", node_feat, _FLOAT_KINDS, (None, NODE_FEAT_DIM))
+    n = node_feat.shape[0]
+    if n == 0:
+        raise DataFormatError(f"{path}: key 'node_feat': expected at least one node, found 0")
+    node_opcode = _read(npz, path, "node_opcode")
+    _check(path, "node_opcode", node_opcode, _INT_KINDS, (n,))
+    edge_index = _read(npz, path, "edge_index")
+    if edge_index.size == 0 and edge_index.ndim == 1:
+        edge_index = edge_index.reshape(0, 2)
+    _check(path, "edge_index", edge_index, _INT_KINDS, (None, 2))
+    if edge_index.size and (edge_index.min() < 0 or edge_index.max() >= n):
+        raise DataFormatError(
+            f"{path}: key 'edge_index': expected node ids in [0, {n}), found "
+            f"[{edge_index.min()}, {edge_index.max()}]"
+        )
+    if not np.isfinite(node_feat).all():
+        raise DataFormatError(f"{path}: key 'node_feat': expected finite values, found NaN/inf")
+    return (
+        node_feat.astype(np.float32, copy=False),
+        node_opcode.astype(np.int64, copy=False),
+        edge_index.astype(np.int64, copy=False),
+    )
+
+
+def load_tile_graph(path: Path | str) -> TileGraph:
+    """Load and validate one tile:xla graph.
+
+    Raises
+    ------
+    DataFormatError
+        If a key is missing, has the wrong dtype kind or shape, or sizes disagree across keys.
+    """
+    path = Path(path)
+    with _open(path) as npz:
+        node_feat, node_opcode, edge_index = _load_graph_keys(npz, path)
+        config_feat = _read(npz, path, "config_feat")
+        _check(path, "config_feat", config_feat, _FLOAT_KINDS, (None, TILE_CONFIG_DIM))
+        c = config_feat.shape[0]
+        runtime = _read(npz, path, "config_runtime")
+        _check(path, "config_runtime", runtime, _INT_KINDS + _FLOAT_KINDS, (c,))
+        norm = _read(npz, path, "config_runtime_normalizers")
+        _check(path, "config_runtime_normalizers", norm, _INT_KINDS + _FLOAT_KINDS, (c,))
+    if c == 0:
+        raise DataFormatError(f"{path}: key 'config_feat': expected at least one config, found 0")
+    labeled = not (np.all(runtime == 0) and np.all(norm == 1))
+    if labeled and (np.any(runtime <= 0) or np.any(norm <= 0)):
+        raise DataFormatError(
+            f"{path}: keys 'config_runtime'/'config_runtime_normalizers': expected positive "
+            "runtimes, found values <= 0"
+        )
+    return TileGraph(
+        path=path,
+        node_feat=node_feat,
+        node_opcode=node_opcode,
+        edge_index=edge_index,
+        config_feat=config_feat.astype(np.float32, copy=False),
+        config_runtime=runtime.astype(np.int64, copy=False),
+        config_runtime_normalizers=norm.astype(np.int64, copy=False),
+        labeled=bool(labeled),
+    )
+
+
+def load_layout_graph(path: Path | str) -> LayoutGraph:
+    """Load and validate one layout graph (everything but the config rows themselves).
+
+    The header of ``node_config_feat`` is checked against ``config_runtime`` and
+    ``node_config_ids``; its rows are read with :func:`iter_config_chunks`.
+
+    Raises
+    ------
+    DataFormatError
+        If a key is missing, has the wrong dtype kind or shape, or sizes disagree across keys.
+    """
+    path = Path(path)
+    with _open(path) as npz:
+        node_feat, node_opcode, edge_index = _load_graph_keys(npz, path)
+        n = node_feat.shape[0]
+        ids = _read(npz, path, "node_config_ids")
+        _check(path, "node_config_ids", ids, _INT_KINDS, (None,))
+        nc = ids.shape[0]
+        if nc == 0:
+            raise DataFormatError(
+                f"{path}: key 'node_config_ids': expected at least one configurable node, found 0"
+            )
+        if ids.min() < 0 or ids.max() >= n:
+            raise DataFormatError(
+                f"{path}: key 'node_config_ids': expected node ids in [0, {n}), found "
+                f"[{ids.min()}, {ids.max()}]"
+            )
+        splits = _read(npz, path, "node_splits")
+        if splits.ndim == 1:
+            splits = splits.reshape(1, -1)
+        _check(path, "node_splits", splits, _INT_KINDS, (1, None))
+        if splits.size and (splits.min() < 0 or splits.max() >= n):
+            raise DataFormatError(
+                f"{path}: key 'node_splits': expected node ids in [0, {n}), found "
+                f"[{splits.min()}, {splits.max()}]"
+            )
+        runtime = _read(npz, path, "config_runtime")
+        _check(path, "config_runtime", runtime, _INT_KINDS + _FLOAT_KINDS, (None,))
+        c = runtime.shape[0]
+        if "node_config_feat" not in npz.files:
+            raise DataFormatError(f"{path}: missing key 'node_config_feat'")
+    header = read_member_header(path, "node_config_feat")
+    if header.dtype.kind not in _FLOAT_KINDS + _INT_KINDS:
+        raise DataFormatError(
+            f"{path}: key 'node_config_feat': expected float dtype, found {header.dtype}"
+        )
+    if header.shape != (c, nc, LAYOUT_CONFIG_DIM):
+        raise DataFormatError(
+            f"{path}: key 'node_config_feat': expected shape ({c}, {nc}, {LAYOUT_CONFIG_DIM}) "
+            f"from config_runtime and node_config_ids, found {header.shape}"
+        )
+    if c == 0:
+        raise DataFormatError(
+            f"{path}: key 'config_runtime': expected at least one config, found 0"
+        )
+    labeled = not np.all(runtime == 0)
+    if labeled and np.any(runtime <= 0):
+        raise DataFormatError(
+            f"{path}: key 'config_runtime': expected positive runtimes, found values <= 0"
+        )
+    return LayoutGraph(
+        path=path,
+        node_feat=node_feat,
+        node_opcode=node_opcode,
+        edge_index=edge_index,
+        node_config_ids=ids.astype(np.int64, copy=False),
+        node_splits=splits.astype(np.int64, copy=False),
+        config_runtime=runtime.astype(np.int64, copy=False),
+        labeled=bool(labeled),
+    )
+
+
+def load_graph(path: Path | str, collection: str) -> TileGraph | LayoutGraph:
+    """Load one graph of ``collection`` (tile or layout) with full validation."""
+    return load_layout_graph(path) if is_layout(collection) else load_tile_graph(path)
+
+
+def iter_config_chunks(
+    path: Path | str, chunk_size: int = 4096
+) -> Iterator[tuple[int, np.ndarray]]:
+    """Stream ``node_config_feat`` of a layout file in chunks of configurations.
+
+    Parameters
+    ----------
+    path
+        A layout ``.npz`` file.
+    chunk_size
+        Configurations per chunk; peak memory is about ``chunk_size * nc * 18 * 4`` bytes and
+        does not grow with the number of configurations.
+
+    Yields
+    ------
+    tuple of (int, numpy.ndarray)
+        The index of the first configuration of the chunk, and a float32 array of shape
+        ``(k, nc, 18)`` with ``k <= chunk_size``.
+
+    Raises
+    ------
+    DataFormatError
+        If the member is missing, truncated or corrupt.
+    """
+    path = Path(path)
+    for start, block in iter_member_rows(path, "node_config_feat", chunk_size):
+        yield start, block.astype(np.float32, copy=False)

@@ -1,0 +1,289 @@
+"""Model folders: retrain a run's incumbent and save it; load it back with only ``hpo``.
+
+A model folder ``models/<name>/`` holds
+
+- ``model.json``: feature spec and ``FEATURE_VERSION``, hyperparameters, collections served,
+  per family its model file and feature columns, boosting rounds, the validation metrics of
+  the exported model (computed at export), the run's recorded incumbent metrics, the training
+  data fingerprint, package versions and the creation time;
+- ``tile.txt`` / ``layout.txt``: one LightGBM text model per family the collections need.
+
+The incumbent is retrained at the highest budget it was validated at (the campaign's largest
+budget, where hyperband and successive halving choose their incumbent): with the ``rounds``
+fidelity the budget is the number of boosting rounds; with ``configs`` every training config is used
+at the objective's fixed number of rounds. The trial's seed is reused. A campaign trial at the
+highest budget may have *continued* a booster from a lower budget (the ``rounds`` fidelity
+saves compute that way) while the export trains from scratch; LightGBM restarts its
+feature/bagging random streams when it continues, so the exported model's valid metrics can
+differ slightly from the recorded ones (both are kept in ``model.json``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hpo.deploy.model import (
+    MODEL_FILE,
+    MODEL_FORMAT,
+    ProgressFn,
+)
+from hpo.errors import ConfigError, UsageError
+from hpo.features import FEATURE_VERSION, FeatureSpec, family_of
+from hpo.ranking.training import DEFAULT_FIXED_ROUNDS
+from hpo.runs.history import RunHistory, load_run
+
+__all__ = ["export_model", "export_rounds"]
+
+TRAIN_SPLITS = ("train", "valid")
+
+
+def _parse_train_on(train_on: Sequence[str] | str) -> tuple[str, ...]:
+    parts = tuple(train_on.split("+")) if isinstance(train_on, str) else tuple(train_on)
+    if parts not in (("train",), ("train", "valid"), ("valid", "train")):
+        raise UsageError(
+            f"train_on must be ('train',) or ('train', 'valid'), found {'+'.join(parts)}"
+        )
+    return tuple(s for s in TRAIN_SPLITS if s in parts)
+
+
+def export_rounds(run: RunHistory, budget: float | None) -> int:
+    """Boosting rounds of the exported model.
+
+    ``rounds`` fidelity: the budget at which the incumbent was validated. Hyperband and
+    successive halving campaigns pick their incumbent at the largest budget, so this is the
+    campaign's ``max_budget``; a campaign too short for any configuration to reach it exports
+    at the budget its best trial was scored at, never at one no trial tried (more rounds of a
+    high learning rate can overfit). Without an incumbent budget: ``max_budget``.
+    ``configs`` fidelity: every training config at the objective's fixed rounds.
+    """
+    settings = run.settings
+    if run.fidelity == "configs":
+        return int(settings.get("fixed_rounds", DEFAULT_FIXED_ROUNDS))
+    chosen = budget if isinstance(budget, (int, float)) else settings.get("max_budget")
+    if not isinstance(chosen, (int, float)):
+        raise ConfigError(f"{run.path}: no max_budget in campaign.json and no incumbent budget")
+    return max(1, int(round(chosen)))
+
+
+@dataclass(frozen=True, eq=False)
+class _Trained:
+    boosters: dict[str, Any]
+    columns: dict[str, list[str]]
+    rows: dict[str, int]
+    metrics: dict[str, float]
+
+
+def _train_families(
+    root: Path,
+    collections: Sequence[str],
+    hyperparameters: dict[str, Any],
+    spec: FeatureSpec,
+    *,
+    rounds: int,
+    seed: int,
+    splits: tuple[str, ...],
+    cache_dir: Path | None,
+    n_threads: int,
+    n_jobs: int,
+    progress: ProgressFn | None,
+) -> _Trained:
+    """Train one ranker per family on ``splits`` and score it on every valid graph."""
+    from hpo.data.load import list_graphs
+    from hpo.features import build_tables
+    from hpo.ranking import training as tr
+
+    total = sum(len(list_graphs(root, c, s)) for c in collections for s in TRAIN_SPLITS)
+    done = [0]
+
+    def on_file(path: str, hit: bool) -> None:
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], total, f"features {Path(path).name}")
+
+    tables = build_tables(
+        root, collections, TRAIN_SPLITS, spec, cache_dir=cache_dir, n_jobs=n_jobs, on_file=on_file
+    )
+    out = _Trained({}, {}, {}, {})
+    families = sorted({family_of(c) for c in collections})
+    for i, family in enumerate(families):
+        if progress is not None:
+            progress(i, len(families), f"training {family} ({rounds} rounds)")
+        wanted = [c for c in collections if family_of(c) == family]
+        train, valid = tables[(family, "train")], tables[(family, "valid")]
+        columns = tr.feature_columns(train, hyperparameters)
+        parts = [(train, tr.select_rows(train, wanted), 0)]
+        if "valid" in splits:
+            parts.append((valid, tr.select_rows(valid, wanted), len(train.graphs)))
+        X = np.concatenate([t.X[r][:, columns] for t, r, _ in parts])
+        target = np.concatenate([t.target[r] for t, r, _ in parts])
+        group = np.concatenate([t.group[r] + offset for t, r, offset in parts])
+        ranker = tr.make_ranker(
+            hyperparameters, num_boost_round=rounds, seed=seed, n_threads=n_threads
+        ).fit(X, target, group)
+        out.boosters[family] = ranker.booster_
+        out.columns[family] = [train.feature_names[j] for j in columns]
+        out.rows[family] = int(X.shape[0])
+        scores = tr.score_table(ranker, valid, columns, wanted)
+        out.metrics.update(tr.collection_means(scores, wanted))
+    if progress is not None:
+        progress(len(families), len(families), "trained")
+    missing = [c for c in collections if c not in out.metrics]
+    if missing:
+        raise UsageError(f"{root}: no labeled valid graphs to score for {', '.join(missing)}")
+    return out
+
+
+def _check_out_dir(out_dir: Path) -> None:
+    if (
+        out_dir.exists()
+        and not (out_dir / MODEL_FILE).is_file()
+        and (not out_dir.is_dir() or any(out_dir.iterdir()))
+    ):
+        raise UsageError(f"{out_dir}: exists and is not a model folder; choose another --out")
+
+
+def _install(tmp: Path, out_dir: Path) -> None:
+    """Move the finished folder ``tmp`` to ``out_dir``, replacing an earlier export."""
+    try:
+        _check_out_dir(out_dir)
+    except UsageError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    os.replace(tmp, out_dir)
+
+
+def export_model(
+    run: RunHistory | Path | str,
+    out_dir: Path | str,
+    *,
+    train_on: Sequence[str] | str = ("train",),
+    cache_dir: Path | str | None = None,
+    data_root: Path | str | None = None,
+    n_threads: int = 1,
+    n_jobs: int | None = None,
+    progress: ProgressFn | None = None,
+) -> Path:
+    """Retrain a run's incumbent at the highest budget and write a model folder.
+
+    Parameters
+    ----------
+    run
+        A loaded run, or the path of a run folder.
+    out_dir
+        The model folder to write (an earlier model folder there is replaced).
+    train_on
+        ``("train",)`` or ``("train", "valid")`` (also ``"train+valid"``). Validation metrics
+        are always computed on valid, so they are optimistic when valid is trained on.
+    cache_dir
+        Feature cache (default: the campaign's).
+    data_root
+        Dataset root (default: the campaign's).
+    n_threads
+        LightGBM threads.
+    n_jobs
+        Feature extraction processes (default: the number of CPUs, at most 4).
+    progress
+        ``progress(done, total, label)`` as files are extracted and families trained.
+
+    Returns
+    -------
+    Path
+        ``out_dir``.
+
+    Raises
+    ------
+    UsageError
+        If the run has no successful trial, or ``out_dir`` is a non-empty non-model folder.
+    """
+    history = run if isinstance(run, RunHistory) else load_run(Path(run))
+    splits = _parse_train_on(train_on)
+    out = Path(out_dir)
+    _check_out_dir(out)
+    inc = history.incumbent
+    if inc is None:
+        raise UsageError(f"run '{history.name}' has no successful trial to export")
+    settings = history.settings
+    root = Path(data_root if data_root is not None else settings.get("data_root", ""))
+    cache = cache_dir if cache_dir is not None else settings.get("cache_dir")
+    seed = inc.seed if inc.seed is not None else int(settings.get("seed", 0))
+    rounds = export_rounds(history, inc.budget)
+    spec = FeatureSpec.from_dict(dict(history.campaign.get("feature_spec") or {}))
+    trained = _train_families(
+        root,
+        history.collections,
+        inc.config,
+        spec,
+        rounds=rounds,
+        seed=seed,
+        splits=splits,
+        cache_dir=Path(cache) if cache else None,
+        n_threads=n_threads,
+        n_jobs=n_jobs or min(4, os.cpu_count() or 1),
+        progress=progress,
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    families = {}
+    for family, booster in trained.boosters.items():
+        booster.save_model(str(tmp / f"{family}.txt"))
+        families[family] = {
+            "file": f"{family}.txt",
+            "sha256": hashlib.sha256((tmp / f"{family}.txt").read_bytes()).hexdigest(),
+            "columns": trained.columns[family],
+            "training_rows": trained.rows[family],
+        }
+    from hpo.runs.folder import data_fingerprint, jsonable, package_versions, write_json_atomic
+
+    fingerprint = data_fingerprint(root, history.collections)
+    run_fingerprint = history.campaign.get("data_fingerprint")
+    meta = {
+        "format": MODEL_FORMAT,
+        "feature_version": FEATURE_VERSION,
+        "feature_spec": spec.to_dict(),
+        "hyperparameters": inc.config,
+        "collections": list(history.collections),
+        "families": families,
+        "rounds": rounds,
+        "seed": seed,
+        "fidelity": history.fidelity,
+        "train_on": list(splits),
+        "validation": {
+            "split": "valid",
+            "metrics": trained.metrics,
+            "score": float(np.mean(list(trained.metrics.values()))),
+            "in_training": "valid" in splits,
+        },
+        "run": {
+            "name": history.name,
+            "path": str(history.path.absolute()),
+            "optimizer": history.optimizer,
+            "trial": inc.trial,
+            "budget": inc.budget,
+            "metrics": inc.metrics,
+            "score": inc.score,
+        },
+        "data": {
+            "root": str(root.absolute()),
+            "fingerprint": fingerprint,
+            "run_fingerprint": run_fingerprint,
+            "matches_run": fingerprint == run_fingerprint,
+        },
+        "versions": package_versions(),
+        "created": time.time(),
+    }
+    write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
+    _install(tmp, out)
+    return out

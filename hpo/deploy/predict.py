@@ -1,0 +1,111 @@
+"""Write a competition submission CSV from an exported model.
+
+Format (see TPUGRAPHS.md): header ``ID,TopConfigs``; one row per graph with ID
+``<collection>:<stem>`` (``tile:xla:<stem>``, ``layout:<source>:<search>:<stem>``) and the
+config indices predicted fastest first, joined by ``;``: the ``top_k`` best for tile (distinct
+valid indices; fewer when the graph has fewer configs), the full ranking for layout.
+
+Graphs are processed one at a time and each row is written as soon as it is ready, into a
+temporary file next to the output that is renamed over it at the end, so an interrupted run
+never leaves a half-written submission behind.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from hpo.data.load import is_layout, list_graphs
+from hpo.deploy.evaluate import model_collections
+from hpo.deploy.model import ExportedModel, ProgressFn
+from hpo.errors import UsageError
+
+__all__ = ["HEADER", "DEFAULT_TOP_K", "format_row", "submission_id", "write_submission"]
+
+HEADER = "ID,TopConfigs"
+DEFAULT_TOP_K = 5
+
+
+def submission_id(collection: str, stem: str) -> str:
+    """The submission ID of a graph: ``tile:xla:<stem>`` or ``layout:<src>:<search>:<stem>``."""
+    return f"{collection}:{stem}"
+
+
+def format_row(collection: str, stem: str, ranking: np.ndarray, top_k: int) -> str:
+    """One CSV row: the full ranking for layout, its first ``top_k`` entries for tile."""
+    shown = ranking if is_layout(collection) else ranking[:top_k]
+    return f"{submission_id(collection, stem)},{';'.join(map(str, shown.tolist()))}"
+
+
+def write_submission(
+    model: ExportedModel,
+    data_root: Path | str,
+    out_csv: Path | str,
+    split: str = "test",
+    progress: ProgressFn | None = None,
+    *,
+    collections: Sequence[str] | None = None,
+    top_k: int = DEFAULT_TOP_K,
+    cache_dir: Path | str | None = None,
+) -> dict[str, int]:
+    """Rank every config of every graph of ``split`` and write the submission CSV.
+
+    Parameters
+    ----------
+    model
+        A loaded model folder.
+    data_root
+        Dataset root.
+    out_csv
+        The CSV to write (replaced atomically).
+    split
+        Split to predict (``test`` for a submission).
+    progress
+        ``progress(done, total, label)`` after each graph.
+    collections
+        Collections to predict (default: every collection the model serves).
+    top_k
+        Configs listed per tile graph (at least 1).
+    cache_dir
+        Feature cache (``None``: extract without caching).
+
+    Returns
+    -------
+    dict
+        ``{collection: rows written}``.
+
+    Raises
+    ------
+    UsageError
+        If ``top_k`` < 1, or a collection is missing from the data root or not served by the
+        model.
+    """
+    if top_k < 1:
+        raise UsageError(f"--top-k must be >= 1, got {top_k}")
+    root = Path(data_root)
+    wanted = model_collections(model, root, split, collections)
+    files = [(c, p) for c in wanted for p in list_graphs(root, c, split)]
+    out = Path(out_csv)
+    if out.parent and not out.parent.is_dir():
+        raise UsageError(f"{out}: folder {out.parent} does not exist")
+    cache = Path(cache_dir) if cache_dir is not None else None
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    counts = dict.fromkeys(wanted, 0)
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(HEADER + "\n")
+            for i, (collection, path) in enumerate(files):
+                ranking = model.rank_graph(path, collection, cache_dir=cache)
+                fh.write(format_row(collection, path.stem, ranking, top_k) + "\n")
+                counts[collection] += 1
+                if progress is not None:
+                    progress(i + 1, len(files), f"{collection} {path.name}")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return counts

@@ -1,0 +1,66 @@
+"""Stage 3, ranking: the LightGBM lambdarank estimator, the one training path of a family, and
+the competition's metrics.
+
+The objective, export and the benchmarks all train and score through
+:func:`hpo.ranking.training.train_family`, so a trial and an exported model cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from hpo.ranking.metrics import (
+    collection_metric,
+    kendall_tau,
+    overall_score,
+    score_collection,
+    tile_score,
+    topk_error,
+)
+from hpo.ranking.ranker import (
+    LIGHTGBM_QUERY_LIMIT,
+    LambdaRanker,
+    relevance_labels,
+    split_large_groups,
+)
+from hpo.ranking.spaces import (
+    DEFAULT_SPACE,
+    list_spaces,
+    load_space,
+    space_from_dict,
+    space_to_dict,
+)
+from hpo.ranking.training import (
+    DEFAULT_FIXED_ROUNDS,
+    RANKER_KEYS,
+    GraphScore,
+    feature_columns,
+    make_ranker,
+    sample_configs,
+    score_table,
+    select_rows,
+)
+
+__all__ = [
+    "DEFAULT_FIXED_ROUNDS",
+    "DEFAULT_SPACE",
+    "GraphScore",
+    "LIGHTGBM_QUERY_LIMIT",
+    "LambdaRanker",
+    "RANKER_KEYS",
+    "collection_metric",
+    "feature_columns",
+    "kendall_tau",
+    "list_spaces",
+    "load_space",
+    "make_ranker",
+    "overall_score",
+    "relevance_labels",
+    "sample_configs",
+    "score_collection",
+    "score_table",
+    "select_rows",
+    "space_from_dict",
+    "space_to_dict",
+    "split_large_groups",
+    "tile_score",
+    "topk_error",
+]

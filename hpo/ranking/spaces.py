@@ -1,0 +1,177 @@
+"""Search spaces as data: ConfigSpace JSON files loaded into ``ConfigurationSpace`` objects.
+
+A space is one JSON file in ConfigSpace's own serialisation (``ConfigurationSpace.to_json``).
+The packaged spaces live in ``spaces/`` at the repository root; a wheel ships them as
+``hpo/_spaces/``. :func:`load_space` takes either the NAME of a packaged space (``lambdarank``)
+or the PATH of a JSON file, and turns every defect of the file into a one-line
+:class:`hpo.errors.ConfigError` naming the file and the problem.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+from pathlib import Path
+from typing import Any
+
+from ConfigSpace import ConfigurationSpace
+from ConfigSpace.read_and_write.dictionary import (
+    CONDITION_DECODERS,
+    FORBIDDEN_DECODERS,
+    HYPERPARAMETER_DECODERS,
+)
+
+from hpo.errors import ConfigError
+
+__all__ = ["DEFAULT_SPACE", "list_spaces", "load_space", "space_from_dict", "space_to_dict"]
+
+DEFAULT_SPACE = "lambdarank"
+_SUFFIX = ".json"
+
+
+def _space_dirs() -> list[Path]:
+    """Folders holding packaged spaces, in lookup order (wheel first, then the checkout)."""
+    dirs: list[Path] = []
+    packaged = importlib.resources.files("hpo") / "_spaces"
+    if packaged.is_dir():
+        dirs.append(Path(str(packaged)))
+    checkout = Path(__file__).resolve().parents[2] / "spaces"
+    if checkout.is_dir():
+        dirs.append(checkout)
+    return dirs
+
+
+def list_spaces() -> list[str]:
+    """Return the names of the packaged search spaces, sorted."""
+    names = {p.stem for d in _space_dirs() for p in d.glob(f"*{_SUFFIX}")}
+    return sorted(names)
+
+
+def _resolve(name_or_path: str | Path) -> Path:
+    text = str(name_or_path)
+    looks_like_path = (
+        isinstance(name_or_path, Path) or text.endswith(_SUFFIX) or "/" in text or "\\" in text
+    )
+    if looks_like_path:
+        path = Path(text).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"{path}: search space file not found")
+        return path
+    for folder in _space_dirs():
+        candidate = folder / f"{text}{_SUFFIX}"
+        if candidate.is_file():
+            return candidate
+    available = ", ".join(list_spaces()) or "none"
+    raise ConfigError(
+        f"unknown search space '{text}' (packaged spaces: {available}; or pass the path of a "
+        "ConfigSpace .json file)"
+    )
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _check_structure(source: str, data: Any) -> None:
+    """Check the parts ConfigSpace reports badly: types and names referenced by conditions."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a JSON object, found {type(data).__name__}")
+    hps = data.get("hyperparameters")
+    if not isinstance(hps, list) or not hps:
+        raise ConfigError(f"{source}: key 'hyperparameters': expected a non-empty list")
+    names: set[str] = set()
+    for i, hp in enumerate(hps):
+        if not isinstance(hp, dict) or not isinstance(hp.get("name"), str):
+            raise ConfigError(f"{source}: hyperparameter #{i}: expected an object with a 'name'")
+        kind = hp.get("type")
+        if kind not in HYPERPARAMETER_DECODERS:
+            raise ConfigError(
+                f"{source}: hyperparameter '{hp['name']}': unknown type {kind!r} (expected one "
+                f"of {', '.join(sorted(HYPERPARAMETER_DECODERS))})"
+            )
+        if hp["name"] in names:
+            raise ConfigError(f"{source}: hyperparameter '{hp['name']}' is defined twice")
+        names.add(hp["name"])
+    for key, decoders in (("conditions", CONDITION_DECODERS), ("forbiddens", FORBIDDEN_DECODERS)):
+        items = data.get(key, [])
+        if not isinstance(items, list):
+            raise ConfigError(f"{source}: key '{key}': expected a list")
+        for i, item in enumerate(items):
+            _check_clause(source, f"{key[:-1]} #{i}", item, decoders, names)
+
+
+def _check_clause(
+    source: str, where: str, item: Any, decoders: dict[str, Any], names: set[str]
+) -> None:
+    if not isinstance(item, dict):
+        raise ConfigError(f"{source}: {where}: expected an object")
+    kind = item.get("type")
+    if kind not in decoders:
+        raise ConfigError(
+            f"{source}: {where}: unknown type {kind!r} (expected one of "
+            f"{', '.join(sorted(decoders))})"
+        )
+    for ref_key in ("child", "parent", "name", "left", "right"):
+        ref = item.get(ref_key)
+        if isinstance(ref, str) and ref not in names:
+            raise ConfigError(f"{source}: {where}: unknown hyperparameter '{ref}' in '{ref_key}'")
+    for sub_key in ("conditions", "clauses"):
+        for j, sub in enumerate(item.get(sub_key) or []):
+            _check_clause(source, f"{where}.{sub_key}[{j}]", sub, decoders, names)
+
+
+def space_from_dict(data: Any, source: str = "search space") -> ConfigurationSpace:
+    """Build a space from its ConfigSpace serialisation (a dict), as :func:`load_space` does.
+
+    Parameters
+    ----------
+    data
+        The decoded JSON object.
+    source
+        Named in error messages (usually the file).
+
+    Raises
+    ------
+    ConfigError
+        If the dict is not a valid serialised space.
+    """
+    _check_structure(source, data)
+    try:
+        return ConfigurationSpace.from_serialized_dict(json.loads(json.dumps(data)))
+    except (KeyError, ValueError, TypeError, AssertionError, AttributeError) as exc:
+        raise ConfigError(f"{source}: invalid search space: {_one_line(exc)}") from exc
+
+
+def space_to_dict(space: ConfigurationSpace) -> dict[str, Any]:
+    """Return the ConfigSpace serialisation of ``space`` (JSON-compatible)."""
+    return dict(json.loads(json.dumps(space.to_serialized_dict())))
+
+
+def load_space(name_or_path: str | Path, seed: int | None = None) -> ConfigurationSpace:
+    """Load a search space by packaged NAME or by PATH of a ConfigSpace JSON file.
+
+    Parameters
+    ----------
+    name_or_path
+        A packaged space name (see :func:`list_spaces`), or a path; a string ending in
+        ``.json`` or containing a path separator is taken as a path.
+    seed
+        Seed of the space's sampler; ``None`` leaves it unseeded.
+
+    Raises
+    ------
+    ConfigError
+        If the space is unknown, the file is missing or is not valid JSON, a hyperparameter
+        has an unknown type, or a condition or forbidden clause is invalid.
+    """
+    path = _resolve(name_or_path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: not valid JSON ({exc})") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: unreadable ({_one_line(exc)})") from exc
+    space = space_from_dict(data, source=str(path))
+    if seed is not None:
+        space.seed(seed)
+    return space

@@ -1,0 +1,84 @@
+"""Stage 4, run folders: the files a campaign writes (settings, trial log, lock, boosters) and
+the reading side (history, incumbent, importance, plots).
+
+This stage never imports SMAC: a run can be inspected on a machine that only has the
+run folder, and while its campaign is still running.
+"""
+
+from __future__ import annotations
+
+from hpo.runs.folder import (
+    CAMPAIGN_FILE,
+    LOCK_FILE,
+    RESULT_FILE,
+    SMAC_DIR,
+    TRIALS_FILE,
+    RunLock,
+    TrialLog,
+    data_fingerprint,
+    jsonable,
+    lock_is_live,
+    package_versions,
+    read_json,
+    read_lock,
+    read_trials,
+    run_state,
+    trial_key,
+    write_json_atomic,
+)
+from hpo.runs.history import (
+    DEFAULT_RUNS_DIR,
+    RunHistory,
+    RunSummary,
+    TrajectoryPoint,
+    Trial,
+    list_runs,
+    load_run,
+    resolve_run_dir,
+)
+from hpo.runs.importance import (
+    BUDGET_FEATURE,
+    MIN_TRIALS,
+    Importance,
+    encode_trials,
+    hyperparameter_importance,
+)
+from hpo.runs.plots import (
+    plot_compare,
+    plot_run,
+)
+
+__all__ = [
+    "BUDGET_FEATURE",
+    "CAMPAIGN_FILE",
+    "DEFAULT_RUNS_DIR",
+    "Importance",
+    "LOCK_FILE",
+    "MIN_TRIALS",
+    "RESULT_FILE",
+    "RunHistory",
+    "RunLock",
+    "RunSummary",
+    "SMAC_DIR",
+    "TRIALS_FILE",
+    "TrajectoryPoint",
+    "Trial",
+    "TrialLog",
+    "data_fingerprint",
+    "encode_trials",
+    "hyperparameter_importance",
+    "jsonable",
+    "list_runs",
+    "load_run",
+    "lock_is_live",
+    "package_versions",
+    "plot_compare",
+    "plot_run",
+    "read_json",
+    "read_lock",
+    "read_trials",
+    "resolve_run_dir",
+    "run_state",
+    "trial_key",
+    "write_json_atomic",
+]

@@ -1,0 +1,350 @@
+"""The run folder ``runs/<name>/``: its files, its lock, its trial log and its state.
+
+Layout (see ``docs/ARCHITECTURE.md``)::
+
+    campaign.json   settings, search space, data fingerprint, package versions, created time
+    smac/<seed>/    SMAC's own output (scenario.json, runhistory.json, intensifier.json, ...)
+    trials.jsonl    one JSON object per finished trial, appended (flush + fsync) as it ends
+    lock.json       {"pid", "host", "started"} while a campaign process is alive
+    result.json     the incumbent, written when the campaign ends
+
+Nothing here knows about SMAC; :mod:`hpo.campaign.facades` fills the trial records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import math
+import os
+import socket
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hpo.data.load import SPLITS, list_graphs
+from hpo.errors import ConfigError, UsageError
+
+__all__ = [
+    "CAMPAIGN_FILE",
+    "LOCK_FILE",
+    "RESULT_FILE",
+    "SMAC_DIR",
+    "TRIALS_FILE",
+    "RunLock",
+    "TrialLog",
+    "data_fingerprint",
+    "jsonable",
+    "lock_is_live",
+    "package_versions",
+    "read_json",
+    "read_lock",
+    "read_trials",
+    "run_state",
+    "trial_key",
+    "write_json_atomic",
+]
+
+CAMPAIGN_FILE = "campaign.json"
+TRIALS_FILE = "trials.jsonl"
+LOCK_FILE = "lock.json"
+RESULT_FILE = "result.json"
+SMAC_DIR = "smac"
+VERSIONED_PACKAGES = ("hpo", "smac", "ConfigSpace", "lightgbm", "numpy", "dask")
+FINGERPRINT_SPLITS = tuple(s for s in SPLITS if s != "test")
+
+
+def jsonable(value: Any) -> Any:
+    """Return ``value`` with numpy scalars/arrays, paths and tuples turned into JSON types.
+
+    Non-finite floats become ``None`` (JSON has no NaN); unknown objects become ``str``.
+    """
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return jsonable(value.item())
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, Path):
+        return str(value)
+    return str(value)
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write ``data`` as indented JSON to ``path`` through a temporary file and a rename."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2)
+        fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def read_json(path: Path) -> Any:
+    """Read a JSON file of the run folder.
+
+    Raises
+    ------
+    ConfigError
+        If the file is missing or not valid JSON.
+    """
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path}: file not found") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid JSON ({exc})") from exc
+
+
+def data_fingerprint(root: Path, collections: Iterable[str]) -> str:
+    """Hash the train and valid data files of ``collections`` under ``root``.
+
+    The hash covers each file's path relative to ``root``, its size and its mtime (ns), so it
+    changes when a file is added, removed, replaced or touched, and not when the whole root
+    is moved.
+
+    Raises
+    ------
+    UsageError
+        If a collection has no train or valid folder under ``root``.
+    """
+    root = Path(root)
+    digest = hashlib.sha256()
+    for collection in collections:
+        for split in FINGERPRINT_SPLITS:
+            for path in list_graphs(root, collection, split):
+                st = path.stat()
+                rel = path.relative_to(root).as_posix()
+                digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:32]
+
+
+def package_versions() -> dict[str, str | None]:
+    """Return the installed versions of the packages a campaign's results depend on."""
+    out: dict[str, str | None] = {}
+    for name in VERSIONED_PACKAGES:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def this_host() -> str:
+    """Return the host name used in locks and worker ids."""
+    return socket.gethostname()
+
+
+def read_lock(run_dir: Path) -> dict[str, Any] | None:
+    """Return the content of ``lock.json``, ``None`` if absent; unreadable gives ``{}``."""
+    path = Path(run_dir) / LOCK_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def lock_is_live(lock: dict[str, Any]) -> bool:
+    """Whether the process named by a lock may still be running.
+
+    A lock of this host is live while its pid exists; a lock of another host cannot be
+    checked and counts as live. A lock without a pid (half written) counts as stale.
+    """
+    pid = lock.get("pid")
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    if lock.get("host") != this_host():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _describe_lock(run_dir: Path, lock: dict[str, Any]) -> str:
+    started = lock.get("started")
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started)) if started else "?"
+    return (
+        f"run '{run_dir.name}' is in use by pid {lock.get('pid')} on {lock.get('host')} "
+        f"(since {when}); if no such process runs, delete {run_dir / LOCK_FILE}"
+    )
+
+
+class RunLock:
+    """``lock.json`` of a run folder, created atomically; use as a context manager.
+
+    Parameters
+    ----------
+    run_dir
+        The run folder (created if missing).
+
+    Raises
+    ------
+    UsageError
+        On entry, if a live process holds the lock.
+    """
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = Path(run_dir)
+        self.path = self.run_dir / LOCK_FILE
+        self._held = False
+
+    def acquire(self) -> None:
+        """Take the lock, replacing a stale one."""
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        content = json.dumps({"pid": os.getpid(), "host": this_host(), "started": time.time()})
+        for _ in range(3):
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                lock = read_lock(self.run_dir)
+                if lock is not None and lock_is_live(lock):
+                    raise UsageError(_describe_lock(self.run_dir, lock)) from None
+                self.path.unlink(missing_ok=True)
+                continue
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(content + "\n")
+            self._held = True
+            return
+        raise UsageError(f"{self.path}: could not take the lock (another process races for it)")
+
+    def release(self) -> None:
+        """Remove the lock if this object holds it."""
+        if self._held:
+            self.path.unlink(missing_ok=True)
+            self._held = False
+
+    def __enter__(self) -> RunLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def run_state(run_dir: Path) -> str:
+    """Return ``running``, ``finished``, ``interrupted``, or ``missing`` for a run folder."""
+    run_dir = Path(run_dir)
+    if not (run_dir / CAMPAIGN_FILE).exists() and not (run_dir / LOCK_FILE).exists():
+        return "missing"
+    lock = read_lock(run_dir)
+    if lock is not None and lock_is_live(lock):
+        return "running"
+    if (run_dir / RESULT_FILE).exists():
+        return "finished"
+    return "interrupted"
+
+
+def trial_key(record: dict[str, Any]) -> tuple[str, Any, Any]:
+    """Identity of a trial: (config as canonical JSON, budget, seed)."""
+    config = json.dumps(record.get("config"), sort_keys=True)
+    return (config, record.get("budget"), record.get("seed"))
+
+
+def _parse_trial_lines(path: Path) -> tuple[list[dict[str, Any]], int]:
+    """Parse ``trials.jsonl``; return the records and the byte length of the good prefix.
+
+    Text after the last newline may be cut anywhere (``kill -9`` during a write) and is
+    dropped; so is a last complete line that is not JSON. Any other bad line is an error.
+    """
+    lines = path.read_bytes().split(b"\n")
+    records: list[dict[str, Any]] = []
+    good = 0
+    for number, line in enumerate(lines[:-1], start=1):  # lines[-1] has no newline after it
+        if line.strip():
+            try:
+                record = json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                if any(rest.strip() for rest in lines[number:]):
+                    raise ConfigError(
+                        f"{path}: line {number} is not valid JSON (only a truncated last line "
+                        "is tolerated)"
+                    ) from None
+                break
+            if not isinstance(record, dict):
+                raise ConfigError(f"{path}: line {number}: expected a JSON object")
+            records.append(record)
+        good += len(line) + 1
+    return records, good
+
+
+def read_trials(path: Path) -> list[dict[str, Any]]:
+    """Read the records of a ``trials.jsonl``, ignoring a truncated last line.
+
+    Raises
+    ------
+    ConfigError
+        If a line other than the last is not a JSON object.
+    """
+    path = Path(path)
+    if not path.exists():
+        return []
+    return _parse_trial_lines(path)[0]
+
+
+def _without(record: dict[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in record.items() if k != key}
+
+
+class TrialLog:
+    """Append-only ``trials.jsonl`` with de-duplication by :func:`trial_key`.
+
+    Opening cuts a truncated last line (left by ``kill -9``) so appends start on a clean line.
+
+    Parameters
+    ----------
+    path
+        The ``trials.jsonl`` file (created on first append).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.records: list[dict[str, Any]] = []
+        if self.path.exists():
+            self.records, good = _parse_trial_lines(self.path)
+            if good < self.path.stat().st_size:
+                with open(self.path, "r+b") as fh:
+                    fh.truncate(good)
+        self._keys = {trial_key(r) for r in self.records}
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __contains__(self, record: dict[str, Any]) -> bool:
+        return trial_key(record) in self._keys
+
+    def append(self, record: dict[str, Any]) -> bool:
+        """Append ``record`` unless a trial with the same key is logged; return whether written.
+
+        The record gets ``trial`` = its 1-based position in the log.
+        """
+        record = jsonable(record)
+        key = trial_key(record)
+        if key in self._keys:
+            return False
+        record = {"trial": len(self.records) + 1, **_without(record, "trial")}
+        line = json.dumps(record) + "\n"
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+        self.records.append(record)
+        self._keys.add(key)
+        return True

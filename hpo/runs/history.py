@@ -1,0 +1,426 @@
+"""Reading run folders: settings, trials, state, incumbent, trajectory.
+
+A run folder ``runs/<name>/`` (see ``docs/ARCHITECTURE.md``) holds ``campaign.json`` (the
+frozen campaign config), ``trials.jsonl`` (one record per finished trial), ``lock.json``
+while a campaign process is alive and ``result.json`` once it has ended. Everything here
+only reads: a run can be inspected while its campaign is still running.
+
+The incumbent
+-------------
+Multi-fidelity optimizers (Hyperband, successive halving) evaluate most configurations at
+small budgets, where scores are cheap but biased (few boosting rounds, few configs per
+graph). A score at a low budget is therefore not compared with one at a higher budget.
+The incumbent is *the best successful trial at the highest budget any successful trial
+reached*: let ``B`` be the largest budget among successful trials; among the successful
+trials at ``B``, the one with the highest score wins (ties: the earlier trial). SMAC's own
+incumbent is chosen the same way (among configurations evaluated at the highest budget), so
+when the campaign has ended and ``result.json`` names an incumbent, that one is used and this
+rule only applies to runs still running or interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hpo.errors import ConfigError, UsageError
+from hpo.runs.folder import (
+    CAMPAIGN_FILE,
+    RESULT_FILE,
+    TRIALS_FILE,
+    read_json,
+    read_trials,
+    run_state,
+    trial_key,
+)
+
+__all__ = [
+    "DEFAULT_RUNS_DIR",
+    "RunHistory",
+    "RunSummary",
+    "TrajectoryPoint",
+    "Trial",
+    "list_runs",
+    "load_run",
+    "resolve_run_dir",
+]
+
+DEFAULT_RUNS_DIR = Path("runs")
+
+
+def _float(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One finished trial of ``trials.jsonl``.
+
+    Attributes
+    ----------
+    trial
+        1-based position in the log.
+    config
+        Hyperparameters (a flat mapping).
+    budget
+        Fidelity value the trial was trained at (``None`` if not recorded).
+    status
+        SMAC status name (``SUCCESS``, ``CRASHED``, ``TIMEOUT`` ...).
+    score
+        Mean validation metric over the campaign's collections (higher is better);
+        ``None`` for a failed trial.
+    metrics
+        ``{collection: metric}`` on the valid split.
+    start, end
+        Epoch seconds.
+    error
+        Traceback or reason of a failed trial.
+    """
+
+    trial: int
+    config: dict[str, Any]
+    budget: float | None
+    status: str
+    score: float | None = None
+    cost: float | None = None
+    metrics: dict[str, float] = field(default_factory=dict)
+    seed: int | None = None
+    config_id: int | None = None
+    start: float | None = None
+    end: float | None = None
+    duration: float | None = None
+    worker: str | None = None
+    error: str | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """Whether the trial succeeded with a finite score."""
+        return self.status == "SUCCESS" and self.score is not None
+
+    @property
+    def error_line(self) -> str:
+        """The last non-empty line of the error (the exception message), or the status."""
+        lines = [ln.strip() for ln in str(self.error or "").splitlines() if ln.strip()]
+        return lines[-1] if lines else self.status
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any], position: int) -> Trial:
+        """Build a trial from one ``trials.jsonl`` record (missing keys become ``None``)."""
+        score = _float(record.get("score"))
+        cost = _float(record.get("cost"))
+        if score is None and cost is not None and record.get("status") == "SUCCESS":
+            score = 1.0 - cost
+        metrics = record.get("metrics") or {}
+        seed = record.get("seed")
+        config_id = record.get("config_id")
+        trial = record.get("trial")
+        return cls(
+            trial=int(trial) if isinstance(trial, int) else position,
+            config=dict(record.get("config") or {}),
+            budget=_float(record.get("budget")),
+            status=str(record.get("status") or "UNKNOWN"),
+            score=score,
+            cost=cost,
+            metrics={str(k): float(v) for k, v in metrics.items() if _float(v) is not None},
+            seed=seed if isinstance(seed, int) else None,
+            config_id=config_id if isinstance(config_id, int) else None,
+            start=_float(record.get("start")),
+            end=_float(record.get("end")),
+            duration=_float(record.get("duration")),
+            worker=record.get("worker"),
+            error=record.get("error"),
+            info=dict(record.get("info") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class TrajectoryPoint:
+    """A new best score: ``elapsed`` seconds after the start, reached by ``trial``."""
+
+    elapsed: float
+    trial: int
+    budget: float | None
+    score: float
+
+
+@dataclass(frozen=True, eq=False)
+class RunHistory:
+    """Everything recorded in one run folder.
+
+    Attributes
+    ----------
+    name
+        Folder name.
+    path
+        The run folder.
+    settings
+        The frozen campaign config (``data_root``, ``collections``, ``optimizer``, ...).
+    campaign
+        The whole ``campaign.json`` (settings, search space, data fingerprint, versions).
+    state
+        ``running``, ``finished`` or ``interrupted``.
+    trials
+        De-duplicated trials in log order.
+    result
+        ``result.json`` when the campaign has ended, else ``None``.
+    """
+
+    name: str
+    path: Path
+    settings: dict[str, Any]
+    campaign: dict[str, Any]
+    state: str
+    trials: tuple[Trial, ...]
+    result: dict[str, Any] | None
+
+    # ---- settings ------------------------------------------------------------------------
+    @property
+    def optimizer(self) -> str:
+        """Optimizer name of the campaign (``hyperband``, ``bo`` ...)."""
+        return str(self.settings.get("optimizer", "?"))
+
+    @property
+    def collections(self) -> tuple[str, ...]:
+        """Collections the campaign scored."""
+        return tuple(self.settings.get("collections") or ())
+
+    @property
+    def fidelity(self) -> str:
+        """What a budget means: ``rounds`` or ``configs``."""
+        return str(self.settings.get("fidelity", "rounds"))
+
+    @property
+    def space(self) -> dict[str, Any] | None:
+        """The search space (ConfigSpace serialisation) if ``campaign.json`` holds one."""
+        value = self.campaign.get("space")
+        return value if isinstance(value, dict) and "hyperparameters" in value else None
+
+    @property
+    def started(self) -> float | None:
+        """Epoch seconds the campaign started (``created``, else the first trial's start)."""
+        starts = [t.start for t in self.trials if t.start is not None]
+        created = _float(self.campaign.get("created"))
+        if created is not None and (not starts or created <= min(starts)):
+            return created
+        return min(starts) if starts else created
+
+    # ---- trials --------------------------------------------------------------------------
+    @property
+    def successful(self) -> list[Trial]:
+        """Trials that succeeded."""
+        return [t for t in self.trials if t.ok]
+
+    @property
+    def crashed(self) -> list[Trial]:
+        """Trials that failed (crashed, timed out, ...), with their errors."""
+        return [t for t in self.trials if not t.ok]
+
+    @property
+    def budgets(self) -> list[float]:
+        """Distinct budgets of all trials, ascending."""
+        return sorted({t.budget for t in self.trials if t.budget is not None})
+
+    def trials_per_budget(self) -> dict[float | None, dict[str, int]]:
+        """``{budget: {"total", "success", "failed"}}``, budgets ascending."""
+        out: dict[float | None, dict[str, int]] = {}
+        keys: list[float | None] = [*self.budgets]
+        if any(t.budget is None for t in self.trials):
+            keys.append(None)
+        for b in keys:
+            these = [t for t in self.trials if t.budget == b]
+            ok = sum(t.ok for t in these)
+            out[b] = {"total": len(these), "success": ok, "failed": len(these) - ok}
+        return out
+
+    def _incumbent_by_rule(self) -> Trial | None:
+        ok = self.successful
+        if not ok:
+            return None
+        top = max(t.budget if t.budget is not None else -math.inf for t in ok)
+        at_top = [t for t in ok if (t.budget if t.budget is not None else -math.inf) == top]
+        return max(at_top, key=lambda t: (t.score, -t.trial))
+
+    @property
+    def incumbent(self) -> Trial | None:
+        """The incumbent trial (see the module docstring); ``None`` without a success.
+
+        ``result.json``'s incumbent wins when present; it is matched to its trial by config
+        and budget, or turned into a trial of its own when the log lacks it.
+        """
+        res = self.result or {}
+        recorded = res.get("incumbent")
+        if isinstance(recorded, dict) and recorded:
+            budget = _float(res.get("budget"))
+            canon = json.dumps(recorded, sort_keys=True)
+            matches = [
+                t
+                for t in self.successful
+                if json.dumps(t.config, sort_keys=True) == canon
+                and (budget is None or t.budget == budget)
+            ]
+            if matches:
+                same = [t for t in matches if t.trial == res.get("trial")]
+                return same[0] if same else max(matches, key=lambda t: (t.score, -t.trial))
+            trial = res.get("trial")
+            return Trial.from_record(
+                {
+                    **res,
+                    "config": recorded,
+                    "status": "SUCCESS",
+                    "trial": trial if isinstance(trial, int) else 0,
+                },
+                position=0,
+            )
+        return self._incumbent_by_rule()
+
+    def trajectory(self) -> list[TrajectoryPoint]:
+        """Each new best score over all successful trials, in order of finishing.
+
+        This is the any-time curve (best validation score so far vs wall time); it mixes
+        budgets, so its last point can differ from the incumbent.
+        """
+        t0 = self.started or 0.0
+        ok = sorted(self.successful, key=lambda t: (t.end if t.end is not None else 0.0, t.trial))
+        out: list[TrajectoryPoint] = []
+        best = -math.inf
+        for t in ok:
+            assert t.score is not None
+            if t.score > best:
+                best = t.score
+                elapsed = (t.end - t0) if t.end is not None else 0.0
+                out.append(TrajectoryPoint(max(0.0, elapsed), t.trial, t.budget, t.score))
+        return out
+
+    def top(self, n: int = 5) -> list[Trial]:
+        """The ``n`` best configurations, each by its trial at its highest budget.
+
+        Sorted by budget (highest first), then by score, the order of the incumbent rule.
+        """
+        best: dict[str, Trial] = {}
+        for t in self.successful:
+            key = json.dumps(t.config, sort_keys=True)
+            old = best.get(key)
+            if old is None or ((t.budget or 0.0), t.score) > ((old.budget or 0.0), old.score):
+                best[key] = t
+        ranked = sorted(best.values(), key=lambda t: (-(t.budget or 0.0), -(t.score or 0.0)))
+        return ranked[:n]
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One line of ``hpo runs list``; ``problem`` says why a folder could not be read."""
+
+    name: str
+    path: Path
+    state: str
+    optimizer: str = "?"
+    n_trials: int = 0
+    n_failed: int = 0
+    best_score: float | None = None
+    best_budget: float | None = None
+    started: float | None = None
+    problem: str | None = None
+
+
+def resolve_run_dir(name_or_path: str | Path, runs_dir: str | Path | None = None) -> Path:
+    """The folder of a run given its NAME (under ``runs_dir``) or its PATH.
+
+    Raises
+    ------
+    UsageError
+        If neither ``runs_dir/NAME`` nor the path is a run folder.
+    """
+    runs = Path(runs_dir) if runs_dir is not None else DEFAULT_RUNS_DIR
+    for cand in (runs / str(name_or_path), Path(name_or_path)):
+        if (cand / CAMPAIGN_FILE).is_file():
+            return cand
+    folders = sorted(runs.iterdir()) if runs.is_dir() else []
+    known = [p.name for p in folders if (p / CAMPAIGN_FILE).is_file()]
+    hint = f" (runs there: {', '.join(known)})" if known else ""
+    raise UsageError(f"no run '{name_or_path}' in {runs}{hint}")
+
+
+def load_run(name_or_path: str | Path, runs_dir: str | Path | None = None) -> RunHistory:
+    """Load a run folder.
+
+    Parameters
+    ----------
+    name_or_path
+        The run's name (a folder of ``runs_dir``) or the path of its folder.
+    runs_dir
+        Folder of the runs (default ``runs``).
+
+    Raises
+    ------
+    UsageError
+        If there is no such run.
+    ConfigError
+        If ``campaign.json`` or ``result.json`` is not valid JSON, or a line of
+        ``trials.jsonl`` other than a truncated last one is corrupt.
+    """
+    path = resolve_run_dir(name_or_path, runs_dir)
+    campaign = read_json(path / CAMPAIGN_FILE)
+    if not isinstance(campaign, dict):
+        raise ConfigError(f"{path / CAMPAIGN_FILE}: expected a JSON object")
+    settings = campaign.get("config", campaign.get("settings", campaign))
+    if not isinstance(settings, dict):
+        raise ConfigError(f"{path / CAMPAIGN_FILE}: key 'config': expected a JSON object")
+    seen: set[tuple[str, Any, Any]] = set()
+    trials: list[Trial] = []
+    for i, record in enumerate(read_trials(path / TRIALS_FILE), start=1):
+        key = trial_key(record)
+        if key in seen:
+            continue
+        seen.add(key)
+        trials.append(Trial.from_record(record, i))
+    result = read_json(path / RESULT_FILE) if (path / RESULT_FILE).is_file() else None
+    if result is not None and not isinstance(result, dict):
+        raise ConfigError(f"{path / RESULT_FILE}: expected a JSON object")
+    return RunHistory(
+        name=path.name,
+        path=path,
+        settings=settings,
+        campaign=campaign,
+        state=run_state(path),
+        trials=tuple(trials),
+        result=result,
+    )
+
+
+def list_runs(runs_dir: str | Path | None = None) -> list[RunSummary]:
+    """Summaries of every run folder under ``runs_dir``, oldest first.
+
+    A folder that cannot be read is listed with its ``problem`` instead of failing the list.
+    """
+    runs = Path(runs_dir) if runs_dir is not None else DEFAULT_RUNS_DIR
+    if not runs.is_dir():
+        return []
+    out: list[RunSummary] = []
+    for folder in sorted(p for p in runs.iterdir() if (p / CAMPAIGN_FILE).is_file()):
+        try:
+            run = load_run(folder)
+        except (ConfigError, UsageError) as exc:
+            out.append(RunSummary(folder.name, folder, run_state(folder), problem=str(exc)))
+            continue
+        inc = run.incumbent
+        out.append(
+            RunSummary(
+                name=run.name,
+                path=folder,
+                state=run.state,
+                optimizer=run.optimizer,
+                n_trials=len(run.trials),
+                n_failed=len(run.crashed),
+                best_score=None if inc is None else inc.score,
+                best_budget=None if inc is None else inc.budget,
+                started=run.started,
+            )
+        )
+    return sorted(out, key=lambda s: (s.started is None, s.started or 0.0, s.name))

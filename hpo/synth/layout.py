@@ -1,0 +1,393 @@
+"""Synthetic layout graphs (``layout:{xla,nlp}:{default,random}``), written chunk by chunk.
+
+Configurable nodes are convolution, dot, reshape, transpose and fusion nodes with outputs of
+rank >= 2. A configuration gives each of them an output, input and (convolutions) kernel
+layout, minor-to-major, -1 padded; an all -1 block is the compiler default, i.e. the layout
+stored in ``node_feat`` 134-139 of the node (of the operand, for input and kernel blocks).
+
+Hidden cost law (:func:`_config_cost_terms`): per configurable node, the output volume padded
+to the 8 x 128 hardware tile on its two most-minor dimensions under the chosen layout, times
+an opcode factor (convolution and dot heavier, cheaper when their feature / last dimension is
+most minor), plus smaller input and kernel terms; plus a copy when a node's input layout
+differs from the output layout of its nearest configurable producer (walking back through at
+most three shape-preserving nodes) or from the input layout of its first sibling fed by the
+same producer. A base runtime from the non-configurable nodes dominates.
+
+The default search changes a few nodes per configuration (sometimes to the layout with the
+least padding, or to the input layout its producer already has, so a change is not always a
+loss) and repeats many configurations; the random search draws a layout for almost every
+node. Configurations are a function of ``(file key, unique config id, node)`` through a
+counter-based hash, so duplicated rows are exact and any chunk can be made on its own:
+memory does not grow with the number of configurations.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from hpo.data.opcodes import CONVOLUTION, DOT, RESHAPE, TRANSPOSE
+from hpo.synth.graph import (
+    COL_CONV_OUT_FEATURE,
+    FUSION,
+    MAX_RANK,
+    HloGraph,
+    NodeTable,
+    NpzWriter,
+    build_hlo_graph,
+)
+
+__all__ = ["CONFIGURABLE_OPCODES", "write_layout_file"]
+
+CONFIGURABLE_OPCODES: tuple[int, ...] = (CONVOLUTION, DOT, RESHAPE, TRANSPOSE, FUSION)
+_OPCODE_FACTOR = np.ones(256)
+_OPCODE_FACTOR[list(CONFIGURABLE_OPCODES)] = (3.0, 2.5, 0.6, 0.8, 1.0)
+_MINOR_BONUS = 0.6  # conv/dot cost factor when the feature / last dim is most minor
+_INPUT_FACTOR, _KERNEL_FACTOR, _COPY_FACTOR = 0.3, 0.5, 1.5
+_MAX_HOPS = 3
+_BYTE_NS = 1.5e-3  # base runtime per byte of a non-configurable node
+_NODE_NS = 150.0  # base runtime per node
+_LANES, _SUBLANES = 128, 8
+_CHUNK_CELLS = 1 << 18  # configs x configurable nodes per chunk
+_CALIBRATION_CONFIGS = 512  # unique configs sampled to scale the config-dependent cost
+_FACTORIAL = np.array([1, 1, 2, 6, 24, 120, 720])
+_M1, _M2, _M3 = (
+    np.uint64(0x9E3779B97F4A7C15),
+    np.uint64(0xBF58476D1CE4E5B9),
+    np.uint64(0x94D049BB133111EB),
+)
+
+
+@dataclass(frozen=True, eq=False)
+class LayoutProblem:
+    """Per configurable node facts the cost law needs, derived from the stored arrays."""
+
+    ids: np.ndarray
+    out_shape: np.ndarray
+    out_rank: np.ndarray
+    out_volume: np.ndarray
+    out_default: np.ndarray
+    in_shape: np.ndarray
+    in_rank: np.ndarray
+    in_volume: np.ndarray
+    in_default: np.ndarray
+    in_bytes: np.ndarray
+    kernel_shape: np.ndarray
+    kernel_rank: np.ndarray
+    kernel_volume: np.ndarray
+    kernel_default: np.ndarray
+    elem_bytes: np.ndarray
+    factor: np.ndarray
+    bonus_dim: np.ndarray
+    is_conv: np.ndarray
+    producer: np.ndarray
+    leader: np.ndarray
+    best_out: np.ndarray
+    aligned_in: np.ndarray
+    base_ns: float
+
+
+def _layout_problem(
+    node_feat: np.ndarray,
+    node_opcode: np.ndarray,
+    edge_index: np.ndarray,
+    node_config_ids: np.ndarray,
+) -> LayoutProblem:
+    """Derive the :class:`LayoutProblem` of a layout file from its stored arrays."""
+    t = NodeTable.from_arrays(node_feat, node_opcode, edge_index)
+    ids = np.asarray(node_config_ids, dtype=np.int64)
+    op = node_opcode.astype(np.int64)[ids]
+    is_cfg = np.zeros(node_feat.shape[0], dtype=bool)
+    is_cfg[ids] = True
+    first = t.first_operand[ids]
+    src = first.copy()
+    for _ in range(_MAX_HOPS):
+        s = np.maximum(src, 0)
+        step = (src >= 0) & ~is_cfg[s] & t.shape_preserving[s] & (t.first_operand[s] >= 0)
+        src = np.where(step, t.first_operand[s], src)
+    f0 = np.maximum(first, 0)
+    in_shape = np.where((first >= 0)[:, None], t.shapes[f0], 0)
+    same_in = (src >= 0) & (t.shapes[np.maximum(src, 0)] == in_shape).all(axis=1)
+    producer = np.where(same_in & is_cfg[np.maximum(src, 0)], np.searchsorted(ids, src), -1)
+    _, first_idx, inverse = np.unique(src, return_index=True, return_inverse=True)
+    leader = first_idx[inverse.ravel()]
+    leader = np.where(same_in & same_in[leader] & (leader != np.arange(len(ids))), leader, -1)
+
+    is_conv = op == CONVOLUTION
+    kern = np.where(is_conv, t.second_operand[ids], -1)
+    k0 = np.maximum(kern, 0)
+    has_k = (kern >= 0)[:, None]
+    bonus = np.where(
+        is_conv,
+        node_feat[ids, COL_CONV_OUT_FEATURE].astype(np.int64),
+        np.where(op == DOT, t.ranks[ids] - 1, -1),
+    )
+    rest = np.ones(node_feat.shape[0], dtype=bool)
+    rest[ids] = False
+    heavy = np.where(np.isin(node_opcode, (CONVOLUTION, DOT)), 2.5, 1.0)
+    base = (t.volumes * t.elem_bytes * heavy)[rest].sum() * _BYTE_NS + _NODE_NS * len(rest)
+    out_default = t.layouts[ids]
+    return LayoutProblem(
+        ids=ids,
+        out_shape=t.shapes[ids],
+        out_rank=t.ranks[ids],
+        out_volume=t.volumes[ids],
+        out_default=out_default,
+        in_shape=in_shape,
+        in_rank=(in_shape > 0).sum(axis=1),
+        in_volume=np.where(first >= 0, t.volumes[f0], 1.0),
+        in_default=np.where((first >= 0)[:, None], t.layouts[f0], -1),
+        in_bytes=t.elem_bytes[f0],
+        kernel_shape=np.where(has_k, t.shapes[k0], 0),
+        kernel_rank=np.where(kern >= 0, t.ranks[k0], 0),
+        kernel_volume=np.where(kern >= 0, t.volumes[k0], 1.0),
+        kernel_default=np.where(has_k, t.layouts[k0], -1),
+        elem_bytes=t.elem_bytes[ids],
+        factor=_OPCODE_FACTOR[op],
+        bonus_dim=bonus,
+        is_conv=is_conv,
+        producer=producer.astype(np.int64),
+        leader=leader.astype(np.int64),
+        best_out=_best_layouts(t.shapes[ids], t.ranks[ids], t.volumes[ids], bonus),
+        aligned_in=np.where((producer >= 0)[:, None], out_default[np.maximum(producer, 0)], -1),
+        base_ns=float(base),
+    )
+
+
+def _best_layouts(
+    shape: np.ndarray, rank: np.ndarray, volume: np.ndarray, bonus_dim: np.ndarray
+) -> np.ndarray:
+    """Per node, the output layout with the smallest (bonus-weighted) padded volume."""
+    perms = _perm_table()[rank].astype(np.int64).transpose(1, 0, 2)  # (720, nc, 6)
+    cost = _padded_volume(shape, rank, volume, perms)
+    cost *= np.where(perms[..., 0] == bonus_dim, _MINOR_BONUS, 1.0)
+    cost[np.arange(perms.shape[0])[:, None] >= _FACTORIAL[rank]] = np.inf
+    return perms[cost.argmin(axis=0), np.arange(len(rank))]
+
+
+def _resolve(block: np.ndarray, default: np.ndarray) -> np.ndarray:
+    """Replace all -1 blocks (compiler default) by the stored default layout."""
+    return np.where((block < 0).all(axis=-1, keepdims=True), default[None], block)
+
+
+def _padded_volume(
+    shape: np.ndarray, rank: np.ndarray, volume: np.ndarray, layout: np.ndarray
+) -> np.ndarray:
+    """Volume padded to 128 on the most-minor and 8 on the second-minor dim; ``(k, nc)``."""
+    idx = np.clip(layout[..., :2], 0, MAX_RANK - 1)
+    minor = np.take_along_axis(shape[None], idx, axis=2).astype(np.float64)
+    d0 = np.where(rank >= 1, minor[..., 0], 1.0)
+    d1 = np.where(rank >= 2, minor[..., 1], 1.0)
+    padded_minor = np.ceil(d0 / _LANES) * _LANES * np.ceil(d1 / _SUBLANES) * _SUBLANES
+    return volume / (d0 * d1) * padded_minor
+
+
+def _config_cost_terms(p: LayoutProblem, feat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The config-dependent cost: ``(padded output term, everything else)``, each ``(k,)``."""
+    blocks = feat.astype(np.int64)
+    out = _resolve(blocks[..., 0:6], p.out_default)
+    inp = _resolve(blocks[..., 6:12], p.in_default)
+    ker = _resolve(blocks[..., 12:18], p.kernel_default)
+    bonus = np.where(out[..., 0] == p.bonus_dim, _MINOR_BONUS, 1.0)
+    node = (
+        p.factor * p.elem_bytes * bonus * _padded_volume(p.out_shape, p.out_rank, p.out_volume, out)
+    )
+    other = _INPUT_FACTOR * p.in_bytes * _padded_volume(p.in_shape, p.in_rank, p.in_volume, inp)
+    other += np.where(p.is_conv, _KERNEL_FACTOR * p.elem_bytes, 0.0) * _padded_volume(
+        p.kernel_shape, p.kernel_rank, p.kernel_volume, ker
+    )
+    copy = _COPY_FACTOR * p.in_volume * p.in_bytes
+    for partner, partner_layout in ((p.producer, out), (p.leader, inp)):
+        has = partner >= 0
+        differs = (inp[:, has] != partner_layout[:, partner[has]]).any(axis=-1)
+        other[:, has] += differs * copy[has]
+    return node.sum(axis=1), other.sum(axis=1)
+
+
+@cache
+def _perm_table() -> np.ndarray:
+    """``table[r, i]``: the i-th permutation of ``range(r)``, -1 padded; shape (7, 720, 6)."""
+    table = np.full((MAX_RANK + 1, 720, MAX_RANK), -1, dtype=np.int8)
+    for r in range(1, MAX_RANK + 1):
+        perms = np.array(list(itertools.permutations(range(r))), dtype=np.int8)
+        table[r, : len(perms), :r] = perms
+    return table
+
+
+def _mix64(x: np.ndarray) -> np.ndarray:
+    x = (x ^ (x >> np.uint64(30))) * _M2
+    x = (x ^ (x >> np.uint64(27))) * _M3
+    return x ^ (x >> np.uint64(31))
+
+
+def _hash_uniform(key: int, uids: np.ndarray, n_nodes: int, n_slots: int) -> np.ndarray:
+    """Uniform [0, 1) numbers that depend only on ``(key, uid, node, slot)``; ``(k, nc, s)``."""
+    h = _mix64(uids.astype(np.uint64)[:, None, None] * _M1 + np.uint64(key))
+    h = _mix64(h ^ (np.arange(n_nodes, dtype=np.uint64)[None, :, None] * _M2 + _M1))
+    h = _mix64(h ^ (np.arange(n_slots, dtype=np.uint64)[None, None, :] * _M3 + _M2))
+    return (h >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+def _random_perms(u: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    idx = np.minimum((u * _FACTORIAL[rank]).astype(np.int64), _FACTORIAL[rank] - 1)
+    return _perm_table()[rank[None, :], idx]
+
+
+def _config_block(p: LayoutProblem, uids: np.ndarray, search: str, key: int) -> np.ndarray:
+    """``node_config_feat`` rows (float32 ``(k, nc, 18)``) of the unique configs ``uids``."""
+    nc = len(p.ids)
+    u = _hash_uniform(key, uids, nc, 8)
+    parts = [
+        _random_perms(u[..., i], rank)
+        for i, rank in enumerate((p.out_rank, p.in_rank, p.kernel_rank))
+    ]
+    if search == "default":  # uid 0 is the compiler default; others change a few nodes
+        changed = (u[..., 3] < min(0.3, 1.5 / nc)) & (uids[:, None] > 0)
+        use = (
+            changed & (u[..., 4] < 0.7),
+            changed & (u[..., 4] > 0.4),
+            changed & p.is_conv & (u[..., 5] < 0.3),
+        )
+        parts[0] = np.where((u[..., 6] < 0.4)[..., None], p.best_out[None], parts[0])
+        aligned = (u[..., 7] < 0.5) & (p.producer >= 0)
+        parts[1] = np.where(aligned[..., None], p.aligned_in[None], parts[1])
+    else:
+        use = (u[..., 3] < 0.9, u[..., 4] < 0.8, p.is_conv & (u[..., 5] < 0.8))
+    blocks = [np.where(mask[..., None], part, -1) for mask, part in zip(use, parts, strict=True)]
+    return np.concatenate(blocks, axis=-1).astype(np.float32)
+
+
+def _calibrate(
+    p: LayoutProblem, search: str, key: int, n_unique: int, rng: np.random.Generator
+) -> float:
+    """Scale of the config-dependent cost, set from a sample of the unique configs.
+
+    The range of the configs' runtimes (default search: min-max, random search: 2-98%) is
+    drawn as a fraction of the base runtime (narrow for default, wide for random); if the
+    sample does not vary, the compiler default's cost is made a fraction of the base.
+    The sample size is fixed, so the scale does not depend on the chunking.
+    """
+    spread = rng.uniform(*((0.02, 0.08) if search == "default" else (0.3, 1.5)))
+    share = rng.uniform(0.05, 0.3)
+    sample = np.arange(min(n_unique, _CALIBRATION_CONFIGS))
+    node, other = _config_cost_terms(p, _config_block(p, sample, search, key))
+    cost = node + other
+    low, high = np.quantile(cost, [0.0, 1.0] if search == "default" else [0.02, 0.98])
+    if high - low > 1e-6 * high:
+        return float(spread * p.base_ns / (high - low))
+    node, other = _config_cost_terms(p, np.full((1, len(p.ids), 18), -1.0, np.float32))
+    return float(share * p.base_ns / max(float(node[0] + other[0]), 1e-9))
+
+
+def _choose_config_nodes(
+    rng: np.random.Generator, graph: HloGraph, n_config: int
+) -> tuple[HloGraph, np.ndarray]:
+    """Pick the configurable nodes, turning elementwise nodes into fusions if too few."""
+    t = NodeTable.from_arrays(graph.node_feat, graph.node_opcode, graph.edge_index)
+    op = graph.node_opcode.astype(np.int64)
+    eligible = (t.ranks >= 2) & (t.first_operand >= 0)
+    cand = eligible & np.isin(op, CONFIGURABLE_OPCODES)
+    short = n_config - int(cand.sum())
+    if short > 0:
+        pool = np.flatnonzero(eligible & ~cand & t.shape_preserving)
+        promote = rng.choice(pool, size=min(short, len(pool)), replace=False)
+        op[promote] = FUSION
+        cand[promote] = True
+    weight = np.where(np.isin(op, (CONVOLUTION, DOT)), 3.0, 1.0)[cand]
+    ids = np.sort(
+        rng.choice(
+            np.flatnonzero(cand),
+            size=min(n_config, int(cand.sum())),
+            replace=False,
+            p=weight / weight.sum(),
+        )
+    )
+    graph = HloGraph(
+        node_feat=graph.node_feat,
+        node_opcode=op.astype(np.uint8),
+        edge_index=graph.edge_index,
+        node_splits=graph.node_splits,
+    )
+    return graph, ids.astype(np.int64)
+
+
+def write_layout_file(
+    path: Path,
+    rng: np.random.Generator,
+    *,
+    source: str,
+    search: str,
+    n_nodes: int,
+    n_config_nodes: int,
+    n_configs: int,
+    labeled: bool,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Draw one layout graph with ``n_configs`` configurations and write it to ``path``.
+
+    ``node_config_feat`` is streamed in chunks of about 2**18 (config, node) cells, and the
+    runtimes of each chunk are computed from it before it is written.
+
+    Parameters
+    ----------
+    path
+        The ``.npz`` file to write.
+    rng
+        The file's random generator (the file is a function of its state).
+    source, search
+        ``"xla"`` or ``"nlp"``; ``"default"`` (few nodes changed, many duplicates, narrow
+        runtime spread) or ``"random"`` (random layouts, wide spread).
+    n_nodes, n_config_nodes, n_configs
+        Graph size, configurable nodes wanted (fewer if the graph has too few candidates)
+        and configurations.
+    labeled
+        False for the test split: all runtimes 0.
+    progress
+        Called with ``(configs written, n_configs)`` after each chunk.
+
+    Returns
+    -------
+    int
+        The number of configurable nodes.
+    """
+    n_comp = max(1, n_nodes // int(rng.integers(300, 900)))
+    graph = build_hlo_graph(rng, n_nodes, source=source, n_computations=n_comp)
+    graph, ids = _choose_config_nodes(rng, graph, n_config_nodes)
+    problem = _layout_problem(graph.node_feat, graph.node_opcode, graph.edge_index, ids)
+    nc, c = len(ids), int(n_configs)
+    key = int(rng.integers(2**62))
+    n_unique = max(
+        1, round(c * rng.uniform(*((0.1, 0.5) if search == "default" else (0.85, 0.97))))
+    )
+    uids = rng.permutation(np.r_[np.arange(n_unique), rng.integers(0, n_unique, c - n_unique)])
+    noise = 1.0 + rng.uniform(0.001, 0.004) * rng.standard_normal(c)
+    kappa = _calibrate(problem, search, key, n_unique, rng)
+    runtime = np.zeros(c, dtype=np.int64)
+    rows = int(np.clip(_CHUNK_CELLS // nc, 16, 4096))
+
+    def blocks() -> Iterator[np.ndarray]:
+        for start in range(0, c, rows):
+            stop = min(start + rows, c)
+            feat = _config_block(problem, uids[start:stop], search, key)
+            if labeled:
+                node, other = _config_cost_terms(problem, feat)
+                clean = problem.base_ns + kappa * (node + other)
+                runtime[start:stop] = np.maximum(np.rint(clean * noise[start:stop]), 1)
+            yield feat
+            if progress is not None:
+                progress(stop, c)
+
+    with NpzWriter(path) as npz:
+        npz.add("node_feat", graph.node_feat)
+        npz.add("node_opcode", graph.node_opcode)
+        npz.add("edge_index", graph.edge_index)
+        npz.add("node_config_ids", ids)
+        npz.add("node_splits", graph.node_splits.reshape(1, -1))
+        npz.add_rows("node_config_feat", (c, nc, 18), np.dtype(np.float32), blocks())
+        npz.add("config_runtime", runtime)
+    return nc

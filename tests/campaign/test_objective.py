@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hpo.campaign.objective import ObjectiveSettings, RankerObjective
+from hpo.data.load import COLLECTIONS
+from hpo.errors import ConfigError
+from hpo.features import FeatureSpec, build_tables
+
+HP = {"learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 5, "label_levels": 8}
+
+
+@pytest.fixture(scope="module")
+def tiny_tables(tiny_root: Path, tmp_path_factory: pytest.TempPathFactory):
+    cache = tmp_path_factory.mktemp("cache")
+    return build_tables(
+        tiny_root, COLLECTIONS, ("train", "valid"), FeatureSpec(), cache_dir=cache, n_jobs=1
+    )
+
+
+def test_cost_and_info_on_tiny(tiny_tables) -> None:
+    obj = RankerObjective(ObjectiveSettings(collections=COLLECTIONS, max_budget=20), tiny_tables)
+    cost, info = obj(HP, seed=0, budget=20)
+    assert np.isfinite(cost)
+    assert set(info["metrics"]) == set(COLLECTIONS)
+    assert cost == pytest.approx(1 - np.mean(list(info["metrics"].values())))
+    assert info["rows"] > 0
+    assert info["model_bytes"] > 0
+    assert info["train_seconds"] > 0
+    for c in COLLECTIONS[1:]:
+        assert -1.0 <= info["metrics"][c] <= 1.0
+
+
+def test_same_seed_same_cost(tiny_tables) -> None:
+    obj = RankerObjective(ObjectiveSettings(collections=COLLECTIONS[1:3]), tiny_tables)
+    assert obj(HP, seed=1, budget=15)[0] == obj(HP, seed=1, budget=15)[0]
+
+
+def test_continued_training_reuses_lower_budget(tiny_tables, tmp_path: Path) -> None:
+    settings = ObjectiveSettings(collections=("layout:xla:random",), model_dir=str(tmp_path))
+    obj = RankerObjective(settings, tiny_tables)
+    _, low = obj(HP, seed=0, budget=10)
+    _, high = obj(HP, seed=0, budget=30)
+    assert (low["rounds_trained"], low["rounds_reused"]) == (10, 0)
+    assert (high["rounds_trained"], high["rounds_reused"]) == (20, 10)
+    fresh = RankerObjective(ObjectiveSettings(collections=("layout:xla:random",)), tiny_tables)
+    _, scratch = fresh(HP, seed=0, budget=30)
+    assert scratch["rounds_reused"] == 0
+
+
+def test_configs_fidelity_limits_rows(tiny_tables) -> None:
+    settings = ObjectiveSettings(collections=("tile:xla",), fidelity="configs", fixed_rounds=10)
+    obj = RankerObjective(settings, tiny_tables)
+    _, small = obj(HP, seed=0, budget=5)
+    _, large = obj(HP, seed=0, budget=1000)
+    n_graphs = sum(g.labeled for g in tiny_tables[("tile", "train")].graphs)
+    assert small["rows"] == 5 * n_graphs
+    assert large["rows"] > small["rows"]
+
+
+def test_tables_can_arrive_as_scattered_keyword(tiny_tables) -> None:
+    obj = RankerObjective(ObjectiveSettings(collections=("tile:xla",)))
+    cost, _ = obj(HP, seed=0, budget=5, tables=tiny_tables)
+    assert np.isfinite(cost)
+
+
+def test_settings_validated() -> None:
+    with pytest.raises(ConfigError, match="fidelity must be one of"):
+        ObjectiveSettings(collections=("tile:xla",), fidelity="epochs")

@@ -1,0 +1,112 @@
+"""Tests of hpo/progress.py: plain lines, the live view's content, the final summary."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from hpo.campaign import CampaignResult
+from hpo.campaign.progress import CampaignProgress, format_duration, print_summary
+
+
+def _console() -> tuple[Console, io.StringIO]:
+    out = io.StringIO()
+    return Console(file=out, width=160, color_system=None), out
+
+
+def _record(trial: int, score: float | None, status: str = "SUCCESS") -> dict[str, Any]:
+    return {
+        "trial": trial,
+        "budget": 9.0,
+        "status": status,
+        "score": score,
+        "metrics": {} if score is None else {"tile:xla": score + 0.1, "layout:nlp:random": score},
+        "duration": 1.5,
+        "error": None if status == "SUCCESS" else "Traceback ...\nValueError: bad leaves\n",
+    }
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(0, "0:00:00"), (59.6, "0:01:00"), (3725, "1:02:05"), (None, "-"), (float("inf"), "-")],
+)
+def test_format_duration(seconds: float | None, text: str) -> None:
+    assert format_duration(seconds) == text
+
+
+def test_quiet_prints_one_line_per_trial() -> None:
+    console, out = _console()
+    progress = CampaignProgress(trials=5, walltime=600, quiet=True, console=console)
+    with progress:
+        progress.trial_finished(_record(1, 0.25))
+        progress.trial_finished(_record(2, None, status="CRASHED"))
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2
+    assert "trial 1/5  budget 9  SUCCESS  score 0.2500  best 0.2500 (trial 1)" in lines[0]
+    assert "left 0:" in lines[0]
+    assert "trial 2/5  budget 9  CRASHED  ValueError: bad leaves" in lines[1]
+    assert (progress.done, progress.crashed) == (2, 1)
+
+
+def test_live_view_shows_counts_best_metrics_and_time() -> None:
+    console, out = _console()
+    progress = CampaignProgress(trials=10, walltime=3600, quiet=False, console=console)
+    progress.add_previous([_record(1, 0.1), _record(2, 0.4)])
+    progress.trial_finished(_record(3, 0.3))
+    console.print(progress)
+    text = out.getvalue()
+    assert "resuming: 2 trials already finished" in text
+    assert "3/10 trials" in text
+    assert "#3  budget 9  SUCCESS  score 0.3000" in text
+    assert "0.4000  (trial 2, budget 9)" in text
+    assert "tile:xla 0.5000  layout:nlp:random 0.4000" in text
+    assert "remaining" in text
+
+
+def test_feature_files_are_counted() -> None:
+    console, out = _console()
+    progress = CampaignProgress(trials=3, walltime=None, quiet=True, console=console)
+    for i in range(4):
+        progress(f"file{i}.npz", i % 2 == 0)
+    progress.start_clock()
+    assert (progress.files, progress.files_cached) == (4, 2)
+    assert "features: 4 files ready (2 from cache)" in out.getvalue()
+
+
+def _result(incumbent: dict[str, Any] | None) -> CampaignResult:
+    return CampaignResult(
+        run_dir=Path("/runs/demo"),
+        incumbent=incumbent,
+        trial=7 if incumbent else None,
+        cost=0.4 if incumbent else None,
+        score=0.6 if incumbent else None,
+        metrics={"tile:xla": 0.9, "layout:xla:random": 0.3} if incumbent else {},
+        budget=27.0 if incumbent else None,
+        n_trials=12,
+        n_crashed=2,
+        finished=0.0,
+    )
+
+
+def test_summary_table() -> None:
+    console, out = _console()
+    print_summary(console, _result({"learning_rate": 0.05, "num_leaves": 31}))
+    text = out.getvalue()
+    for piece in ("Incumbent configuration", "learning_rate", "0.050000", "num_leaves",
+                  "Validation metrics", "layout:xla:random", "0.3000", "score", "0.6000",
+                  "12 trials (2 crashed)", "run folder: /runs/demo"):  # fmt: skip
+        assert piece in text
+
+
+def test_summary_quiet_and_without_incumbent() -> None:
+    console, out = _console()
+    print_summary(console, _result({"learning_rate": 0.05}), quiet=True)
+    assert "incumbent: learning_rate=0.05" in out.getvalue()
+    assert "tile:xla=0.9000 layout:xla:random=0.3000" in out.getvalue()
+    console, out = _console()
+    print_summary(console, _result(None))
+    assert "no successful trial (12 trials, 2 crashed)" in out.getvalue()

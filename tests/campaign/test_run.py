@@ -1,0 +1,555 @@
+"""Campaigns end to end with toy objectives: hpo.campaign.run, config, facades, runners, state.
+
+The toy objectives (tests/toy_objectives.py) are cheap functions of the hyperparameters, so a
+campaign of a dozen trials takes well under a second; the data root only has to exist for
+the fingerprint. Subprocess, kill -9 and Dask tests are marked ``slow``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import logging
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import dask
+import pytest
+from rich.console import Console
+from toy_objectives import (
+    DieOnce,
+    InterruptAfter,
+    ToyObjective,
+    always_crash,
+    nan_cost,
+    toy_config,
+    toy_cost,
+)
+
+import hpo.campaign.run
+from hpo.campaign import CampaignConfig, CampaignResult, read_campaign, run_campaign
+from hpo.campaign.smac_state import repair_smac_state, smac_output_dir
+from hpo.errors import ConfigError, UsageError
+from hpo.runs.folder import (
+    LOCK_FILE,
+    TrialLog,
+    lock_is_live,
+    read_trials,
+    run_state,
+    this_host,
+    trial_key,
+)
+
+TESTS = Path(__file__).resolve().parents[1]
+RECORD_KEYS = {
+    "trial", "config_id", "config", "budget", "seed", "status", "cost", "score", "metrics",
+    "start", "end", "duration", "worker", "error", "info",
+}  # fmt: skip
+
+
+@pytest.fixture
+def data_root(tmp_path: Path) -> Path:
+    """A dataset root with one (dummy) tile:xla file per split: enough for the fingerprint."""
+    root = tmp_path / "data"
+    for split in ("train", "valid"):
+        folder = root / "npz" / "tile" / "xla" / split
+        folder.mkdir(parents=True)
+        (folder / f"{split}_graph.npz").write_bytes(b"not read by toy objectives")
+    return root
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> Path:
+    return tmp_path / "runs"
+
+
+def _run(cfg: CampaignConfig, objective: Any = None, **kwargs: Any) -> CampaignResult:
+    console = Console(file=io.StringIO(), width=120)
+    return run_campaign(
+        cfg, objective=objective or ToyObjective(), quiet=True, console=console, **kwargs
+    )
+
+
+def _records(cfg: CampaignConfig) -> list[dict[str, Any]]:
+    return read_trials(cfg.run_dir / "trials.jsonl")
+
+
+def _sequence(cfg: CampaignConfig) -> list[tuple[str, float]]:
+    return [(json.dumps(r["config"], sort_keys=True), r["budget"]) for r in _records(cfg)]
+
+
+# --- CampaignConfig -----------------------------------------------------------------------
+
+
+def test_config_defaults_and_json_round_trip(data_root: Path, runs: Path) -> None:
+    cfg = CampaignConfig(data_root=data_root, name="a", runs_dir=runs, collections=("tile:xla",))
+    assert (cfg.min_budget, cfg.max_budget) == (25.0, 675.0)
+    assert cfg.cache_dir.is_absolute()
+    assert cfg.run_dir == runs.absolute() / "a"
+    assert CampaignConfig.from_json(cfg.to_json()) == cfg
+    configs = CampaignConfig(data_root=data_root, name="a", fidelity="configs")
+    assert (configs.min_budget, configs.max_budget) == (16.0, 432.0)
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"trials": 0}, r"'trials': expected an integer >= 1, found 0"),
+        ({"trials": True}, r"'trials': expected an integer >= 1, found True"),
+        ({"optimizer": "tpe"}, r"'optimizer': expected one of hyperband, sh, bo, random"),
+        ({"fidelity": "epochs"}, r"'fidelity': expected one of rounds, configs"),
+        ({"walltime": -5}, r"'walltime': expected a finite number > 0, found -5"),
+        ({"crash_cost": float("inf")}, r"'crash_cost': expected a finite number > 0"),
+        ({"eta": 1}, r"'eta': expected an integer >= 2, found 1"),
+        ({"name": "../x"}, r"'name': expected 1-100 letters"),
+        ({"collections": ("tile:xla", "nope")}, r"'collections': expected a non-empty selection"),
+        ({"collections": ()}, r"'collections': expected a non-empty selection"),
+        ({"min_budget": 10.0, "max_budget": 20.0}, r"max_budget \(20\) must be at least eta"),
+        ({"workers": 2, "dask_scheduler": "tcp://x:1"}, r"'workers' and 'dask_scheduler' exclude"),
+        ({"seed": -1}, r"'seed': expected an integer >= 0, found -1"),
+    ],
+)
+def test_config_rejects_bad_settings(
+    data_root: Path, override: dict[str, Any], message: str
+) -> None:
+    settings: dict[str, Any] = {"data_root": data_root, "name": "a", **override}
+    with pytest.raises(ConfigError, match=message):
+        CampaignConfig(**settings)
+
+
+def test_single_fidelity_ignores_the_budget_ratio(data_root: Path) -> None:
+    cfg = CampaignConfig(data_root=data_root, name="a", optimizer="bo", max_budget=30.0)
+    assert cfg.max_budget == 30.0
+
+
+def test_from_dict_names_unknown_and_missing_keys(data_root: Path) -> None:
+    good = CampaignConfig(data_root=data_root, name="a").to_dict()
+    with pytest.raises(ConfigError, match=r"x\.json: campaign setting 'trials': expected an int"):
+        CampaignConfig.from_dict({**good, "trials": "10"}, "x.json")
+    with pytest.raises(ConfigError, match=r"x\.json: unknown campaign setting 'colour'"):
+        CampaignConfig.from_dict({**good, "colour": "red"}, "x.json")
+    del good["name"]
+    with pytest.raises(ConfigError, match=r"x\.json: missing campaign setting 'name'"):
+        CampaignConfig.from_dict(good, "x.json")
+
+
+# --- a campaign and its run folder ---------------------------------------------------------
+
+
+def test_campaign_writes_the_run_folder(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=12)
+    root_handlers = list(logging.getLogger().handlers)
+    root_level = logging.getLogger().level
+    result = _run(cfg)
+    assert logging.getLogger().handlers == root_handlers
+    assert logging.getLogger().level == root_level
+    records = _records(cfg)
+    assert len(records) == 12
+    assert all(set(r) == RECORD_KEYS for r in records)
+    assert [r["trial"] for r in records] == list(range(1, 13))
+    assert {r["budget"] for r in records} <= {1.0, 3.0, 9.0, 27.0}
+    assert all(r["status"] == "SUCCESS" for r in records)
+    assert all(r["end"] >= r["start"] for r in records)
+    campaign = json.loads((cfg.run_dir / "campaign.json").read_text())
+    assert CampaignConfig.from_dict(campaign["config"]) == cfg
+    assert set(campaign["versions"]) == {"hpo", "smac", "ConfigSpace", "lightgbm", "numpy", "dask"}
+    assert len(campaign["data_fingerprint"]) == 32
+    assert campaign["space"]["name"] == "lambdarank_small"
+    saved = json.loads((cfg.run_dir / "result.json").read_text())
+    assert saved["incumbent"] == result.incumbent
+    assert saved["n_trials"] == 12
+    assert result.metrics == records[result.trial - 1]["metrics"]
+    assert (smac_output_dir(cfg.run_dir, cfg.seed) / "runhistory.json").exists()
+    assert not (cfg.run_dir / LOCK_FILE).exists()
+    assert run_state(cfg.run_dir) == "finished"
+
+
+def test_bad_space_or_data_leaves_no_run_folder(data_root: Path, runs: Path) -> None:
+    with pytest.raises(ConfigError, match=r"unknown search space 'nope'"):
+        _run(toy_config(runs, data_root, space="nope"))
+    with pytest.raises(UsageError, match=r"no layout:xla:default train data"):
+        _run(toy_config(runs, data_root, collections=("layout:xla:default",)))
+    assert not runs.exists()
+
+
+def test_crashed_trials_are_recorded_and_the_campaign_goes_on(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=15)
+    result = _run(cfg, ToyObjective(crash_above_leaves=40))
+    records = _records(cfg)
+    crashed = [r for r in records if r["status"] == "CRASHED"]
+    assert len(records) == 15
+    assert crashed
+    assert all("ValueError: toy crash" in r["error"] for r in crashed)
+    assert all(r["cost"] == cfg.crash_cost for r in crashed)
+    assert result.n_crashed == len(crashed)
+    assert result.incumbent is not None
+
+
+def test_walltime_stops_the_campaign(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=100, walltime=1.0)
+    result = _run(cfg, ToyObjective(sleep=0.2))
+    assert 2 <= result.n_trials < 100
+    assert run_state(cfg.run_dir) == "finished"
+
+
+def test_every_trial_crashing_gives_no_incumbent(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=5)
+    result = _run(cfg, always_crash)
+    assert result.incumbent is None
+    assert result.n_crashed == 5
+    assert "always crashes" in _records(cfg)[0]["error"]
+
+
+def test_non_finite_cost_is_a_crash_with_a_reason(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=3)
+    _run(cfg, nan_cost)
+    assert all("non-finite cost nan" in r["error"] for r in _records(cfg))
+
+
+@pytest.mark.parametrize("optimizer", ["bo", "random"])
+def test_single_fidelity_trials_get_the_max_budget(
+    data_root: Path, runs: Path, optimizer: str
+) -> None:
+    cfg = toy_config(runs, data_root, trials=6, optimizer=optimizer)
+    _run(cfg)
+    records = _records(cfg)
+    assert len(records) == 6
+    assert {r["budget"] for r in records} == {27.0}
+    assert {r["info"]["budget"] for r in records} == {27.0}  # what the objective received
+
+
+def test_successive_halving_uses_its_budgets(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=14, optimizer="sh")
+    _run(cfg)
+    budgets = [r["budget"] for r in _records(cfg)]
+    assert budgets[:9] == [1.0] * 9  # the first stage: eta**3 / (3 + 1) rounded up = 9 configs
+    assert set(budgets) <= {1.0, 3.0, 9.0, 27.0}
+
+
+def test_same_seed_gives_the_same_trials(data_root: Path, runs: Path) -> None:
+    first, second, other = (
+        toy_config(runs, data_root, name=n, trials=12, seed=s)
+        for n, s in (("a", 5), ("b", 5), ("c", 6))
+    )
+    for cfg in (first, second, other):
+        _run(cfg)
+    assert _sequence(first) == _sequence(second)
+    assert _sequence(first) != _sequence(other)
+
+
+# --- existing names, locks, overwrite --------------------------------------------------------
+
+
+def test_existing_run_is_refused_without_resume_or_overwrite(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=3)
+    _run(cfg)
+    with pytest.raises(UsageError, match=r"run 'toy' already exists .*\(finished\); use --resume"):
+        _run(cfg)
+    with pytest.raises(UsageError, match=r"--resume and --overwrite exclude each other"):
+        _run(cfg, resume=True, overwrite=True)
+
+
+def test_overwrite_starts_again(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=3)
+    _run(cfg)
+    (cfg.run_dir / "boosters").mkdir()
+    _run(dataclasses.replace(cfg, trials=4), overwrite=True)
+    assert len(_records(cfg)) == 4
+    assert not (cfg.run_dir / "boosters").exists()
+
+
+def test_a_live_lock_refuses_even_overwrite(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=3)
+    cfg.run_dir.mkdir(parents=True)
+    lock = {"pid": os.getpid(), "host": this_host(), "started": time.time()}
+    (cfg.run_dir / LOCK_FILE).write_text(json.dumps(lock))
+    assert run_state(cfg.run_dir) == "running"
+    with pytest.raises(UsageError, match=rf"run 'toy' is in use by pid {os.getpid()}"):
+        _run(cfg, overwrite=True)
+    assert (cfg.run_dir / LOCK_FILE).exists()
+
+
+def test_a_stale_lock_is_replaced(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=3)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    cfg.run_dir.mkdir(parents=True)
+    lock = {"pid": dead.pid, "host": this_host(), "started": time.time()}
+    (cfg.run_dir / LOCK_FILE).write_text(json.dumps(lock))
+    _run(cfg, overwrite=True)
+    assert len(_records(cfg)) == 3
+
+
+def test_lock_liveness() -> None:
+    assert lock_is_live({"pid": 1, "host": "another-host"})
+    assert not lock_is_live({"host": this_host()})
+    assert lock_is_live({"pid": os.getpid(), "host": this_host()})
+
+
+# --- resume -----------------------------------------------------------------------------------
+
+
+def _interrupted(cfg: CampaignConfig, calls: int) -> None:
+    with pytest.raises(KeyboardInterrupt):
+        _run(cfg, InterruptAfter(calls))
+    assert run_state(cfg.run_dir) == "interrupted"
+
+
+def test_resume_after_interrupt_keeps_trials_and_reaches_the_limit(
+    data_root: Path, runs: Path
+) -> None:
+    cfg = toy_config(runs, data_root, trials=14)
+    _interrupted(cfg, calls=6)
+    before = _records(cfg)
+    assert len(before) == 6
+    result = _run(cfg, InterruptAfter(10**6), resume=True)
+    after = _records(cfg)
+    assert after[:6] == before
+    assert len(after) == 14
+    assert len({trial_key(r) for r in after}) == 14
+    assert result.n_trials == 14
+
+
+def test_resume_follows_a_moved_runs_folder(data_root: Path, runs: Path, tmp_path: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=10)
+    _interrupted(cfg, calls=4)
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    shutil.move(str(cfg.run_dir), str(moved / cfg.name))
+    resumed = dataclasses.replace(read_campaign(moved / cfg.name)["config"], runs_dir=moved)
+    _run(resumed, InterruptAfter(10**6), resume=True)
+    assert len(_records(resumed)) == 10
+
+
+def test_resume_of_a_finished_campaign_runs_nothing(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=4)
+    first = _run(cfg)
+    again = _run(cfg, always_crash, resume=True)
+    assert again.incumbent == first.incumbent
+    assert len(_records(cfg)) == 4
+
+
+def test_resume_without_a_campaign(data_root: Path, runs: Path) -> None:
+    with pytest.raises(UsageError, match=r"no campaign 'toy' to resume"):
+        _run(toy_config(runs, data_root), resume=True)
+
+
+def test_resume_with_other_settings_is_refused(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=8)
+    _interrupted(cfg, calls=3)
+    with pytest.raises(ConfigError, match=r"cannot resume with different settings: trials"):
+        _run(dataclasses.replace(cfg, trials=9), resume=True)
+
+
+def test_resume_after_the_data_changed_is_refused(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=8)
+    _interrupted(cfg, calls=3)
+    extra = data_root / "npz" / "tile" / "xla" / "valid" / "new_graph.npz"
+    extra.write_bytes(b"new")
+    with pytest.raises(ConfigError, match=r"the data of tile:xla changed since campaign 'toy'"):
+        _run(cfg, InterruptAfter(10**6), resume=True)
+
+
+def test_resume_never_prompts_when_smac_state_differs(data_root: Path, runs: Path) -> None:
+    """SMAC would ask on stdin; pytest's captured stdin would make that an OSError."""
+    cfg = toy_config(runs, data_root, trials=8)
+    _interrupted(cfg, calls=3)
+    with pytest.raises(ConfigError, match=r"SMAC's saved run differs .*runner\.target"):
+        _run(cfg, ToyObjective(), resume=True)  # not the objective the run started with
+
+
+def test_repair_drops_running_trials(tmp_path: Path) -> None:
+    history = {
+        "stats": {"submitted": 3, "finished": 1, "running": 2},
+        "data": [
+            {"config_id": 1, "status": 1, "budget": 1.0},
+            {"config_id": 2, "status": 0, "budget": 1.0},
+            {"config_id": 3, "status": 0, "budget": 1.0},
+        ],
+        "configs": {"1": {}, "2": {}, "3": {}},
+    }
+    (tmp_path / "runhistory.json").write_text(json.dumps(history))
+    assert repair_smac_state(tmp_path) == 2
+    repaired = json.loads((tmp_path / "runhistory.json").read_text())
+    assert repaired["stats"] == {"submitted": 1, "finished": 1, "running": 0}
+    assert [e["config_id"] for e in repaired["data"]] == [1]
+    assert set(repaired["configs"]) == {"1", "2", "3"}
+
+
+def test_repair_reports_a_corrupt_state_file(tmp_path: Path) -> None:
+    (tmp_path / "intensifier.json").write_text('{"state": ')
+    with pytest.raises(ConfigError, match=r"intensifier\.json: not valid JSON"):
+        repair_smac_state(tmp_path)
+
+
+# --- trials.jsonl -------------------------------------------------------------------------------
+
+
+def test_trial_log_dedupes_and_numbers(tmp_path: Path) -> None:
+    log = TrialLog(tmp_path / "trials.jsonl")
+    record = {"config": {"a": 1}, "budget": 1.0, "seed": 0, "status": "SUCCESS"}
+    assert log.append(record)
+    assert not log.append(dict(record))
+    assert log.append({**record, "budget": 3.0})
+    assert [r["trial"] for r in read_trials(tmp_path / "trials.jsonl")] == [1, 2]
+    assert len(TrialLog(tmp_path / "trials.jsonl")) == 2
+
+
+def test_trial_log_cuts_a_truncated_last_line(tmp_path: Path) -> None:
+    path = tmp_path / "trials.jsonl"
+    good = json.dumps({"trial": 1, "config": {"a": 1}, "budget": 1.0, "seed": 0})
+    path.write_text(good + "\n" + '{"trial": 2, "config": {"a"')
+    assert len(read_trials(path)) == 1
+    log = TrialLog(path)
+    assert path.read_text() == good + "\n"
+    assert log.append({"config": {"a": 2}, "budget": 1.0, "seed": 0})
+    assert [r["trial"] for r in read_trials(path)] == [1, 2]
+
+
+def test_trial_log_refuses_a_corrupt_middle_line(tmp_path: Path) -> None:
+    path = tmp_path / "trials.jsonl"
+    path.write_text('{"trial": 1}\nnot json\n{"trial": 3}\n')
+    with pytest.raises(ConfigError, match=r"trials\.jsonl: line 2 is not valid JSON"):
+        TrialLog(path)
+
+
+# --- subprocess kill -9, Dask ------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_kill_9_then_resume(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, name="killed", trials=16)
+    child = subprocess.Popen(
+        [sys.executable, str(TESTS / "campaign_child.py"), str(runs), str(data_root),
+         "killed", "16", "hyperband"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    log = cfg.run_dir / "trials.jsonl"
+    deadline = time.time() + 60
+    while (not log.exists() or len(read_trials(log)) < 4) and time.time() < deadline:
+        assert child.poll() is None, child.stderr.read().decode() if child.stderr else ""
+        time.sleep(0.05)
+    time.sleep(0.15)  # in the middle of the next 0.3 s trial
+    child.kill()
+    child.wait()
+    before = read_trials(log)
+    assert 4 <= len(before) < 16
+    assert run_state(cfg.run_dir) == "interrupted"  # the lock's pid is dead
+    _run(cfg, ToyObjective(sleep=0.3), resume=True)
+    after = _records(cfg)
+    assert after[: len(before)] == before
+    assert len(after) == 16
+    assert len({trial_key(r) for r in after}) == 16
+
+
+@pytest.mark.slow
+def test_local_dask_workers_with_scattered_data(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=10, workers=2)
+    result = _run(cfg, ToyObjective(expect_tables=True), data_to_scatter={"tables": {"rows": 7}})
+    records = _records(cfg)
+    assert len(records) == 10
+    assert all(r["info"]["tables_rows"] == 7 for r in records)
+    assert len({r["worker"] for r in records}) == 2
+    assert result.incumbent is not None
+
+
+@pytest.mark.slow
+def test_a_lost_dask_worker_is_a_crashed_trial(data_root: Path, runs: Path, tmp_path: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=8, workers=2)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        result = _run(cfg, DieOnce(str(tmp_path / "died")))
+    records = _records(cfg)
+    assert len(records) == 8
+    crashed = [r for r in records if r["status"] == "CRASHED"]
+    assert len(crashed) == 1
+    assert "KilledWorker" in crashed[0]["error"]
+    assert result.incumbent is not None
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_external_dask_scheduler(data_root: Path, runs: Path, tmp_path: Path) -> None:
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+    }
+    dask = str(Path(sys.executable).with_name("dask"))
+    common = {
+        "env": env,
+        "cwd": tmp_path,
+        "stdout": subprocess.DEVNULL,
+        "stderr": subprocess.DEVNULL,
+    }
+    scheduler = subprocess.Popen(
+        [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"], **common
+    )
+    worker = subprocess.Popen(
+        [dask, "worker", address, "--nworkers", "2", "--nthreads", "1", "--no-dashboard"], **common
+    )
+    try:
+        cfg = toy_config(runs, data_root, trials=8, optimizer="random", dask_scheduler=address)
+        _run(cfg, ToyObjective(expect_tables=True), data_to_scatter={"tables": {"rows": 3}})
+        records = _records(cfg)
+        assert len(records) == 8
+        assert all(r["status"] == "SUCCESS" for r in records)
+        assert all(r["info"]["tables_rows"] == 3 for r in records)
+    finally:
+        for proc in (worker, scheduler):
+            proc.terminate()
+        for proc in (worker, scheduler):
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def test_unreachable_dask_scheduler(
+    data_root: Path, runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(hpo.campaign.run, "DASK_CONNECT_TIMEOUT", 1.0)
+    cfg = toy_config(runs, data_root, dask_scheduler=f"tcp://127.0.0.1:{_free_port()}")
+    with pytest.raises(UsageError, match=r"cannot connect to Dask scheduler tcp://127\.0\.0\.1"):
+        _run(cfg)
+
+
+@pytest.mark.parametrize("optimizer", ["hyperband", "sh"])
+def test_incumbent_is_validated_at_the_largest_budget(
+    runs: Path, data_root: Path, optimizer: str
+) -> None:
+    # budgets 1, 3, 9, 27; low budgets look *better* here, yet the incumbent must be a
+    # config validated at 27, the budget the exported model is trained at
+    def low_budget_flatters(config: Any, seed: int = 0, budget: float | None = None):
+        cost = toy_cost(config, None) + float(budget or 0.0) / 10.0
+        return cost, {"metrics": {"tile:xla": 1.0 - cost}, "score": 1.0 - cost}
+
+    cfg = toy_config(runs, data_root, trials=40, optimizer=optimizer)
+    result = _run(cfg, objective=low_budget_flatters)
+    assert result.budget == pytest.approx(27.0)
+    at_top = [r for r in _records(toy_config(runs, data_root)) if r["budget"] == 27.0]
+    assert result.cost == min(r["cost"] for r in at_top)
+
+
+def test_short_campaign_falls_back_to_best_trial_at_highest_budget_reached(
+    runs: Path, data_root: Path
+) -> None:
+    result = _run(toy_config(runs, data_root, trials=4))  # all four at the smallest budget
+    records = _records(toy_config(runs, data_root))
+    assert {r["budget"] for r in records} == {1.0}
+    assert result.incumbent is not None
+    assert result.budget == pytest.approx(1.0)
+    assert result.cost == min(r["cost"] for r in records)

@@ -1,0 +1,172 @@
+"""Tests of ``hpo run`` (hpo/cli_campaign.py) through ``hpo.cli.main``.
+
+The objective builder is replaced by a toy objective, except in the one slow end-to-end test
+on a tiny generated dataset with the real LightGBM objective.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from toy_objectives import ToyObjective, always_crash
+
+import hpo.campaign.objective
+from hpo.cli import main
+from hpo.cli.campaign import default_run_name, parse_duration
+from hpo.runs.folder import read_trials
+
+
+@pytest.fixture
+def data_root(tmp_path: Path) -> Path:
+    for split in ("train", "valid"):
+        folder = tmp_path / "data" / "npz" / "tile" / "xla" / split
+        folder.mkdir(parents=True)
+        (folder / "g.npz").write_bytes(b"x")
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def toy_builder(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Make ``build_objective`` return a toy objective; the list records the configs given."""
+    seen: list[Any] = []
+
+    def build(cfg: Any, progress: Any = None, **_: Any) -> tuple[Any, None]:
+        seen.append(cfg)
+        return ToyObjective(), None
+
+    monkeypatch.setattr(hpo.campaign.objective, "build_objective", build)
+    return seen
+
+
+def _argv(data_root: Path, runs: Path, *extra: str) -> list[str]:
+    return [
+        "run", "--data", str(data_root), "--runs-dir", str(runs), "--collection", "tile",
+        "--space", "lambdarank_small", "--min-budget", "1", "--max-budget", "27", "--quiet",
+        *extra,
+    ]  # fmt: skip
+
+
+def test_run_then_refuse_then_resume(
+    data_root: Path, tmp_path: Path, toy_builder: list[Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "runs"
+    assert main(_argv(data_root, runs, "--name", "demo", "--trials", "6", "--seed", "4")) == 0
+    out = capsys.readouterr().out
+    assert "incumbent: " in out
+    assert f"run folder: {runs.absolute() / 'demo'}" in out
+    assert len(read_trials(runs / "demo" / "trials.jsonl")) == 6
+    cfg = toy_builder[0]
+    assert (cfg.collections, cfg.trials, cfg.seed, cfg.optimizer) == (
+        ("tile:xla",),
+        6,
+        4,
+        "hyperband",
+    )
+
+    assert main(_argv(data_root, runs, "--name", "demo", "--trials", "6")) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "hpo: error: run 'demo' already exists" in err
+
+    assert main(["run", "--runs-dir", str(runs), "--resume", "demo", "--quiet"]) == 0
+    assert "campaign 'demo' has already finished" in capsys.readouterr().out
+
+    assert main(_argv(data_root, runs, "--name", "demo", "--trials", "4", "--overwrite")) == 0
+    assert len(read_trials(runs / "demo" / "trials.jsonl")) == 4
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run"], "hpo: error: --data ROOT is required (unless --resume NAME)"),
+        (["run", "--resume", "demo", "--trials", "5"], "drop --trials"),
+        (["run", "--resume", "nope"], "hpo: error: no run 'nope' in"),
+        (["run", "--data", "DATA", "--collection", "tiles"], "unknown collection 'tiles'"),
+        (["run", "--data", "DATA", "--space", "nope"], "unknown search space 'nope'"),
+        (["run", "--data", "DATA", "--eta", "1"], "'eta': expected an integer >= 2"),
+        (["run", "--data", "DATA", "--name", "a/b"], "'name': expected 1-100 letters"),
+        (["run", "--data", "MISSING"], "no tile:xla train data"),
+    ],
+)
+def test_errors_are_one_line(
+    argv: list[str],
+    message: str,
+    data_root: Path,
+    tmp_path: Path,
+    toy_builder: list[Any],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = [a.replace("MISSING", str(tmp_path / "missing")) for a in argv]
+    argv = [a.replace("DATA", str(data_root)) for a in argv]
+    assert main([*argv, "--runs-dir", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1
+
+
+def test_all_trials_crashing_exits_1(
+    data_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        hpo.campaign.objective, "build_objective", lambda cfg, progress: (always_crash, None)
+    )
+    assert main(_argv(data_root, tmp_path / "runs", "--trials", "3", "--name", "bad")) == 1
+
+
+def test_default_name_comes_from_the_time(
+    data_root: Path, tmp_path: Path, toy_builder: list[Any]
+) -> None:
+    runs = tmp_path / "runs"
+    assert main(_argv(data_root, runs, "--trials", "2", "--optimizer", "random")) == 0
+    assert toy_builder[0].name.endswith("-random")
+    assert [p.name for p in runs.iterdir()] == [toy_builder[0].name]
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("3600", 3600.0), ("90s", 90.0), ("45m", 2700.0), ("2h", 7200.0), ("1h30m", 5400.0),
+     ("1d", 86400.0), ("0.5h", 1800.0)],
+)  # fmt: skip
+def test_parse_duration(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "soon", "10x", "0", "h"])
+def test_parse_duration_rejects(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match=r"invalid duration"):
+        parse_duration(text)
+
+
+def test_bad_walltime_is_an_argparse_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit, match=r"2"):
+        main(["run", "--data", "x", "--walltime", "soon"])
+    assert "invalid duration 'soon'" in capsys.readouterr().err
+
+
+def test_default_run_name() -> None:
+    assert default_run_name("bo").endswith("-bo")
+
+
+@pytest.mark.slow
+def test_end_to_end_with_the_real_objective(
+    tiny_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "runs"
+    argv = [
+        "run", "--data", str(tiny_root), "--runs-dir", str(runs), "--name", "e2e",
+        "--space", "lambdarank_small", "--trials", "5", "--min-budget", "5",
+        "--max-budget", "45", "--cache-dir", str(tmp_path / "cache"), "--quiet",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    records = read_trials(runs / "e2e" / "trials.jsonl")
+    assert len(records) == 5
+    assert all(r["status"] == "SUCCESS" for r in records)
+    result = json.loads((runs / "e2e" / "result.json").read_text())
+    assert set(result["metrics"]) == {
+        "tile:xla", "layout:xla:default", "layout:xla:random", "layout:nlp:default",
+        "layout:nlp:random",
+    }  # fmt: skip

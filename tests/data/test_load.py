@@ -1,0 +1,227 @@
+from __future__ import annotations
+
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+from graphs import layout_arrays, write_layout, write_tile
+
+from hpo.data.load import (
+    COLLECTIONS,
+    collection_dir,
+    iter_config_chunks,
+    list_graphs,
+    load_graph,
+    load_layout_graph,
+    load_tile_graph,
+    resolve_collections,
+)
+from hpo.errors import DataFormatError, UsageError
+
+
+def test_resolve_collections_selectors() -> None:
+    assert resolve_collections("all") == COLLECTIONS
+    assert resolve_collections("layout") == COLLECTIONS[1:]
+    assert resolve_collections("tile") == ("tile:xla",)
+    assert resolve_collections("layout:nlp:random,tile:xla") == ("tile:xla", "layout:nlp:random")
+
+
+def test_resolve_collections_unknown() -> None:
+    with pytest.raises(UsageError, match="unknown collection 'layout:foo'"):
+        resolve_collections("layout:foo")
+
+
+def test_collection_dir_layout(tmp_path: Path) -> None:
+    assert collection_dir(tmp_path, "tile:xla", "train") == tmp_path / "npz/tile/xla/train"
+    assert (
+        collection_dir(tmp_path, "layout:nlp:default", "test")
+        == tmp_path / "npz/layout/nlp/default/test"
+    )
+
+
+def test_list_graphs_missing_folder(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="no tile:xla valid data"):
+        list_graphs(tmp_path, "tile:xla", "valid")
+
+
+def test_load_valid_tile(tmp_path: Path) -> None:
+    g = load_tile_graph(write_tile(tmp_path / "a.npz", n=10, c=7))
+    assert (g.n_nodes, g.n_configs, g.labeled) == (10, 7, True)
+    assert g.node_opcode.dtype == np.int64
+    np.testing.assert_allclose(g.target, g.config_runtime / g.config_runtime_normalizers)
+
+
+def test_load_valid_layout(tmp_path: Path) -> None:
+    g = load_layout_graph(write_layout(tmp_path / "a.npz", n=30, nc=5, c=11))
+    assert (g.n_nodes, g.n_config_nodes, g.n_configs, g.labeled) == (30, 5, 11, True)
+
+
+def test_int32_variants_accepted(tmp_path: Path) -> None:
+    arrays = layout_arrays(n=30, nc=5, c=11)
+    path = write_layout(
+        tmp_path / "a.npz",
+        n=30,
+        nc=5,
+        c=11,
+        node_opcode=arrays["node_opcode"].astype(np.int32),
+        edge_index=arrays["edge_index"].astype(np.int32),
+        node_config_ids=arrays["node_config_ids"].astype(np.int32),
+        config_runtime=arrays["config_runtime"].astype(np.int32),
+        node_splits=np.array([0, 15], dtype=np.int32),
+    )
+    g = load_layout_graph(path)
+    assert g.node_splits.shape == (1, 2)
+
+
+def test_tile_placeholder_labels_are_unlabeled(tmp_path: Path) -> None:
+    path = write_tile(
+        tmp_path / "t.npz",
+        c=5,
+        config_runtime=np.zeros(5, dtype=np.int64),
+        config_runtime_normalizers=np.ones(5, dtype=np.int64),
+    )
+    assert load_tile_graph(path).labeled is False
+
+
+def test_layout_placeholder_labels_are_unlabeled(tmp_path: Path) -> None:
+    path = write_layout(tmp_path / "t.npz", c=9, config_runtime=np.zeros(9, dtype=np.int64))
+    assert load_layout_graph(path).labeled is False
+
+
+def test_missing_key(tmp_path: Path) -> None:
+    path = write_tile(tmp_path / "bad.npz", config_feat=None)
+    with pytest.raises(DataFormatError, match=r"bad\.npz: missing key 'config_feat'"):
+        load_tile_graph(path)
+
+
+def test_missing_node_config_feat(tmp_path: Path) -> None:
+    path = write_layout(tmp_path / "bad.npz", node_config_feat=None)
+    with pytest.raises(DataFormatError, match="missing key 'node_config_feat'"):
+        load_layout_graph(path)
+
+
+def test_wrong_dtype(tmp_path: Path) -> None:
+    path = write_tile(tmp_path / "bad.npz", node_feat=np.zeros((12, 140), dtype=np.int64))
+    with pytest.raises(DataFormatError, match="key 'node_feat': expected float dtype, found int64"):
+        load_tile_graph(path)
+
+
+def test_wrong_width(tmp_path: Path) -> None:
+    path = write_tile(tmp_path / "bad.npz", node_feat=np.zeros((12, 139), dtype=np.float32))
+    with pytest.raises(DataFormatError, match=r"expected shape \(\*, 140\), found \(12, 139\)"):
+        load_tile_graph(path)
+
+
+def test_node_count_disagrees(tmp_path: Path) -> None:
+    path = write_tile(tmp_path / "bad.npz", n=12, node_opcode=np.ones(11, dtype=np.uint8))
+    with pytest.raises(DataFormatError, match=r"key 'node_opcode': expected shape \(12\)"):
+        load_tile_graph(path)
+
+
+def test_config_count_disagrees(tmp_path: Path) -> None:
+    path = write_tile(tmp_path / "bad.npz", c=30, config_runtime=np.ones(29, dtype=np.int64))
+    with pytest.raises(DataFormatError, match=r"key 'config_runtime': expected shape \(30\)"):
+        load_tile_graph(path)
+
+
+def test_edge_out_of_range(tmp_path: Path) -> None:
+    path = write_tile(tmp_path / "bad.npz", n=12, edge_index=np.array([[1, 12]], dtype=np.int64))
+    with pytest.raises(DataFormatError, match=r"key 'edge_index': expected node ids in \[0, 12\)"):
+        load_tile_graph(path)
+
+
+def test_config_ids_out_of_range(tmp_path: Path) -> None:
+    path = write_layout(
+        tmp_path / "bad.npz", n=40, nc=8, node_config_ids=np.arange(33, 41, dtype=np.int64)
+    )
+    with pytest.raises(DataFormatError, match="key 'node_config_ids': expected node ids in"):
+        load_layout_graph(path)
+
+
+def test_node_config_feat_shape_disagrees(tmp_path: Path) -> None:
+    path = write_layout(
+        tmp_path / "bad.npz", nc=8, c=50, node_config_feat=np.zeros((50, 7, 18), dtype=np.float32)
+    )
+    with pytest.raises(DataFormatError, match=r"expected shape \(50, 8, 18\).*found \(50, 7, 18\)"):
+        load_layout_graph(path)
+
+
+def test_negative_runtime(tmp_path: Path) -> None:
+    path = write_tile(tmp_path / "bad.npz", c=3, config_runtime=np.array([5, -1, 3]))
+    with pytest.raises(DataFormatError, match="expected positive runtimes"):
+        load_tile_graph(path)
+
+
+def test_truncated_file(tmp_path: Path) -> None:
+    path = write_layout(tmp_path / "bad.npz")
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(DataFormatError, match=r"bad\.npz: not a readable \.npz archive"):
+        load_layout_graph(path)
+
+
+def test_not_a_zip(tmp_path: Path) -> None:
+    path = tmp_path / "bad.npz"
+    path.write_text("hello")
+    with pytest.raises(DataFormatError, match=r"bad\.npz: not a readable \.npz archive"):
+        load_tile_graph(path)
+
+
+def test_object_array_refused(tmp_path: Path) -> None:
+    path = write_tile(tmp_path / "bad.npz", config_feat=np.array([{"a": 1}], dtype=object))
+    with pytest.raises(DataFormatError, match="key 'config_feat'"):
+        load_tile_graph(path)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(DataFormatError, match="file not found"):
+        load_graph(tmp_path / "nope.npz", "tile:xla")
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+@pytest.mark.parametrize("chunk", [1, 7, 50, 1000])
+def test_chunks_equal_full_read(tmp_path: Path, compressed: bool, chunk: int) -> None:
+    path = write_layout(tmp_path / "a.npz", c=50, compressed=compressed)
+    full = np.load(path, allow_pickle=False)["node_config_feat"]
+    starts, blocks = zip(*iter_config_chunks(path, chunk), strict=True)
+    assert list(starts) == list(range(0, 50, chunk))
+    assert all(b.shape[0] <= chunk for b in blocks)
+    np.testing.assert_array_equal(np.concatenate(blocks), full)
+
+
+def test_truncated_member_detected(tmp_path: Path) -> None:
+    import zipfile
+
+    arrays = layout_arrays(c=50)
+    path = tmp_path / "short.npz"
+    np.savez(path, **arrays)
+    # rewrite node_config_feat with a header promising more rows than stored
+    with zipfile.ZipFile(path) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    raw = members["node_config_feat.npy"]
+    members["node_config_feat.npy"] = raw[: len(raw) - 18 * 8 * 4 * 3]
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, blob in members.items():
+            zf.writestr(name, blob)
+    with pytest.raises(DataFormatError, match="key 'node_config_feat': truncated data"):
+        list(iter_config_chunks(path, 16))
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_chunked_peak_memory_is_bounded(tmp_path: Path, compressed: bool) -> None:
+    c, nc = 6000, 40  # 17 MB of node_config_feat
+    arrays = layout_arrays(n=60, nc=nc, c=10)
+    feat = np.broadcast_to(arrays["node_config_feat"][:1], (c, nc, 18)).copy()
+    path = tmp_path / "big.npz"
+    arrays.update(node_config_feat=feat, config_runtime=np.full(c, 10**6, dtype=np.int64))
+    (np.savez_compressed if compressed else np.savez)(path, **arrays)
+    del feat, arrays
+    tracemalloc.start()
+    total = 0.0
+    for _, block in iter_config_chunks(path, 128):
+        total += float(block.sum())
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    full_bytes = c * nc * 18 * 4
+    assert peak < full_bytes / 10, f"peak {peak} bytes for a {full_bytes}-byte member"

@@ -1,0 +1,264 @@
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fake_runs import FAKE_COLLECTIONS, build_fake_run
+
+from hpo.data.load import list_graphs
+from hpo.deploy.export import export_model, export_rounds
+from hpo.deploy.model import ExportedModel, load_model
+from hpo.errors import ConfigError, UsageError
+from hpo.features import FEATURE_VERSION
+from hpo.runs.history import load_run
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory, tiny_root: Path) -> tuple[Path, Path]:
+    """(run folder, model folder) of a fake run over the tiny dataset, exported once."""
+    base = tmp_path_factory.mktemp("export")
+    run_dir = build_fake_run(base / "runs", tiny_root)
+    seen: list[tuple[int, int, str]] = []
+    out = export_model(
+        run_dir,
+        base / "models" / "fake",
+        n_jobs=1,
+        progress=lambda d, t, label: seen.append((d, t, label)),
+    )
+    assert seen
+    assert seen[-1] == (2, 2, "trained")
+    return run_dir, out
+
+
+def _copy(model_dir: Path, tmp_path: Path) -> Path:
+    dst = tmp_path / "model"
+    shutil.copytree(model_dir, dst)
+    return dst
+
+
+def _one_line(exc: pytest.ExceptionInfo[BaseException]) -> None:
+    assert "\n" not in str(exc.value)
+
+
+def test_model_folder_contents(exported: tuple[Path, Path]) -> None:
+    run_dir, out = exported
+    assert sorted(p.name for p in out.iterdir()) == ["layout.txt", "model.json", "tile.txt"]
+    meta = json.loads((out / "model.json").read_text())
+    run = load_run(run_dir)
+    inc = run.incumbent
+    assert inc is not None
+    assert meta["feature_version"] == FEATURE_VERSION
+    assert meta["feature_spec"]["version"] == FEATURE_VERSION
+    assert meta["hyperparameters"] == inc.config
+    assert meta["collections"] == list(FAKE_COLLECTIONS)
+    assert meta["rounds"] == 45
+    assert meta["train_on"] == ["train"]
+    assert set(meta["families"]) == {"tile", "layout"}
+    assert meta["families"]["tile"]["file"] == "tile.txt"
+    assert set(meta["validation"]["metrics"]) == set(FAKE_COLLECTIONS)
+    assert meta["validation"]["in_training"] is False
+    assert meta["run"]["metrics"] == inc.metrics
+    assert meta["run"]["trial"] == inc.trial
+    assert meta["data"]["matches_run"] is True
+    assert meta["data"]["fingerprint"] == run.campaign["data_fingerprint"]
+    assert meta["versions"]["lightgbm"]
+    assert meta["created"] > 0
+    assert not list(out.parent.glob(".*tmp*"))
+
+
+def test_load_model_and_rank(exported: tuple[Path, Path], tiny_root: Path) -> None:
+    model = load_model(exported[1])
+    assert isinstance(model, ExportedModel)
+    assert model.collections == FAKE_COLLECTIONS
+    assert set(model.validation_metrics) == set(FAKE_COLLECTIONS)
+    for collection in ("tile:xla", "layout:nlp:random"):
+        path = list_graphs(tiny_root, collection, "test")[0]
+        scores = model.predict_graph(path, collection)
+        ranking = model.rank_graph(path, collection)
+        assert scores.dtype == np.float64
+        assert np.isfinite(scores).all()
+        assert sorted(ranking.tolist()) == list(range(scores.size))
+        assert (np.diff(scores[ranking]) >= 0).all()  # best (lowest score) first
+
+
+def test_relative_features_switch_selects_columns(exported: tuple[Path, Path]) -> None:
+    model = load_model(exported[1])
+    meta = model.meta
+    names = meta["families"]["layout"]["columns"]
+    has_relative = any(n.endswith(("_dmed", "_prank")) for n in names)
+    assert has_relative == bool(meta["hyperparameters"]["relative_features"])
+    assert model.families["layout"].booster.num_feature() == len(names)
+
+
+def test_train_on_train_and_valid(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    run_dir, out = exported
+    both = export_model(run_dir, tmp_path / "both", train_on="train+valid", n_jobs=1)
+    meta, base = (json.loads((p / "model.json").read_text()) for p in (both, out))
+    assert meta["train_on"] == ["train", "valid"]
+    assert meta["validation"]["in_training"] is True
+    for family in ("tile", "layout"):
+        assert meta["families"][family]["training_rows"] > base["families"][family]["training_rows"]
+
+
+def test_reexport_replaces_model_folder(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    target = _copy(exported[1], tmp_path)
+    (target / "stale.txt").write_text("old")
+    export_model(exported[0], target, n_jobs=1)
+    assert not (target / "stale.txt").exists()
+    assert (target / "model.json").is_file()
+
+
+def test_refuses_to_overwrite_other_folder(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("keep me")
+    with pytest.raises(UsageError, match=r"notes: exists and is not a model folder") as exc:
+        export_model(exported[0], tmp_path / "notes", n_jobs=1)
+    _one_line(exc)
+    assert (tmp_path / "notes" / "a.txt").read_text() == "keep me"
+
+
+def test_export_rounds_per_fidelity(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    shutil.copytree(exported[0], run_dir)
+    assert export_rounds(load_run(run_dir), 15.0) == 15  # the incumbent's own budget
+    assert export_rounds(load_run(run_dir), None) == 45  # else max_budget
+    campaign = json.loads((run_dir / "campaign.json").read_text())
+    campaign["config"].update(fidelity="configs", min_budget=0.1, max_budget=1.0)
+    (run_dir / "campaign.json").write_text(json.dumps(campaign))
+    assert export_rounds(load_run(run_dir), 1.0) == 200  # ObjectiveSettings.fixed_rounds
+
+
+def test_feature_version_mismatch(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    model_dir = _copy(exported[1], tmp_path)
+    meta = json.loads((model_dir / "model.json").read_text())
+    meta["feature_version"] = FEATURE_VERSION + 1
+    (model_dir / "model.json").write_text(json.dumps(meta))
+    msg = (
+        f"{re.escape(str(model_dir))}: model was exported with feature version "
+        f"{FEATURE_VERSION + 1}, this hpo extracts feature version {FEATURE_VERSION}"
+    )
+    with pytest.raises(ConfigError, match=msg) as exc:
+        load_model(model_dir)
+    _one_line(exc)
+
+
+def test_missing_model_file(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    model_dir = _copy(exported[1], tmp_path)
+    (model_dir / "tile.txt").unlink()
+    with pytest.raises(ConfigError, match=r"model: missing model file tile\.txt$"):
+        load_model(model_dir)
+
+
+@pytest.mark.parametrize(
+    ("keep_checksum", "message"),
+    [
+        (True, r"layout\.txt: corrupt \(its SHA-256 differs from model\.json\)"),
+        (False, r"layout\.txt: not a readable LightGBM model \(truncated"),
+    ],
+)
+def test_truncated_model_file(
+    exported: tuple[Path, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    keep_checksum: bool,
+    message: str,
+) -> None:
+    # LightGBM itself aborts the process on such a file: it must never reach its parser
+    model_dir = _copy(exported[1], tmp_path)
+    text = (model_dir / "layout.txt").read_text()
+    (model_dir / "layout.txt").write_text(text[: len(text) // 3])
+    if not keep_checksum:
+        meta = json.loads((model_dir / "model.json").read_text())
+        del meta["families"]["layout"]["sha256"]
+        (model_dir / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(ConfigError, match=message) as exc:
+        load_model(model_dir)
+    _one_line(exc)
+    assert "[LightGBM]" not in capsys.readouterr().out
+
+
+def test_unparsable_model_file(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    model_dir = _copy(exported[1], tmp_path)
+    (model_dir / "tile.txt").write_text("tree\nversion=v4\nend of trees\n")
+    meta = json.loads((model_dir / "model.json").read_text())
+    del meta["families"]["tile"]["sha256"]
+    (model_dir / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(ConfigError, match=r"tile\.txt: not a readable LightGBM model \(") as exc:
+        load_model(model_dir)
+    _one_line(exc)
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        ("delete", r"not a model folder \(missing model\.json\)"),
+        ("garbage", r"model\.json: not valid JSON"),
+        ("no_families", r"model\.json: missing or malformed key 'families'"),
+    ],
+)
+def test_corrupt_model_json(
+    exported: tuple[Path, Path], tmp_path: Path, damage: str, message: str
+) -> None:
+    model_dir = _copy(exported[1], tmp_path)
+    meta_file = model_dir / "model.json"
+    if damage == "delete":
+        meta_file.unlink()
+    elif damage == "garbage":
+        meta_file.write_text('{"feature_version": ')
+    else:
+        meta = json.loads(meta_file.read_text())
+        del meta["families"]
+        meta_file.write_text(json.dumps(meta))
+    with pytest.raises(ConfigError, match=message) as exc:
+        load_model(model_dir)
+    _one_line(exc)
+
+
+def test_model_does_not_serve_collection(tmp_path: Path, tiny_root: Path) -> None:
+    run_dir = build_fake_run(tmp_path / "runs", tiny_root, collections=("tile:xla",))
+    model = load_model(export_model(run_dir, tmp_path / "tile_only", n_jobs=1))
+    assert sorted(p.name for p in model.path.iterdir()) == ["model.json", "tile.txt"]
+    path = list_graphs(tiny_root, "layout:xla:default", "valid")[0]
+    with pytest.raises(UsageError, match=r"serves tile:xla, not layout:xla:default$"):
+        model.predict_graph(path, "layout:xla:default")
+
+
+def test_export_without_success(tmp_path: Path, tiny_root: Path) -> None:
+    run_dir = build_fake_run(tmp_path / "runs", tiny_root, finished=False)
+    (run_dir / "trials.jsonl").write_text("")
+    with pytest.raises(UsageError, match="run 'fake' has no successful trial to export"):
+        export_model(run_dir, tmp_path / "m", n_jobs=1)
+
+
+def test_export_of_missing_run(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match=r"^no run '.*nope' in runs$"):
+        export_model(tmp_path / "nope", tmp_path / "m")
+
+
+def test_bad_train_on(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match=r"train_on must be .* found valid"):
+        export_model(exported[0], tmp_path / "m", train_on=("valid",))
+
+
+def test_notebook_api_mirrors_the_commands(exported: tuple[Path, Path], tiny_root: Path) -> None:
+    from hpo import api
+
+    run_dir, model_dir = exported
+    assert api.load_run(run_dir).name == "fake"
+    assert [r.name for r in api.list_runs(run_dir.parent)] == ["fake"]
+    model = api.load_model(model_dir)
+    path = list_graphs(tiny_root, "layout:xla:default", "test")[0]
+    by_path = api.rank_graph(model_dir, path, "layout:xla:default")
+    assert np.array_equal(by_path, model.rank_graph(path, "layout:xla:default"))
+    assert set(api.__all__) >= {
+        "load_run",
+        "list_runs",
+        "load_model",
+        "rank_graph",
+        "evaluate_model",
+        "write_submission",
+    }

@@ -1,0 +1,121 @@
+from __future__ import annotations
+
+import csv
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fake_runs import build_fake_run
+
+from hpo.data.load import COLLECTIONS, is_layout, list_graphs, load_graph
+from hpo.deploy.export import export_model
+from hpo.deploy.model import ExportedModel, load_model
+from hpo.deploy.predict import HEADER, write_submission
+from hpo.errors import DataFormatError, UsageError
+
+ID_FORMAT = re.compile(r"(tile:xla|layout:(xla|nlp):(default|random)):([0-9a-f]{32})")
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory, tiny_root: Path) -> ExportedModel:
+    base = tmp_path_factory.mktemp("predict")
+    run_dir = build_fake_run(base / "runs", tiny_root)
+    return load_model(export_model(run_dir, base / "model", n_jobs=1))
+
+
+@pytest.fixture(scope="module")
+def submission(
+    model: ExportedModel, tiny_root: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, dict[str, int]]:
+    out = tmp_path_factory.mktemp("sub") / "submission.csv"
+    return out, write_submission(model, tiny_root, out)
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_header_and_ids(submission: tuple[Path, dict[str, int]], tiny_root: Path) -> None:
+    out, counts = submission
+    assert out.read_text().splitlines()[0] == HEADER
+    rows = _rows(out)
+    expected = {f"{c}:{p.stem}" for c in COLLECTIONS for p in list_graphs(tiny_root, c, "test")}
+    assert {r["ID"] for r in rows} == expected
+    assert len(rows) == len(expected) == sum(counts.values())
+    for r in rows:
+        assert ID_FORMAT.fullmatch(r["ID"]), r["ID"]
+    assert not list(out.parent.glob(".*.tmp"))
+
+
+def test_rankings_are_valid(submission: tuple[Path, dict[str, int]], tiny_root: Path) -> None:
+    for r in _rows(submission[0]):
+        collection, stem = r["ID"].rsplit(":", 1)
+        graph = load_graph(
+            tiny_root / "npz" / Path(*collection.split(":")) / "test" / f"{stem}.npz", collection
+        )
+        indices = [int(x) for x in r["TopConfigs"].split(";")]
+        if is_layout(collection):  # a permutation of every config index
+            assert sorted(indices) == list(range(graph.n_configs))
+        else:  # distinct valid indices, top 5
+            assert len(indices) == min(5, graph.n_configs)
+            assert len(set(indices)) == len(indices)
+            assert all(0 <= i < graph.n_configs for i in indices)
+
+
+def test_rows_follow_model_ranking(
+    submission: tuple[Path, dict[str, int]], model: ExportedModel, tiny_root: Path
+) -> None:
+    rows = {r["ID"]: r["TopConfigs"] for r in _rows(submission[0])}
+    for collection in ("tile:xla", "layout:nlp:default"):
+        path = list_graphs(tiny_root, collection, "test")[0]
+        scores = model.predict_graph(path, collection)
+        ranking = [int(x) for x in rows[f"{collection}:{path.stem}"].split(";")]
+        assert (np.diff(scores[ranking]) >= 0).all()
+
+
+@pytest.mark.parametrize("top_k", [1, 3, 10_000])
+def test_top_k(model: ExportedModel, tiny_root: Path, tmp_path: Path, top_k: int) -> None:
+    out = tmp_path / "s.csv"
+    counts = write_submission(model, tiny_root, out, collections=["tile:xla"], top_k=top_k)
+    assert counts == {"tile:xla": 2}
+    for r in _rows(out):
+        stem = r["ID"].rsplit(":", 1)[1]
+        n = load_graph(tiny_root / "npz/tile/xla/test" / f"{stem}.npz", "tile:xla").n_configs
+        indices = [int(x) for x in r["TopConfigs"].split(";")]
+        assert len(indices) == min(top_k, n) == len(set(indices))
+
+
+def test_bad_top_k(model: ExportedModel, tiny_root: Path, tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match=r"--top-k must be >= 1, got 0"):
+        write_submission(model, tiny_root, tmp_path / "s.csv", top_k=0)
+
+
+def test_missing_collection_leaves_no_file(
+    model: ExportedModel, tiny_root: Path, tmp_path: Path
+) -> None:
+    partial = tmp_path / "partial"
+    shutil.copytree(tiny_root / "npz" / "layout", partial / "npz" / "layout")
+    out = tmp_path / "s.csv"
+    out.write_text("previous\n")
+    with pytest.raises(UsageError, match=r"partial: no tile:xla test data \(missing folder") as exc:
+        write_submission(model, partial, out)
+    assert "\n" not in str(exc.value)
+    assert out.read_text() == "previous\n"
+
+
+def test_failure_midway_keeps_previous_file(
+    model: ExportedModel, tiny_root: Path, tmp_path: Path
+) -> None:
+    broken = tmp_path / "broken"
+    shutil.copytree(tiny_root, broken)
+    victim = list_graphs(broken, "layout:nlp:random", "test")[-1]
+    victim.write_bytes(victim.read_bytes()[:200])
+    out = tmp_path / "s.csv"
+    out.write_text("previous\n")
+    with pytest.raises(DataFormatError, match=re.escape(victim.name)):
+        write_submission(model, broken, out)
+    assert out.read_text() == "previous\n"
+    assert not list(tmp_path.glob(".*.tmp"))

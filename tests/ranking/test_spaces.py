@@ -1,0 +1,177 @@
+"""Tests of hpo/spaces.py: packaged spaces, loading by name or path, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ConfigSpace import (
+    CategoricalHyperparameter,
+    UniformFloatHyperparameter,
+    UniformIntegerHyperparameter,
+)
+
+import hpo.ranking.spaces
+from hpo.errors import ConfigError
+from hpo.ranking.spaces import list_spaces, load_space, space_from_dict, space_to_dict
+
+REPO_SPACES = Path(__file__).resolve().parents[2] / "spaces"
+
+
+def _space_json(name: str = "lambdarank") -> dict[str, Any]:
+    return json.loads((REPO_SPACES / f"{name}.json").read_text())
+
+
+def test_packaged_spaces_are_listed() -> None:
+    assert {"lambdarank", "lambdarank_small"} <= set(list_spaces())
+
+
+@pytest.mark.parametrize(
+    ("name", "lower", "upper", "log"),
+    [
+        ("learning_rate", 0.01, 0.3, True),
+        ("num_leaves", 7, 255, True),
+        ("min_data_in_leaf", 5, 500, True),
+        ("feature_fraction", 0.3, 1.0, False),
+        ("bagging_fraction", 0.5, 1.0, False),
+        ("lambda_l2", 1e-3, 100.0, True),
+        ("label_levels", 4, 31, False),
+        ("lambdarank_truncation_level", 5, 100, True),
+    ],
+)
+def test_lambdarank_numeric_ranges(name: str, lower: float, upper: float, log: bool) -> None:
+    hp = load_space("lambdarank")[name]
+    assert isinstance(hp, (UniformFloatHyperparameter, UniformIntegerHyperparameter))
+    assert (hp.lower, hp.upper, hp.log) == (lower, upper, log)
+
+
+@pytest.mark.parametrize(
+    ("name", "choices"),
+    [
+        ("bagging_freq", (0, 1, 5)),
+        ("max_bin", (63, 127, 255)),
+        ("max_group_size", (256, 1024, 4096)),
+        ("relative_features", (True, False)),
+    ],
+)
+def test_lambdarank_categoricals(name: str, choices: tuple[Any, ...]) -> None:
+    hp = load_space("lambdarank")[name]
+    assert isinstance(hp, CategoricalHyperparameter)
+    assert tuple(hp.choices) == choices
+
+
+def test_bagging_fraction_is_active_only_with_bagging() -> None:
+    space = load_space("lambdarank", seed=0)
+    assert "bagging_fraction" not in dict(space.get_default_configuration())  # freq 0
+    for config in space.sample_configuration(50):
+        values = dict(config)
+        assert ("bagging_fraction" in values) == (values["bagging_freq"] > 0)
+
+
+def test_small_space_has_four_to_five_hyperparameters() -> None:
+    assert 4 <= len(list(load_space("lambdarank_small").keys())) <= 5
+
+
+def test_seed_makes_sampling_reproducible() -> None:
+    first = load_space("lambdarank", seed=7).sample_configuration(5)
+    again = load_space("lambdarank", seed=7).sample_configuration(5)
+    assert [dict(c) for c in first] == [dict(c) for c in again]
+
+
+def test_load_by_path_and_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "mine.json"
+    shutil.copy(REPO_SPACES / "lambdarank.json", path)
+    space = load_space(str(path))
+    assert space == load_space("lambdarank")
+    assert space_from_dict(space_to_dict(space)) == space
+
+
+def test_packaged_folder_is_looked_up_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wheel_dir = tmp_path / "_spaces"
+    wheel_dir.mkdir()
+    data = _space_json("lambdarank_small")
+    data["hyperparameters"] = data["hyperparameters"][:1]
+    (wheel_dir / "lambdarank.json").write_text(json.dumps(data))
+    monkeypatch.setattr(hpo.ranking.spaces, "_space_dirs", lambda: [wheel_dir, REPO_SPACES])
+    assert len(list(load_space("lambdarank").keys())) == 1
+    assert "lambdarank_small" in list_spaces()
+
+
+def _set_type(data: dict[str, Any]) -> None:
+    data["hyperparameters"][0]["type"] = "weird_float"
+
+
+def _bad_condition_parent(data: dict[str, Any]) -> None:
+    data["conditions"][0]["parent"] = "no_such_hp"
+
+
+def _bad_condition_value(data: dict[str, Any]) -> None:
+    data["conditions"][0]["values"] = [7]
+
+
+def _bad_bounds(data: dict[str, Any]) -> None:
+    hp = next(h for h in data["hyperparameters"] if h["name"] == "learning_rate")
+    hp["lower"] = 1.0
+
+
+def _duplicate(data: dict[str, Any]) -> None:
+    data["hyperparameters"].append(dict(data["hyperparameters"][0]))
+
+
+def _no_hyperparameters(data: dict[str, Any]) -> None:
+    data["hyperparameters"] = []
+
+
+def _bad_condition_type(data: dict[str, Any]) -> None:
+    data["conditions"][0]["type"] = "SOMETIMES"
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (_set_type, r"bad\.json: hyperparameter '\w+': unknown type 'weird_float'"),
+        (_bad_condition_parent, r"bad\.json: condition #0: unknown hyperparameter 'no_such_hp'"),
+        (_bad_condition_value, r"bad\.json: invalid search space: .*illegal value '7'"),
+        (_bad_bounds, r"bad\.json: invalid search space: .*learning_rate"),
+        (_duplicate, r"bad\.json: hyperparameter '\w+' is defined twice"),
+        (_no_hyperparameters, r"bad\.json: key 'hyperparameters': expected a non-empty list"),
+        (_bad_condition_type, r"bad\.json: condition #0: unknown type 'SOMETIMES'"),
+    ],
+)
+def test_invalid_space_files(tmp_path: Path, mutate: Any, message: str) -> None:
+    data = _space_json()
+    mutate(data)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match=message) as info:
+        load_space(path)
+    assert "\n" not in str(info.value)
+
+
+def test_malformed_json(tmp_path: Path) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text('{"hyperparameters": [')
+    with pytest.raises(ConfigError, match=r"broken\.json: not valid JSON"):
+        load_space(path)
+
+
+def test_not_an_object(tmp_path: Path) -> None:
+    path = tmp_path / "list.json"
+    path.write_text("[1, 2]")
+    with pytest.raises(ConfigError, match=r"list\.json: expected a JSON object, found list"):
+        load_space(path)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"nope\.json: search space file not found"):
+        load_space(tmp_path / "nope.json")
+
+
+def test_unknown_name_lists_the_packaged_spaces() -> None:
+    with pytest.raises(ConfigError, match=r"unknown search space 'nope' \(packaged spaces: .*"):
+        load_space("nope")
