@@ -7,6 +7,7 @@ A dataset root is laid out as the real dataset::
 
 Loading validates every key that is read: presence, dtype kind, shape, and agreement of the
 sizes ``n`` (nodes), ``m`` (edges), ``c`` (configs) and ``nc`` (configurable nodes) across keys.
+Runtimes and normalizers are checked value by value in :mod:`hpo.data.runtimes`.
 ``node_config_feat`` of a layout file is never read whole here: its header is validated and
 its rows are streamed in chunks by :func:`iter_config_chunks`.
 """
@@ -22,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from hpo.data.npyzip import iter_member_rows, read_member_header
+from hpo.data.runtimes import validate_layout_runtimes, validate_tile_runtimes
 from hpo.errors import DataFormatError, UsageError
 
 __all__ = [
@@ -253,7 +255,8 @@ def load_tile_graph(path: Path | str) -> TileGraph:
     Raises
     ------
     DataFormatError
-        If a key is missing, has the wrong dtype kind or shape, or sizes disagree across keys.
+        If a key is missing, has the wrong dtype kind or shape, sizes disagree across keys, or
+        a runtime or normalizer is NaN, infinite, fractional, negative or wrongly zero.
     """
     path = Path(path)
     with _open(path) as npz:
@@ -267,21 +270,16 @@ def load_tile_graph(path: Path | str) -> TileGraph:
         _check(path, "config_runtime_normalizers", norm, _INT_KINDS + _FLOAT_KINDS, (c,))
     if c == 0:
         raise DataFormatError(f"{path}: key 'config_feat': expected at least one config, found 0")
-    labeled = not (np.all(runtime == 0) and np.all(norm == 1))
-    if labeled and (np.any(runtime <= 0) or np.any(norm <= 0)):
-        raise DataFormatError(
-            f"{path}: keys 'config_runtime'/'config_runtime_normalizers': expected positive "
-            "runtimes, found values <= 0"
-        )
+    runtime, norm, labeled = validate_tile_runtimes(path, runtime, norm)
     return TileGraph(
         path=path,
         node_feat=node_feat,
         node_opcode=node_opcode,
         edge_index=edge_index,
         config_feat=config_feat.astype(np.float32, copy=False),
-        config_runtime=runtime.astype(np.int64, copy=False),
-        config_runtime_normalizers=norm.astype(np.int64, copy=False),
-        labeled=bool(labeled),
+        config_runtime=runtime,
+        config_runtime_normalizers=norm,
+        labeled=labeled,
     )
 
 
@@ -294,7 +292,8 @@ def load_layout_graph(path: Path | str) -> LayoutGraph:
     Raises
     ------
     DataFormatError
-        If a key is missing, has the wrong dtype kind or shape, or sizes disagree across keys.
+        If a key is missing, has the wrong dtype kind or shape, sizes disagree across keys, or
+        a runtime is NaN, infinite, fractional, negative, or zero in a labeled file.
     """
     path = Path(path)
     with _open(path) as npz:
@@ -340,11 +339,7 @@ def load_layout_graph(path: Path | str) -> LayoutGraph:
         raise DataFormatError(
             f"{path}: key 'config_runtime': expected at least one config, found 0"
         )
-    labeled = not np.all(runtime == 0)
-    if labeled and np.any(runtime <= 0):
-        raise DataFormatError(
-            f"{path}: key 'config_runtime': expected positive runtimes, found values <= 0"
-        )
+    runtime, labeled = validate_layout_runtimes(path, runtime)
     return LayoutGraph(
         path=path,
         node_feat=node_feat,
@@ -352,8 +347,8 @@ def load_layout_graph(path: Path | str) -> LayoutGraph:
         edge_index=edge_index,
         node_config_ids=ids.astype(np.int64, copy=False),
         node_splits=splits.astype(np.int64, copy=False),
-        config_runtime=runtime.astype(np.int64, copy=False),
-        labeled=bool(labeled),
+        config_runtime=runtime,
+        labeled=labeled,
     )
 
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from graphs import write_layout, write_root
+from graphs import write_layout, write_root, write_tile
 
 from hpo.cli import main
 from hpo.data.check import check_dataset, summary_rows
@@ -37,6 +37,45 @@ def test_bad_files_are_each_reported_and_others_checked(tmp_path: Path) -> None:
     assert any("missing key 'config_runtime'" in p for p in report.problems)
     good = [s for s in report.summaries if s.graphs]
     assert sum(s.graphs for s in good) == 30 - 3
+
+
+@pytest.mark.filterwarnings("error")  # the NaN must not reach an int64 cast
+def test_bad_runtimes_are_one_line_each_and_test_placeholders_pass(tmp_path: Path) -> None:
+    root = write_root(tmp_path)
+    nan_tile = root / "npz/tile/xla/train/g0.npz"
+    nan_runtime = np.arange(1000.0, 1020.0)
+    nan_runtime[[4, 9, 17]] = np.nan
+    write_tile(nan_tile, c=20, config_runtime=nan_runtime)
+    zero_norm = root / "npz/tile/xla/valid/g1.npz"
+    write_tile(zero_norm, c=20, config_runtime_normalizers=np.zeros(20, dtype=np.int64))
+    inf_layout = root / "npz/layout/xla/default/valid/g0.npz"
+    inf_runtime = np.full(25, 1e6)
+    inf_runtime[3] = np.inf
+    write_layout(inf_layout, c=25, config_runtime=inf_runtime)
+    write_tile(  # test-split placeholders: unlabeled, not bad
+        root / "npz/tile/xla/test/g0.npz",
+        c=20,
+        config_runtime=np.zeros(20, dtype=np.int64),
+        config_runtime_normalizers=np.ones(20, dtype=np.int64),
+    )
+    write_layout(root / "npz/layout/nlp/random/test/g1.npz", c=25, config_runtime=np.zeros(25))
+    report = check_dataset(root)
+    assert sorted(report.problems) == sorted(
+        [
+            f"{nan_tile}: key 'config_runtime': expected whole positive nanoseconds, "
+            "found 3 NaN values at configs 4, 9, 17",
+            f"{zero_norm}: key 'config_runtime_normalizers': expected whole positive "
+            "nanoseconds, found 20 zero values at configs 0, 1, 2, 3, 4, ...",
+            f"{inf_layout}: key 'config_runtime': expected whole positive nanoseconds, "
+            "found 1 +inf value at config 3",
+        ]
+    )
+    by_split = {(s.collection, s.split): s for s in report.summaries}
+    assert by_split["tile:xla", "train"].bad == 1
+    assert by_split["tile:xla", "train"].graphs == 1  # the other file was still checked
+    assert by_split["tile:xla", "test"].unlabeled == 1  # write_root labels its test files
+    assert by_split["layout:nlp:random", "test"].unlabeled == 1
+    assert by_split["layout:nlp:random", "test"].bad == 0
 
 
 def test_out_of_range_layout_value_found_by_deep_check(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import tracemalloc
 from pathlib import Path
 
@@ -147,9 +148,161 @@ def test_node_config_feat_shape_disagrees(tmp_path: Path) -> None:
         load_layout_graph(path)
 
 
-def test_negative_runtime(tmp_path: Path) -> None:
-    path = write_tile(tmp_path / "bad.npz", c=3, config_runtime=np.array([5, -1, 3]))
-    with pytest.raises(DataFormatError, match="expected positive runtimes"):
+# --- runtimes and normalizers: every bad value refused with where it is -------------------
+
+NAN, INF = np.nan, np.inf
+
+
+def _tile_labels(c: int, **at: float) -> tuple[np.ndarray, np.ndarray]:
+    runtime = np.arange(1000, 1000 + c, dtype=np.float64)
+    norm = np.full(c, 500.0)
+    for name, value in at.items():
+        key, index = name.rsplit("_", 1)
+        (runtime if key == "rt" else norm)[int(index)] = value
+    return runtime, norm
+
+
+BAD_TILE = [
+    pytest.param(
+        {"rt_4": NAN, "rt_9": NAN, "rt_17": NAN},
+        r"'config_runtime': expected whole positive nanoseconds, "
+        r"found 3 NaN values at configs 4, 9, 17$",
+        id="nan",
+    ),
+    pytest.param({"rt_2": INF}, r"'config_runtime': .*found 1 \+inf value at config 2$", id="+inf"),
+    pytest.param({"rt_0": -INF}, r"'config_runtime': .*found 1 -inf value at config 0$", id="-inf"),
+    pytest.param(
+        {"rt_1": -5.0, "rt_3": -1.0},
+        r"'config_runtime': .*found 2 negative values at configs 1, 3$",
+        id="negative",
+    ),
+    pytest.param({"rt_6": 0.0}, r"'config_runtime': .*found 1 zero value at config 6$", id="zero"),
+    pytest.param(
+        {"rt_5": 1.5}, r"'config_runtime': .*found 1 fractional value at config 5$", id="fraction"
+    ),
+    pytest.param(
+        {"nm_3": 0.0},
+        r"'config_runtime_normalizers': expected whole positive nanoseconds, "
+        r"found 1 zero value at config 3$",
+        id="zero-normalizer",
+    ),
+    pytest.param(
+        {"nm_1": NAN, "nm_2": -INF},
+        r"'config_runtime_normalizers': .*found 1 NaN value at config 1; 1 -inf value at config 2$",
+        id="normalizer-nan-inf",
+    ),
+    pytest.param(
+        {"nm_0": -500.0}, r"'config_runtime_normalizers': .*1 negative value at config 0$", id="neg"
+    ),
+]
+
+
+@pytest.mark.parametrize(("bad", "message"), BAD_TILE)
+@pytest.mark.filterwarnings("error")  # no RuntimeWarning on the way to the error
+def test_bad_tile_labels_are_refused(tmp_path: Path, bad: dict, message: str) -> None:
+    runtime, norm = _tile_labels(20, **bad)
+    path = write_tile(
+        tmp_path / "bad.npz", c=20, config_runtime=runtime, config_runtime_normalizers=norm
+    )
+    with pytest.raises(DataFormatError, match=rf"^{re.escape(str(path))}: key {message}"):
+        load_tile_graph(path)
+
+
+def test_int_runtime_negative_and_zero_are_listed_together(tmp_path: Path) -> None:
+    runtime = np.array([5, -1, 3, 0, -7], dtype=np.int64)
+    path = write_tile(tmp_path / "bad.npz", c=5, config_runtime=runtime)
+    with pytest.raises(
+        DataFormatError,
+        match=r"'config_runtime': expected whole positive nanoseconds, found 2 negative values "
+        r"at configs 1, 4; 1 zero value at config 3$",
+    ):
+        load_tile_graph(path)
+
+
+def test_many_bad_values_are_counted_and_the_first_listed(tmp_path: Path) -> None:
+    runtime = np.full(50, np.nan)
+    path = write_layout(tmp_path / "bad.npz", c=50, config_runtime=runtime)
+    with pytest.raises(
+        DataFormatError, match=r"found 50 NaN values at configs 0, 1, 2, 3, 4, \.\.\.$"
+    ):
+        load_layout_graph(path)
+
+
+@pytest.mark.parametrize(
+    ("index", "value", "what"),
+    [
+        (4, NAN, "1 NaN value at config 4"),
+        (0, INF, r"1 \+inf value at config 0"),
+        (7, -INF, "1 -inf value at config 7"),
+        (2, -3.0, "1 negative value at config 2"),
+        (9, 0.0, "1 zero value at config 9"),
+        (1, 2.5, "1 fractional value at config 1"),
+    ],
+)
+@pytest.mark.filterwarnings("error")
+def test_bad_layout_runtimes_are_refused(
+    tmp_path: Path, index: int, value: float, what: str
+) -> None:
+    runtime = np.linspace(1e6, 2e6, 11)
+    runtime[index] = value
+    path = write_layout(tmp_path / "bad.npz", c=11, config_runtime=runtime)
+    with pytest.raises(
+        DataFormatError,
+        match=rf"bad\.npz: key 'config_runtime': expected whole positive nanoseconds, "
+        rf"found {what}$",
+    ):
+        load_layout_graph(path)
+
+
+def test_uint64_runtime_beyond_int64_is_refused(tmp_path: Path) -> None:
+    runtime = np.full(9, 10**6, dtype=np.uint64)
+    runtime[3] = 2**63 + 5
+    path = write_layout(tmp_path / "bad.npz", c=9, config_runtime=runtime)
+    with pytest.raises(DataFormatError, match=r"1 out-of-int64-range value at config 3$"):
+        load_layout_graph(path)
+
+
+@pytest.mark.filterwarnings("error")
+def test_whole_float_runtimes_are_cast_exactly(tmp_path: Path) -> None:
+    runtime, norm = _tile_labels(20)
+    runtime[0] = 2.0**53  # up to 2**53, every whole number is exact in float64
+    tile = load_tile_graph(
+        write_tile(
+            tmp_path / "t.npz", c=20, config_runtime=runtime, config_runtime_normalizers=norm
+        )
+    )
+    assert tile.config_runtime.dtype == np.int64
+    assert tile.config_runtime_normalizers.dtype == np.int64
+    np.testing.assert_array_equal(tile.config_runtime, runtime.astype(np.int64))
+    assert tile.config_runtime[0] == 2**53
+    layout = load_layout_graph(
+        write_layout(tmp_path / "l.npz", c=11, config_runtime=np.linspace(1e6, 2e6, 11))
+    )
+    assert layout.config_runtime.dtype == np.int64
+    assert layout.labeled
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float64, np.float32])
+def test_placeholder_test_labels_still_load(tmp_path: Path, dtype: type) -> None:
+    tile = load_tile_graph(
+        write_tile(
+            tmp_path / "t.npz",
+            c=6,
+            config_runtime=np.zeros(6, dtype=dtype),
+            config_runtime_normalizers=np.ones(6, dtype=dtype),
+        )
+    )
+    layout = load_layout_graph(
+        write_layout(tmp_path / "l.npz", c=7, config_runtime=np.zeros(7, dtype=dtype))
+    )
+    assert (tile.labeled, layout.labeled) == (False, False)
+    assert tile.config_runtime.dtype == layout.config_runtime.dtype == np.int64
+    np.testing.assert_array_equal(tile.config_runtime_normalizers, 1)
+
+
+def test_zero_runtimes_with_real_normalizers_are_labeled_and_refused(tmp_path: Path) -> None:
+    path = write_tile(tmp_path / "bad.npz", c=3, config_runtime=np.zeros(3, dtype=np.int64))
+    with pytest.raises(DataFormatError, match=r"found 3 zero values at configs 0, 1, 2$"):
         load_tile_graph(path)
 
 
