@@ -5,10 +5,11 @@ Layout (see ``docs/ARCHITECTURE.md``)::
     campaign.json   settings, search space, data fingerprint, package versions, created time
     smac/<seed>/    SMAC's own output (scenario.json, runhistory.json, intensifier.json, ...)
     trials.jsonl    one JSON object per finished trial, appended (flush + fsync) as it ends
-    lock.json       {"pid", "host", "started"} while a campaign process is alive
+    lock.json       {"pid", "host", "started"}; flock-ed by the live campaign (RunLock)
     result.json     the incumbent, written when the campaign ends
 
-Nothing here knows about SMAC; :mod:`hpo.campaign.facades` fills the trial records.
+Nothing here knows about SMAC; :mod:`hpo.campaign.facades` fills the trial records. The lock
+lives in :mod:`hpo.runs.lock`; its names are re-exported here with the other run-folder files.
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ import importlib.metadata
 import json
 import math
 import os
-import socket
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,8 @@ from typing import Any
 import numpy as np
 
 from hpo.data.load import SPLITS, list_graphs
-from hpo.errors import ConfigError, UsageError
+from hpo.errors import ConfigError
+from hpo.runs.lock import LOCK_FILE, RunLock, lock_is_held, read_lock, this_host
 
 __all__ = [
     "CAMPAIGN_FILE",
@@ -39,19 +39,19 @@ __all__ = [
     "TrialLog",
     "data_fingerprint",
     "jsonable",
-    "lock_is_live",
+    "lock_is_held",
     "package_versions",
     "read_json",
     "read_lock",
     "read_trials",
     "run_state",
     "trial_key",
+    "this_host",
     "write_json_atomic",
 ]
 
 CAMPAIGN_FILE = "campaign.json"
 TRIALS_FILE = "trials.jsonl"
-LOCK_FILE = "lock.json"
 RESULT_FILE = "result.json"
 SMAC_DIR = "smac"
 VERSIONED_PACKAGES = ("hpo", "smac", "ConfigSpace", "lightgbm", "numpy", "dask")
@@ -141,111 +141,12 @@ def package_versions() -> dict[str, str | None]:
     return out
 
 
-def this_host() -> str:
-    """Return the host name used in locks and worker ids."""
-    return socket.gethostname()
-
-
-def read_lock(run_dir: Path) -> dict[str, Any] | None:
-    """Return the content of ``lock.json``, ``None`` if absent; unreadable gives ``{}``."""
-    path = Path(run_dir) / LOCK_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def lock_is_live(lock: dict[str, Any]) -> bool:
-    """Whether the process named by a lock may still be running.
-
-    A lock of this host is live while its pid exists; a lock of another host cannot be
-    checked and counts as live. A lock without a pid (half written) counts as stale.
-    """
-    pid = lock.get("pid")
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    if lock.get("host") != this_host():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _describe_lock(run_dir: Path, lock: dict[str, Any]) -> str:
-    started = lock.get("started")
-    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started)) if started else "?"
-    return (
-        f"run '{run_dir.name}' is in use by pid {lock.get('pid')} on {lock.get('host')} "
-        f"(since {when}); if no such process runs, delete {run_dir / LOCK_FILE}"
-    )
-
-
-class RunLock:
-    """``lock.json`` of a run folder, created atomically; use as a context manager.
-
-    Parameters
-    ----------
-    run_dir
-        The run folder (created if missing).
-
-    Raises
-    ------
-    UsageError
-        On entry, if a live process holds the lock.
-    """
-
-    def __init__(self, run_dir: Path) -> None:
-        self.run_dir = Path(run_dir)
-        self.path = self.run_dir / LOCK_FILE
-        self._held = False
-
-    def acquire(self) -> None:
-        """Take the lock, replacing a stale one."""
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        content = json.dumps({"pid": os.getpid(), "host": this_host(), "started": time.time()})
-        for _ in range(3):
-            try:
-                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
-                lock = read_lock(self.run_dir)
-                if lock is not None and lock_is_live(lock):
-                    raise UsageError(_describe_lock(self.run_dir, lock)) from None
-                self.path.unlink(missing_ok=True)
-                continue
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(content + "\n")
-            self._held = True
-            return
-        raise UsageError(f"{self.path}: could not take the lock (another process races for it)")
-
-    def release(self) -> None:
-        """Remove the lock if this object holds it."""
-        if self._held:
-            self.path.unlink(missing_ok=True)
-            self._held = False
-
-    def __enter__(self) -> RunLock:
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
-
-
 def run_state(run_dir: Path) -> str:
     """Return ``running``, ``finished``, ``interrupted``, or ``missing`` for a run folder."""
     run_dir = Path(run_dir)
     if not (run_dir / CAMPAIGN_FILE).exists() and not (run_dir / LOCK_FILE).exists():
         return "missing"
-    lock = read_lock(run_dir)
-    if lock is not None and lock_is_live(lock):
+    if lock_is_held(run_dir):
         return "running"
     if (run_dir / RESULT_FILE).exists():
         return "finished"

@@ -39,8 +39,8 @@ from hpo.campaign.smac_state import repair_smac_state, smac_output_dir
 from hpo.errors import ConfigError, UsageError
 from hpo.runs.folder import (
     LOCK_FILE,
+    RunLock,
     TrialLog,
-    lock_is_live,
     read_trials,
     run_state,
     this_host,
@@ -267,16 +267,16 @@ def test_overwrite_starts_again(data_root: Path, runs: Path) -> None:
 
 def test_a_live_lock_refuses_even_overwrite(data_root: Path, runs: Path) -> None:
     cfg = toy_config(runs, data_root, trials=3)
-    cfg.run_dir.mkdir(parents=True)
-    lock = {"pid": os.getpid(), "host": this_host(), "started": time.time()}
-    (cfg.run_dir / LOCK_FILE).write_text(json.dumps(lock))
-    assert run_state(cfg.run_dir) == "running"
-    with pytest.raises(UsageError, match=rf"run 'toy' is in use by pid {os.getpid()}"):
-        _run(cfg, overwrite=True)
-    assert (cfg.run_dir / LOCK_FILE).exists()
+    with RunLock(cfg.run_dir):  # a second open file of the same process conflicts too
+        assert run_state(cfg.run_dir) == "running"
+        with pytest.raises(UsageError, match=rf"run 'toy' is in use by pid {os.getpid()} on "):
+            _run(cfg, overwrite=True)
+        assert (cfg.run_dir / LOCK_FILE).exists()
+    assert not (cfg.run_dir / LOCK_FILE).exists()
 
 
 def test_a_stale_lock_is_replaced(data_root: Path, runs: Path) -> None:
+    """A lock.json naming a dead pid and flock-ed by nobody (what ``kill -9`` leaves)."""
     cfg = toy_config(runs, data_root, trials=3)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
@@ -285,12 +285,6 @@ def test_a_stale_lock_is_replaced(data_root: Path, runs: Path) -> None:
     (cfg.run_dir / LOCK_FILE).write_text(json.dumps(lock))
     _run(cfg, overwrite=True)
     assert len(_records(cfg)) == 3
-
-
-def test_lock_liveness() -> None:
-    assert lock_is_live({"pid": 1, "host": "another-host"})
-    assert not lock_is_live({"host": this_host()})
-    assert lock_is_live({"pid": os.getpid(), "host": this_host()})
 
 
 # --- resume -----------------------------------------------------------------------------------

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -14,6 +13,7 @@ import pytest
 from fake_runs import FAKE_COLLECTIONS, build_fake_run
 
 from hpo.errors import ConfigError, UsageError
+from hpo.runs.folder import RunLock
 from hpo.runs.history import list_runs, load_run
 
 
@@ -114,9 +114,9 @@ def test_top_configs_are_distinct_and_led_by_incumbent(runs_dir: Path) -> None:
 
 
 def test_state_running_from_live_lock(runs_dir: Path) -> None:
-    lock = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
-    (runs_dir / "fake" / "lock.json").write_text(json.dumps(lock))
-    assert load_run("fake", runs_dir).state == "running"
+    with RunLock(runs_dir / "fake"):
+        assert load_run("fake", runs_dir).state == "running"
+    assert load_run("fake", runs_dir).state == "finished"
 
 
 def test_state_interrupted_from_stale_lock(tmp_path: Path, tiny_root: Path) -> None:
