@@ -18,3 +18,14 @@ def tiny_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("tiny")
     generate_dataset(root, scale="tiny", seed=0)
     return root
+
+
+@pytest.fixture(autouse=True)
+def _cwd_is_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test runs in its own empty working directory.
+
+    Defaults such as ``runs/``, ``models/NAME`` and ``.hpo_cache/`` are relative to the working
+    directory; a test must neither read what a real campaign left there (the README's demo
+    leaves ``runs/demo``) nor leave files there itself.
+    """
+    monkeypatch.chdir(tmp_path)

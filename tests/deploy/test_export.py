@@ -234,8 +234,15 @@ def test_export_without_success(tmp_path: Path, tiny_root: Path) -> None:
         export_model(run_dir, tmp_path / "m", n_jobs=1)
 
 
-def test_export_of_missing_run(tmp_path: Path) -> None:
+def test_export_of_missing_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The message lists the runs of the default ``runs/`` of the working directory: the test
+    owns that directory, so a ``runs/demo`` left by the README's demo cannot change it."""
+    monkeypatch.chdir(tmp_path)
     with pytest.raises(UsageError, match=r"^no run '.*nope' in runs$"):
+        export_model(tmp_path / "nope", tmp_path / "m")
+    (tmp_path / "runs" / "demo").mkdir(parents=True)
+    (tmp_path / "runs" / "demo" / "campaign.json").write_text("{}")
+    with pytest.raises(UsageError, match=r"^no run '.*nope' in runs \(runs there: demo\)$"):
         export_model(tmp_path / "nope", tmp_path / "m")
 
 
