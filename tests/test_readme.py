@@ -1,9 +1,21 @@
+"""The README opens with two commands; run them as a new user would, in a fresh clone."""
+
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
+#: Set in the environment of the README's test command when this file runs it: that command
+#: runs the whole suite, this test included, which must not run it again.
+INNER_RUN = "HPO_README_INNER_RUN"
 
 
 def _readme_commands() -> list[str]:
@@ -36,3 +48,61 @@ def test_readme_demo_uses_real_cli_options() -> None:
         words = part.split()
         if words and words[0].endswith("/hpo"):
             parser.parse_args(words[1:])  # raises SystemExit on an unknown option
+
+
+def _git_head() -> str:
+    """The commit checked out at ROOT; skips when git or a git checkout is missing."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed: cannot make a fresh clone")
+    top = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--show-toplevel", "HEAD"],
+        capture_output=True,
+        text=True,
+    )
+    lines = top.stdout.split()
+    if top.returncode != 0 or len(lines) != 2 or Path(lines[0]).resolve() != ROOT:
+        pytest.skip(f"{ROOT} is not a git checkout (an sdist?): cannot make a fresh clone")
+    return lines[1]
+
+
+def _clean_env() -> dict[str, str]:
+    """The environment of a new user's shell: no virtualenv of ours on PATH."""
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    ours = str(Path(sys.prefix) / "bin")
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != ours)
+    env[INNER_RUN] = "1"
+    return env
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+@pytest.mark.skipif(bool(os.environ.get(INNER_RUN)), reason="inside the README's test command")
+def test_readme_commands_pass_in_sequence_in_a_fresh_clone(tmp_path: Path) -> None:
+    """A new user's first minutes: the demo, then the test command, in one fresh clone.
+
+    The clone is of the committed HEAD (uncommitted changes are not in it), so this checks
+    what a user gets. Both commands run verbatim, the demo's two-minute walltime included:
+    the test command must pass in a checkout where the demo left ``runs/demo``,
+    ``models/demo`` and ``.hpo_cache/``, which is what this test exists for. It costs the
+    demo (install, synth, a 2-minute campaign, export) and a second, inner run of the suite
+    (without this test, skipped through ``HPO_README_INNER_RUN``); the seconds of each
+    command are printed.
+    """
+    head = _git_head()
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", "--no-checkout", str(ROOT), str(clone)], check=True)
+    subprocess.run(["git", "-C", str(clone), "checkout", "--quiet", head], check=True)
+    env = _clean_env()
+    for number, command in enumerate(_readme_commands(), start=1):
+        log = tmp_path / f"command{number}.log"
+        start = time.monotonic()
+        with open(log, "w") as out:
+            done = subprocess.run(
+                ["bash", "-c", command], cwd=clone, env=env, stdout=out, stderr=subprocess.STDOUT
+            )
+        seconds = time.monotonic() - start
+        print(f"README command {number}: exit {done.returncode} in {seconds:.0f} s")
+        tail = "\n".join(log.read_text(errors="replace").splitlines()[-40:])
+        assert done.returncode == 0, f"README command {number} failed:\n{command}\n{tail}"
+    assert (clone / "runs" / "demo" / "result.json").is_file()
+    assert (clone / "models" / "demo").is_dir()
