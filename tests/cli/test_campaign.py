@@ -64,7 +64,7 @@ def test_run_then_refuse_then_resume(
         ("tile:xla",),
         6,
         4,
-        "hyperband",
+        "model-hb",
     )
 
     assert main(_argv(data_root, runs, "--name", "demo", "--trials", "6")) == 2
