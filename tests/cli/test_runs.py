@@ -237,7 +237,8 @@ def test_end_to_end_real_campaign(
     shown = json.loads(capsys.readouterr().out)
     assert shown["state"] == "finished"
     assert shown["n_trials"] == 8
-    assert shown["baseline"]["trial"] == 1 and shown["baseline"]["budget"] == 15.0
+    assert shown["baseline"]["trial"] == 1
+    assert shown["baseline"]["budget"] == 15.0
     assert set(shown["baseline"]["gain"]["metrics"]) == {"tile:xla", "layout:xla:random"}
     assert shown["smac"]["facade"] == "smac.facade.multi_fidelity_facade.MultiFidelityFacade"
     result = json.loads((runs / "e2e" / "result.json").read_text())
