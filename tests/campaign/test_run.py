@@ -231,7 +231,7 @@ def test_single_fidelity_trials_get_the_max_budget(
 
 @pytest.mark.parametrize("optimizer", ["model-sh", "random-sh"])
 def test_successive_halving_uses_its_budgets(data_root: Path, runs: Path, optimizer: str) -> None:
-    cfg = toy_config(runs, data_root, trials=14, optimizer=optimizer)
+    cfg = toy_config(runs, data_root, trials=14, optimizer=optimizer, n_init=10)
     _run(cfg)
     budgets = [r["budget"] for r in _records(cfg)]
     # the baseline at the largest budget, then the first stage: eta**3 / (3 + 1) rounded up
@@ -432,7 +432,7 @@ def test_trial_log_refuses_a_corrupt_middle_line(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_kill_9_then_resume(data_root: Path, runs: Path) -> None:
-    cfg = toy_config(runs, data_root, name="killed", trials=16)
+    cfg = toy_config(runs, data_root, name="killed", trials=16, optimizer="model-hb")
     child = subprocess.Popen(
         [sys.executable, str(TESTS / "campaign_child.py"), str(runs), str(data_root),
          "killed", "16", "model-hb"],
@@ -544,7 +544,8 @@ def test_incumbent_is_validated_at_the_largest_budget(
         cost = toy_cost(config, None) + float(budget or 0.0) / 10.0
         return cost, {"metrics": {"tile:xla": 1.0 - cost}, "score": 1.0 - cost}
 
-    cfg = toy_config(runs, data_root, trials=40, optimizer=optimizer)
+    fast = {"n_init": 30} if optimizer.startswith("model") else {}  # fewer acquisition searches
+    cfg = toy_config(runs, data_root, trials=40, optimizer=optimizer, **fast)
     result = _run(cfg, objective=low_budget_flatters)
     assert result.budget == pytest.approx(27.0)
     at_top = [r for r in _records(toy_config(runs, data_root)) if r["budget"] == 27.0]
