@@ -216,14 +216,15 @@ def _panel_metrics(ax: Any, run: RunHistory) -> None:
     if base is not None and base.metrics:  # the default configuration, per collection
         rows = [i for i, n in enumerate(names) if n in base.metrics]
         marks = [base.metrics[names[i]] for i in rows]
-        ax.scatter(marks, rows, marker="|", s=400, color="0.1", zorder=3, label="baseline")
-        ax.legend(loc="lower right", fontsize=8)
+        ax.scatter(marks, rows, marker="|", s=400, color="0.1", zorder=3)
         values = values + marks
     ax.set_xlim(min(0.0, min(values) * 1.2), max(1.0, max(values) * 1.15))
     budget = "?" if inc.budget is None else f"{inc.budget:g}"
+    marked = "; black tick: baseline" if base is not None and base.metrics else ""
     ax.set_title(
         f"Incumbent (trial {inc.trial}, budget {budget}, score {inc.score:.3f}): "
-        "validation metric per collection"
+        f"validation metric per collection{marked}",
+        fontsize=10 if marked else None,
     )
     ax.grid(axis="x", alpha=0.3)
 
