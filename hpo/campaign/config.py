@@ -72,6 +72,8 @@ class CampaignConfig:
     Paths are made absolute; budgets left ``None`` take :data:`FIDELITY_BUDGETS` of the
     fidelity. For ``bo`` and ``random`` every trial runs at ``max_budget``. The legacy optimizer
     names of :data:`LEGACY_OPTIMIZERS` are replaced by what they ran, so old runs load and resume.
+    ``n_init`` and ``random_prob`` only act on the model-based optimizers (``model-hb``,
+    ``model-sh``, ``bo``); model-free ones accept and record them.
 
     Raises
     ------
