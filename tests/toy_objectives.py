@@ -113,7 +113,7 @@ def toy_config(runs_dir: Any, data_root: Any, **overrides: Any) -> Any:
         "collections": ("tile:xla",),
         "space": "lambdarank_small",
         "trials": 12,
-        "optimizer": "hyperband",
+        "optimizer": "random-hb",
         "min_budget": 1.0,
         "max_budget": 27.0,
         "seed": 3,

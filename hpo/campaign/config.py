@@ -22,12 +22,23 @@ from hpo.runs.folder import CAMPAIGN_FILE, jsonable, read_json
 __all__ = [
     "FIDELITIES",
     "FIDELITY_BUDGETS",
+    "LEGACY_OPTIMIZERS",
+    "MULTI_FIDELITY",
     "OPTIMIZERS",
     "CampaignConfig",
     "read_campaign",
 ]
 
-OPTIMIZERS = ("hyperband", "sh", "bo", "random")
+#: The optimizers offered, default first. ``model-*`` fit a random-forest surrogate (SMAC's
+#: MultiFidelityFacade, BOHB-style) on Hyperband brackets or successive halving; ``random-hb``
+#: is model-free Hyperband; ``bo`` and ``random`` run every trial at ``max_budget``.
+OPTIMIZERS = ("model-hb", "model-sh", "random-hb", "bo", "random")
+#: Names campaign.json files of older versions hold, and what they ran. ``random-sh`` (random
+#: sampling raced by successive halving) is not offered any more but still loads and resumes.
+LEGACY_OPTIMIZERS = {"hyperband": "random-hb", "sh": "random-sh"}
+_KNOWN_OPTIMIZERS = (*OPTIMIZERS, "random-sh")
+#: The optimizers that use budgets between ``min_budget`` and ``max_budget``.
+MULTI_FIDELITY = ("model-hb", "model-sh", "random-hb", "random-sh")
 FIDELITIES = ("rounds", "configs")
 #: Default (min_budget, max_budget) per fidelity: boosting rounds, or configurations sampled
 #: per training graph (see ``hpo.campaign.objective``). Both span eta**3 for eta=3.
@@ -59,7 +70,10 @@ class CampaignConfig:
     """Every setting of a campaign; saved in ``campaign.json`` so a run can be re-created.
 
     Paths are made absolute; budgets left ``None`` take :data:`FIDELITY_BUDGETS` of the
-    fidelity. For ``bo`` and ``random`` every trial runs at ``max_budget``.
+    fidelity. For ``bo`` and ``random`` every trial runs at ``max_budget``. The legacy optimizer
+    names of :data:`LEGACY_OPTIMIZERS` are replaced by what they ran, so old runs load and resume.
+    ``n_init`` and ``random_prob`` only act on the model-based optimizers (``model-hb``,
+    ``model-sh``, ``bo``); model-free ones accept and record them.
 
     Raises
     ------
@@ -74,11 +88,16 @@ class CampaignConfig:
     runs_dir: Path = Path("runs")
     trials: int = 100
     walltime: float | None = None
-    optimizer: str = "hyperband"
+    optimizer: str = "model-hb"
     fidelity: str = "rounds"
     min_budget: float | None = None
     max_budget: float | None = None
     eta: int = 3
+    # surrogate settings of model-hb, model-sh and bo (random-hb and random have no model):
+    # n_init None is SMAC's default initial design (10 per hyperparameter, at most a quarter
+    # of the trials); random_prob is the share of configs sampled at random between model picks
+    n_init: int | None = None
+    random_prob: float = 0.2
     seed: int = 0
     workers: int = 1
     dask_scheduler: str | None = None
@@ -113,11 +132,20 @@ class CampaignConfig:
         _int("trials", self.trials, 1)
         if self.walltime is not None:
             put(self, "walltime", _positive("walltime", self.walltime))
-        if self.optimizer not in OPTIMIZERS:
+        put(self, "optimizer", LEGACY_OPTIMIZERS.get(self.optimizer, self.optimizer))
+        if self.optimizer not in _KNOWN_OPTIMIZERS:
             raise _bad("optimizer", f"one of {', '.join(OPTIMIZERS)}", self.optimizer)
         if self.fidelity not in FIDELITIES:
             raise _bad("fidelity", f"one of {', '.join(FIDELITIES)}", self.fidelity)
         self._check_budgets()
+        if self.n_init is not None:
+            _int("n_init", self.n_init, 1)
+            if self.n_init > self.trials:
+                raise _bad("n_init", f"at most the trial limit ({self.trials})", self.n_init)
+        prob = self.random_prob
+        if isinstance(prob, bool) or not isinstance(prob, (int, float)) or not 0 <= prob <= 1:
+            raise _bad("random_prob", "a probability in [0, 1]", prob)
+        put(self, "random_prob", float(prob))
         _int("seed", self.seed, 0)
         _int("workers", self.workers, 1)
         if self.dask_scheduler is not None:
@@ -137,7 +165,7 @@ class CampaignConfig:
         object.__setattr__(self, "min_budget", float(low))
         object.__setattr__(self, "max_budget", float(high))
         eta = _int("eta", self.eta, 2)
-        if self.optimizer in ("hyperband", "sh") and high < low * eta:
+        if self.optimizer in MULTI_FIDELITY and high < low * eta:
             raise ConfigError(
                 f"campaign settings: max_budget ({high:g}) must be at least eta ({eta}) times "
                 f"min_budget ({low:g}) for successive halving to have two stages"

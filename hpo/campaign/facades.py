@@ -1,44 +1,142 @@
-"""SMAC assembly of a campaign: the scenario and one facade per optimizer.
+"""SMAC assembly of a campaign: the scenario, one facade per optimizer, and the baseline trial.
 
 Kept apart from :mod:`hpo.campaign.run` so that the orchestration (run folder, lock, Dask,
 progress) reads without SMAC's details. Every facade here uses
 :func:`hpo.campaign.smac_state.campaign_optimizer`, so resume, atomic state files and the
 no-prompt guarantee hold for each optimizer alike.
+
+The baseline (the space's default configuration at the largest budget) is the first trial
+of every optimizer: the intensifiers below yield it before their own first trial. It goes
+through SMAC's runner like any trial (Dask, crash cost, walltime, trials.jsonl), SMAC's
+runhistory holds it (so the incumbent is compared with it and a resume skips it), and a
+multi-fidelity intensifier, which would start the default at the smallest budget, cannot
+demote it. Successive halving then also races the default from the smallest budget in its
+first bracket (it takes the configurations already in the runhistory first), as SMAC's own
+default initial design of model-free Hyperband always did: one cheap trial more.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from ConfigSpace import ConfigurationSpace
+from ConfigSpace import Configuration, ConfigurationSpace
 from smac import (
     HyperbandFacade,
     HyperparameterOptimizationFacade,
+    MultiFidelityFacade,
     RandomFacade,
     Scenario,
 )
 from smac.callback import Callback
 from smac.facade.abstract_facade import AbstractFacade
-from smac.intensifier import SuccessiveHalving
+from smac.intensifier import Hyperband, Intensifier, SuccessiveHalving
+from smac.intensifier.abstract_intensifier import AbstractIntensifier
 from smac.main.smbo import SMBO
+from smac.runhistory import StatusType, TrialInfo
 from smac.runner.dask_runner import DaskParallelRunner
 from smac.runner.target_function_runner import TargetFunctionRunner
 
+from hpo.campaign.config import MULTI_FIDELITY
 from hpo.campaign.runners import CampaignDaskRunner, CampaignRunner, CampaignTarget
 from hpo.campaign.smac_state import campaign_optimizer
 from hpo.errors import ConfigError
-from hpo.runs.folder import SMAC_DIR
+from hpo.runs.folder import SMAC_DIR, jsonable
 
 if TYPE_CHECKING:
     from dask.distributed import Client
 
     from hpo.campaign.config import CampaignConfig
 
-__all__ = ["MULTI_FIDELITY", "make_facade", "make_scenario"]
+__all__ = ["MULTI_FIDELITY", "describe_facade", "make_facade", "make_scenario"]
 
-MULTI_FIDELITY = ("hyperband", "sh")
+
+def _smac_class(obj: Any) -> type:
+    """The SMAC class ``obj`` specialises (its own class if it is one of SMAC's)."""
+    return next(c for c in type(obj).__mro__ if c.__module__.startswith("smac."))
+
+
+class _BaselineFirst(AbstractIntensifier):
+    """Intensifier mixin: yield the baseline trial first, unless SMAC already knows it.
+
+    SMAC's meta (compared on resume) keeps naming the SMAC class: the algorithm is SMAC's,
+    and runs made before the baseline existed still resume.
+    """
+
+    _baseline: Configuration | None = None
+    _baseline_budget: float | None = None
+    _baseline_logged: dict[str, Any] | None = None
+
+    def set_baseline(
+        self, config: Configuration, budget: float | None, logged: dict[str, Any] | None
+    ) -> None:
+        """Evaluate ``config`` at ``budget`` first; ``logged``: its trials.jsonl record, if any."""
+        self._baseline, self._baseline_budget, self._baseline_logged = config, budget, logged
+
+    @property
+    def meta(self) -> dict[str, Any]:  # noqa: D102
+        return {**super().meta, "name": _smac_class(self).__name__}
+
+    def _baseline_known(self) -> bool:
+        assert self._baseline is not None
+        config_id = self.runhistory.config_ids.get(self._baseline)
+        return config_id is not None and any(
+            k.config_id == config_id and k.budget == self._baseline_budget for k in self.runhistory
+        )
+
+    def _restore_logged_baseline(self) -> bool:
+        """Give SMAC the logged baseline result (killed after logging, before SMAC saved)."""
+        rec = self._baseline_logged
+        status = None if rec is None else rec.get("status")
+        if rec is None or rec.get("cost") is None or status not in StatusType.__members__:
+            return False
+        assert self._baseline is not None
+        self.runhistory.add(
+            config=self._baseline,
+            cost=float(rec["cost"]),
+            time=float(rec.get("duration") or 0.0),
+            status=StatusType[rec["status"]],
+            seed=rec.get("seed"),
+            budget=self._baseline_budget,
+            starttime=float(rec.get("start") or 0.0),
+            endtime=float(rec.get("end") or 0.0),
+        )
+        self.update_incumbents(self._baseline)
+        return True
+
+    def __iter__(self) -> Iterator[TrialInfo]:
+        if self._baseline is not None and not self._baseline_known():
+            if not self._restore_logged_baseline():
+                self.__post_init__()  # the seeds of a resumed runhistory, as SMAC's __iter__ does
+                key = self.get_instance_seed_keys_of_interest()[0]
+                yield TrialInfo(
+                    config=self._baseline,
+                    instance=key.instance,
+                    seed=key.seed,
+                    budget=self._baseline_budget,
+                )
+        yield from super().__iter__()  # type: ignore[safe-super]  # SMAC's concrete class
+
+
+class _Hyperband(_BaselineFirst, Hyperband):
+    pass
+
+
+class _SuccessiveHalving(_BaselineFirst, SuccessiveHalving):
+    pass
+
+
+class _Intensifier(_BaselineFirst, Intensifier):
+    pass
+
+
+# The facade classes' names are part of SMAC's saved meta: keep them, or older runs of the
+# same optimizer can no longer resume.
+class _MultiFidelityFacade(MultiFidelityFacade):
+    def _get_optimizer(self) -> SMBO:
+        return campaign_optimizer(self)
 
 
 class _HyperbandFacade(HyperbandFacade):
@@ -79,6 +177,21 @@ def make_scenario(cfg: CampaignConfig, space: ConfigurationSpace, run_dir: Path)
     )
 
 
+def _model_settings(
+    cfg: CampaignConfig, scenario: Scenario, facade: type[HyperparameterOptimizationFacade]
+) -> dict[str, Any]:
+    """Initial design and random interleaving of the model-based facades, from ``cfg``.
+
+    ``n_init`` None keeps SMAC's default design (so runs made before the setting resume);
+    a given ``n_init`` is used as is, not cut to SMAC's quarter of the trials.
+    """
+    design: dict[str, Any] = {} if cfg.n_init is None else {"n_configs": cfg.n_init, "max_ratio": 1}
+    return {
+        "initial_design": facade.get_initial_design(scenario, **design),
+        "random_design": facade.get_random_design(scenario, probability=cfg.random_prob),
+    }
+
+
 def make_facade(
     cfg: CampaignConfig,
     scenario: Scenario,
@@ -86,12 +199,14 @@ def make_facade(
     *,
     callbacks: list[Callback],
     resume: bool,
+    baseline_record: dict[str, Any] | None = None,
     dask_client: Client | None = None,
 ) -> AbstractFacade:
-    """Assemble the facade of ``cfg.optimizer`` (hyperband, sh, bo or random).
+    """Assemble the facade of ``cfg.optimizer``, its first trial the baseline.
 
     SMAC's logging setup is left alone (``logging_level=False``); a new run overwrites SMAC's
     folder, a resumed one continues from it after :func:`_check_resumable`.
+    ``baseline_record`` is the baseline's trials.jsonl record if it was logged already.
     """
     runner: TargetFunctionRunner | DaskParallelRunner = CampaignRunner(
         scenario, target, required_arguments=["seed", "budget", "data_to_scatter"]
@@ -106,16 +221,58 @@ def make_facade(
     # The incumbent must have been validated at the largest budget: SMAC's default compares
     # each config at its own highest budget, so a lucky config seen only at the smallest
     # budget could win, and the exported model (largest budget) would not be the one scored.
-    if cfg.optimizer == "hyperband":
-        intensifier = HyperbandFacade.get_intensifier(
-            scenario, eta=cfg.eta, incumbent_selection="highest_budget"
-        )
-        return _HyperbandFacade(scenario, runner, intensifier=intensifier, **common)
-    if cfg.optimizer == "sh":
-        sh = SuccessiveHalving(scenario, eta=cfg.eta, incumbent_selection="highest_budget")
-        return _SuccessiveHalvingFacade(scenario, runner, intensifier=sh, **common)
-    if cfg.optimizer == "bo":
-        return _BayesianFacade(scenario, runner, **common)
-    if cfg.optimizer == "random":
-        return _RandomFacade(scenario, runner, **common)
-    raise ConfigError(f"unknown optimizer '{cfg.optimizer}'")
+    multi: dict[str, Any] = {"eta": cfg.eta, "incumbent_selection": "highest_budget"}
+    intensifier: _BaselineFirst
+    facade: AbstractFacade
+    if cfg.optimizer in ("model-hb", "model-sh"):
+        kind = _Hyperband if cfg.optimizer == "model-hb" else _SuccessiveHalving
+        intensifier = kind(scenario, **multi)
+        model = _model_settings(cfg, scenario, MultiFidelityFacade)
+        facade = _MultiFidelityFacade(scenario, runner, intensifier=intensifier, **model, **common)
+    elif cfg.optimizer == "random-hb":
+        intensifier = _Hyperband(scenario, **multi)
+        facade = _HyperbandFacade(scenario, runner, intensifier=intensifier, **common)
+    elif cfg.optimizer == "random-sh":
+        intensifier = _SuccessiveHalving(scenario, **multi)
+        facade = _SuccessiveHalvingFacade(scenario, runner, intensifier=intensifier, **common)
+    elif cfg.optimizer == "bo":
+        intensifier = _Intensifier(scenario, max_config_calls=3, max_incumbents=10)
+        model = _model_settings(cfg, scenario, HyperparameterOptimizationFacade)
+        facade = _BayesianFacade(scenario, runner, intensifier=intensifier, **model, **common)
+    elif cfg.optimizer == "random":
+        intensifier = _Intensifier(scenario, max_config_calls=3, max_incumbents=10)
+        facade = _RandomFacade(scenario, runner, intensifier=intensifier, **common)
+    else:
+        raise ConfigError(f"unknown optimizer '{cfg.optimizer}'")
+    budget = cfg.max_budget if cfg.optimizer in MULTI_FIDELITY else None
+    intensifier.set_baseline(
+        scenario.configspace.get_default_configuration(), budget, baseline_record
+    )
+    return facade
+
+
+def _component(obj: Any) -> dict[str, Any]:
+    meta = dict(getattr(obj, "meta", None) or {})
+    meta.pop("name", None)
+    cls = _smac_class(obj)
+    return {"class": f"{cls.__module__}.{cls.__qualname__}", **jsonable(meta)}
+
+
+def describe_facade(facade: AbstractFacade) -> dict[str, Any]:
+    """What searched a campaign: SMAC's facade and components with their settings.
+
+    Written to ``campaign.json`` (key ``smac``) once the facade is assembled, so a run says
+    exactly which SMAC classes ran; the classes named are SMAC's own (hpo's subclasses only
+    add resume safety and the baseline trial).
+    """
+    cls = _smac_class(facade)
+    return {
+        "facade": f"{cls.__module__}.{cls.__qualname__}",
+        "version": facade.meta.get("version"),
+        "intensifier": _component(facade._intensifier),
+        "initial_design": _component(facade._initial_design),
+        "random_design": _component(facade._random_design),
+        "model": _component(facade._model),
+        "acquisition_function": _component(facade._acquisition_function),
+        "config_selector": _component(facade._config_selector),
+    }

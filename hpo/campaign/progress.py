@@ -231,8 +231,41 @@ class CampaignProgress:
         return grid
 
 
-def print_summary(console: Console, result: CampaignResult, *, quiet: bool = False) -> None:
-    """Print the incumbent, its per-collection validation metrics and the run folder."""
+def _gain(tuned: Any, base: Any) -> str:
+    """``tuned - base`` with a sign, or ``-`` when either is missing."""
+    if isinstance(tuned, (int, float)) and isinstance(base, (int, float)):
+        return f"{tuned - base:+.4f}"
+    return "-"
+
+
+def _baseline_lines(result: CampaignResult, baseline: dict[str, Any] | None) -> list[str]:
+    """The baseline's score and metrics, and what tuning gained over it (plain lines)."""
+    if baseline is None:
+        return []
+    if baseline.get("status") != "SUCCESS":
+        return [f"baseline (default configuration): {baseline.get('status')}"]
+    metrics = baseline.get("metrics") or {}
+    shown = " ".join(f"{k}={_fmt(v)}" for k, v in metrics.items())
+    gains = " ".join(f"{k}={_gain(result.metrics.get(k), v)}" for k, v in metrics.items())
+    return [
+        f"baseline (default configuration, budget {_budget(baseline.get('budget'))}): "
+        f"score {_fmt(baseline.get('score'))}: {shown}",
+        f"gain over baseline: score {_gain(result.score, baseline.get('score'))}: {gains}",
+    ]
+
+
+def print_summary(
+    console: Console,
+    result: CampaignResult,
+    *,
+    quiet: bool = False,
+    baseline: dict[str, Any] | None = None,
+) -> None:
+    """Print the incumbent, its per-collection validation metrics and the run folder.
+
+    ``baseline`` (the trials.jsonl record of the default configuration at the largest
+    budget) adds its metrics and what tuning gained over it: incumbent minus baseline.
+    """
     if result.incumbent is None:
         _plain(
             console,
@@ -248,6 +281,7 @@ def print_summary(console: Console, result: CampaignResult, *, quiet: bool = Fal
             f"incumbent: {config}",
             f"score {_fmt(result.score)} (cost {_fmt(result.cost)}, budget "
             f"{_budget(result.budget)}): {metrics}",
+            *_baseline_lines(result, baseline),
             f"trials: {result.n_trials} ({result.n_crashed} crashed)",
             f"run folder: {result.run_dir}",
         ]
@@ -259,17 +293,29 @@ def print_summary(console: Console, result: CampaignResult, *, quiet: bool = Fal
     config_table.add_column("value", justify="right")
     for key, value in result.incumbent.items():
         config_table.add_row(key, _fmt(value, 6))
+    base_ok = baseline is not None and baseline.get("status") == "SUCCESS"
+    base_metrics = dict((baseline or {}).get("metrics") or {}) if base_ok else {}
     metric_table = Table(title="Validation metrics", title_justify="left")
     metric_table.add_column("collection")
-    metric_table.add_column("metric", justify="right")
+    metric_table.add_column("incumbent", justify="right")
+    if base_ok:
+        metric_table.add_column("baseline", justify="right")
+        metric_table.add_column("gain", justify="right")
     for key, value in result.metrics.items():
-        metric_table.add_row(key, _fmt(value))
-    metric_table.add_row("score", _fmt(result.score), style="bold")
+        extra = [_fmt(base_metrics.get(key)), _gain(value, base_metrics.get(key))]
+        metric_table.add_row(key, _fmt(value), *(extra if base_ok else []))
+    base_score = (baseline or {}).get("score")
+    score = [_fmt(base_score), _gain(result.score, base_score)]
+    metric_table.add_row("score", _fmt(result.score), *(score if base_ok else []), style="bold")
     console.print(Group(config_table, metric_table))
     _plain(
         console,
         f"budget {_budget(result.budget)}, {result.n_trials} trials ({result.n_crashed} crashed)",
     )
+    if baseline is not None and not base_ok:
+        _plain(console, f"baseline (default configuration): {baseline.get('status')}")
+    elif baseline is not None:
+        _plain(console, "baseline: the space's default configuration at the largest budget")
     _plain(console, f"run folder: {result.run_dir}")
 
 

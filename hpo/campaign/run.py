@@ -38,10 +38,12 @@ from hpo.runs.folder import (
     jsonable,
     package_versions,
     read_json,
+    read_trials,
     run_state,
     trial_key,
     write_json_atomic,
 )
+from hpo.runs.history import baseline_record
 
 if TYPE_CHECKING:
     from dask.distributed import Client
@@ -265,8 +267,17 @@ def run_campaign(
         if record is not None:
             write_json_atomic(run_dir / CAMPAIGN_FILE, record)
         result = _run_locked(cfg, progress, objective, data_to_scatter, resume=resume)
-    print_summary(console, result, quiet=quiet)
+    baseline = baseline_record(read_trials(run_dir / TRIALS_FILE))
+    print_summary(console, result, quiet=quiet, baseline=baseline)
     return result
+
+
+def _record_smac(run_dir: Path, smac: dict[str, Any]) -> None:
+    """Add what searched (SMAC's classes and settings) to ``campaign.json``."""
+    path = run_dir / CAMPAIGN_FILE
+    data = read_json(path)
+    if data.get("smac") != smac:  # a resumed run rewrites it only if SMAC's setup changed
+        write_json_atomic(path, {**data, "smac": smac})
 
 
 def _run_locked(
@@ -278,7 +289,7 @@ def _run_locked(
     resume: bool,
 ) -> CampaignResult:
     """The campaign itself, once the run folder is locked and campaign.json written."""
-    from hpo.campaign.facades import make_facade, make_scenario
+    from hpo.campaign.facades import describe_facade, make_facade, make_scenario
     from hpo.campaign.runners import CampaignTarget, TrialRecorder
     from hpo.campaign.smac_state import repair_smac_state, smac_output_dir
 
@@ -309,14 +320,20 @@ def _run_locked(
             default_budget=cfg.max_budget,
             local_data=None if client is not None else data_to_scatter,
         )
+        # the baseline: the space's default configuration, SMAC's first trial (see facades)
+        recorder = TrialRecorder(
+            log, progress, cfg.max_budget, baseline=dict(space.get_default_configuration())
+        )
         facade = make_facade(
             cfg,
             make_scenario(cfg, space, run_dir),
             target,
-            callbacks=[TrialRecorder(log, progress, cfg.max_budget)],
+            callbacks=[recorder],
             resume=resume,
+            baseline_record=baseline_record(log.records),
             dask_client=client,
         )
+        _record_smac(run_dir, describe_facade(facade))
         scatter = data_to_scatter if client is not None and data_to_scatter else None
         incumbent = facade.optimize(data_to_scatter=scatter)
     result = _result(cfg, incumbent, log.records)

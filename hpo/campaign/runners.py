@@ -26,13 +26,19 @@ from smac.runner.dask_runner import DaskParallelRunner
 from smac.runner.target_function_runner import TargetFunctionRunner
 
 from hpo.runs.folder import TrialLog, jsonable, this_host
+from hpo.runs.history import baseline_record
 
 if TYPE_CHECKING:
     from dask.distributed import Client
 
     from hpo.campaign.progress import CampaignProgress
 
-__all__ = ["CampaignDaskRunner", "CampaignRunner", "CampaignTarget", "TrialRecorder"]
+__all__ = [
+    "CampaignDaskRunner",
+    "CampaignRunner",
+    "CampaignTarget",
+    "TrialRecorder",
+]
 
 
 def _callable_name(obj: Any) -> str:
@@ -140,13 +146,33 @@ class CampaignDaskRunner(DaskParallelRunner):
 
 
 class TrialRecorder(Callback):
-    """Write each finished trial to ``trials.jsonl`` and show it in the progress view."""
+    """Write each finished trial to ``trials.jsonl`` and show it in the progress view.
 
-    def __init__(self, log: TrialLog, progress: CampaignProgress, default_budget: float) -> None:
+    The first trial of the default configuration at ``default_budget`` (the largest) is
+    marked ``"baseline": true``; every other record has ``"baseline": false``.
+    """
+
+    def __init__(
+        self,
+        log: TrialLog,
+        progress: CampaignProgress,
+        default_budget: float,
+        baseline: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__()
         self.log = log
         self.progress = progress
         self.default_budget = default_budget
+        self.baseline = None if baseline is None else jsonable(baseline)
+        self.has_baseline = baseline_record(log.records) is not None
+
+    def _is_baseline(self, config: dict[str, Any], budget: float) -> bool:
+        return (
+            not self.has_baseline
+            and self.baseline is not None
+            and budget == self.default_budget
+            and jsonable(config) == self.baseline
+        )
 
     def on_start(self, smbo: SMBO) -> None:  # noqa: D102
         self.progress.start_clock(smbo.used_walltime)
@@ -158,11 +184,14 @@ class TrialRecorder(Callback):
         if status != "SUCCESS":
             error = extra.pop("traceback", None) or extra.pop("error", None) or status
             extra.pop("error", None)
+        budget = self.default_budget if info.budget is None else float(info.budget)
+        baseline = self._is_baseline(dict(info.config), budget)
         record = {
             "trial": None,
             "config_id": smbo.runhistory.get_config_id(info.config),
             "config": dict(info.config),
-            "budget": self.default_budget if info.budget is None else float(info.budget),
+            "budget": budget,
+            "baseline": baseline,
             "seed": info.seed,
             "status": status,
             "cost": value.cost,
@@ -176,5 +205,6 @@ class TrialRecorder(Callback):
             "info": extra,
         }
         if self.log.append(record):
+            self.has_baseline = self.has_baseline or baseline
             self.progress.trial_finished(self.log.records[-1])
         return None

@@ -31,6 +31,8 @@ _SETTINGS = {
     "min_budget": "min_budget",
     "max_budget": "max_budget",
     "eta": "eta",
+    "n_init": "n_init",
+    "random_prob": "random_prob",
     "optimizer": "optimizer",
     "fidelity": "fidelity",
     "seed": "seed",
@@ -55,7 +57,7 @@ def parse_duration(text: str) -> float:
 
 
 def default_run_name(optimizer: str) -> str:
-    """A run name from the current time, e.g. ``20250101-120000-hyperband``."""
+    """A run name from the current time, e.g. ``20250101-120000-model-hb``."""
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{optimizer}"
 
 
@@ -120,7 +122,26 @@ def add_parsers(subparsers: Any) -> None:
     )
     p.add_argument("--eta", type=int, help=f"successive halving factor (default: {d['eta']})")
     p.add_argument(
-        "--optimizer", choices=OPTIMIZERS, help=f"SMAC optimizer (default: {d['optimizer']})"
+        "--optimizer",
+        choices=OPTIMIZERS,
+        help="model-hb: random-forest surrogate on Hyperband brackets (BOHB-style); model-sh: "
+        "the same with successive halving; random-hb: model-free Hyperband; bo: single-"
+        "fidelity BO at --max-budget; random: random search at --max-budget "
+        f"(default: {d['optimizer']})",
+    )
+    p.add_argument(
+        "--n-init",
+        type=int,
+        metavar="N",
+        help="initial random configurations before the surrogate is used (model-hb, model-sh, "
+        "bo; default: SMAC's, 10 per hyperparameter, at most a quarter of --trials)",
+    )
+    p.add_argument(
+        "--random-prob",
+        type=float,
+        metavar="P",
+        help="share of configurations sampled at random between the surrogate's picks "
+        f"(model-hb, model-sh, bo; default: {d['random_prob']})",
     )
     p.add_argument(
         "--fidelity",

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from hpo.campaign.progress import stdout_console
+from hpo.cli.baseline import baseline_json, print_baseline, smac_line
 
 if TYPE_CHECKING:
     from hpo.runs.history import RunHistory, Trial
@@ -200,6 +201,8 @@ def _run_json(run: RunHistory, imp: Importance) -> dict[str, Any]:
         "n_failed": len(run.crashed),
         "trials_per_budget": {str(k): v for k, v in run.trials_per_budget().items()},
         "incumbent": None if inc is None else _trial_json(inc),
+        "baseline": baseline_json(run),
+        "smac": run.smac,
         "trajectory": [dataclasses.asdict(p) for p in run.trajectory()],
         "top": [_trial_json(t) for t in run.top(5)],
         "failed": [
@@ -225,7 +228,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
         f"[bold]{run.name}[/bold]  {run.state}  {run.optimizer}  fidelity {run.fidelity} "
         f"[{_b(s.get('min_budget'))}, {_b(s.get('max_budget'))}]  space {s.get('space')}  "
         f"seed {s.get('seed')}\ncollections {', '.join(run.collections)}\ndata {s.get('data_root')}"
-        f"\nstarted {_when(run.started)}  folder {run.path}",
+        f"\nstarted {_when(run.started)}  folder {run.path}\n{smac_line(run.smac)}",
         highlight=False,
     )
     budgets = Table(title="Trials per budget", title_justify="left")
@@ -249,6 +252,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
         for k, v in inc.metrics.items():
             t.add_row(f"[cyan]{k}[/cyan]", _f(v))
         console.print(t)
+    print_baseline(console, run)
     traj = Table(title="Trajectory (each new best)", title_justify="left")
     for col in ("elapsed", "trial", "budget", "score"):
         traj.add_column(col, justify="right")

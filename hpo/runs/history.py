@@ -44,6 +44,7 @@ __all__ = [
     "RunSummary",
     "TrajectoryPoint",
     "Trial",
+    "baseline_record",
     "list_runs",
     "load_run",
     "resolve_run_dir",
@@ -56,6 +57,15 @@ def _float(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value) if math.isfinite(value) else None
+
+
+def baseline_record(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The ``trials.jsonl`` record marked ``"baseline": true``, if any.
+
+    The baseline is the space's default configuration at the largest budget, a campaign's
+    first trial; runs made before it existed have none.
+    """
+    return next((r for r in records if r.get("baseline") is True), None)
 
 
 @dataclass(frozen=True)
@@ -81,6 +91,9 @@ class Trial:
         Epoch seconds.
     error
         Traceback or reason of a failed trial.
+    baseline
+        Whether this is the baseline: the space's default configuration at the largest
+        budget, evaluated first.
     """
 
     trial: int
@@ -98,6 +111,7 @@ class Trial:
     worker: str | None = None
     error: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    baseline: bool = False
 
     @property
     def ok(self) -> bool:
@@ -137,6 +151,7 @@ class Trial:
             worker=record.get("worker"),
             error=record.get("error"),
             info=dict(record.get("info") or {}),
+            baseline=record.get("baseline") is True,
         )
 
 
@@ -179,6 +194,18 @@ class RunHistory:
     state: str
     trials: tuple[Trial, ...]
     result: dict[str, Any] | None
+
+    # ---- baseline and SMAC setup ----------------------------------------------------------
+    @property
+    def baseline(self) -> Trial | None:
+        """The baseline trial (default configuration, largest budget), ``None`` if none."""
+        return next((t for t in self.trials if t.baseline), None)
+
+    @property
+    def smac(self) -> dict[str, Any] | None:
+        """SMAC's facade and components that searched (``campaign.json`` key ``smac``)."""
+        smac = self.campaign.get("smac")
+        return smac if isinstance(smac, dict) else None
 
     # ---- settings ------------------------------------------------------------------------
     @property

@@ -127,6 +127,11 @@ def _panel_progress(ax: Any, run: RunHistory, over_time: bool, colors: tuple) ->
     if points:
         sx, sy = _step(points, end)
         ax.step(sx, sy, where="post", color="crimson", lw=1.6, label="best so far", zorder=2)
+    base = run.baseline
+    if base is not None and base.score is not None:  # what tuning has to beat
+        ax.axhline(
+            base.score, color="0.2", ls="--", lw=1.1, zorder=2, label=f"baseline {base.score:.3f}"
+        )
     mappable = None
     if palette:
         for budget, color in palette.items():
@@ -207,11 +212,19 @@ def _panel_metrics(ax: Any, run: RunHistory) -> None:
             ha="left" if v >= 0 else "right",
             fontsize=8,
         )
+    base = run.baseline
+    if base is not None and base.metrics:  # the default configuration, per collection
+        rows = [i for i, n in enumerate(names) if n in base.metrics]
+        marks = [base.metrics[names[i]] for i in rows]
+        ax.scatter(marks, rows, marker="|", s=400, color="0.1", zorder=3)
+        values = values + marks
     ax.set_xlim(min(0.0, min(values) * 1.2), max(1.0, max(values) * 1.15))
     budget = "?" if inc.budget is None else f"{inc.budget:g}"
+    marked = "; black tick: baseline" if base is not None and base.metrics else ""
     ax.set_title(
         f"Incumbent (trial {inc.trial}, budget {budget}, score {inc.score:.3f}): "
-        "validation metric per collection"
+        f"validation metric per collection{marked}",
+        fontsize=10 if marked else None,
     )
     ax.grid(axis="x", alpha=0.3)
 
@@ -328,12 +341,15 @@ def plot_compare(runs: Sequence[RunHistory], out_png: Path | str) -> Path:
         xs, ys = _step([(p.elapsed / scale, p.score) for p in traj], end)
         line = ax.step(xs, ys, where="post", lw=2, label=f"{label}: best {ys[-1]:.3f}")[0]
         ax.scatter(xs[: len(traj)], ys[: len(traj)], s=18, color=line.get_color(), zorder=3)
+        base = run.baseline
+        if base is not None and base.score is not None:
+            ax.axhline(base.score, color=line.get_color(), ls="--", lw=1.0, alpha=0.7)
     ax.set_xlim(left=0.0)
     ax.set_xlabel(f"wall time since start [{unit}]")
     ax.set_ylabel("best validation score so far (higher is better)")
     ax.set_title("Any-time performance: best validation score vs wall time")
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize=9, title="run (optimizer)")
+    ax.legend(loc="lower right", fontsize=9, title="run (optimizer); dashed: its baseline")
     out = Path(out_png)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out)

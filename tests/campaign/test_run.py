@@ -49,8 +49,8 @@ from hpo.runs.folder import (
 
 TESTS = Path(__file__).resolve().parents[1]
 RECORD_KEYS = {
-    "trial", "config_id", "config", "budget", "seed", "status", "cost", "score", "metrics",
-    "start", "end", "duration", "worker", "error", "info",
+    "trial", "config_id", "config", "budget", "baseline", "seed", "status", "cost", "score",
+    "metrics", "start", "end", "duration", "worker", "error", "info",
 }  # fmt: skip
 
 
@@ -103,7 +103,11 @@ def test_config_defaults_and_json_round_trip(data_root: Path, runs: Path) -> Non
     [
         ({"trials": 0}, r"'trials': expected an integer >= 1, found 0"),
         ({"trials": True}, r"'trials': expected an integer >= 1, found True"),
-        ({"optimizer": "tpe"}, r"'optimizer': expected one of hyperband, sh, bo, random"),
+        ({"optimizer": "tpe"}, r"'optimizer': expected one of model-hb, model-sh, random-hb, bo"),
+        ({"n_init": 0}, r"'n_init': expected an integer >= 1, found 0"),
+        ({"n_init": 200}, r"'n_init': expected at most the trial limit \(100\), found 200"),
+        ({"random_prob": 1.5}, r"'random_prob': expected a probability in \[0, 1\], found 1.5"),
+        ({"random_prob": True}, r"'random_prob': expected a probability in \[0, 1\], found True"),
         ({"fidelity": "epochs"}, r"'fidelity': expected one of rounds, configs"),
         ({"walltime": -5}, r"'walltime': expected a finite number > 0, found -5"),
         ({"crash_cost": float("inf")}, r"'crash_cost': expected a finite number > 0"),
@@ -225,11 +229,14 @@ def test_single_fidelity_trials_get_the_max_budget(
     assert {r["info"]["budget"] for r in records} == {27.0}  # what the objective received
 
 
-def test_successive_halving_uses_its_budgets(data_root: Path, runs: Path) -> None:
-    cfg = toy_config(runs, data_root, trials=14, optimizer="sh")
+@pytest.mark.parametrize("optimizer", ["model-sh", "random-sh"])
+def test_successive_halving_uses_its_budgets(data_root: Path, runs: Path, optimizer: str) -> None:
+    cfg = toy_config(runs, data_root, trials=14, optimizer=optimizer, n_init=10)
     _run(cfg)
     budgets = [r["budget"] for r in _records(cfg)]
-    assert budgets[:9] == [1.0] * 9  # the first stage: eta**3 / (3 + 1) rounded up = 9 configs
+    # the baseline at the largest budget, then the first stage: eta**3 / (3 + 1) rounded up
+    # = 9 configs at the smallest (the default among them, raced like any config)
+    assert budgets[:10] == [27.0] + [1.0] * 9
     assert set(budgets) <= {1.0, 3.0, 9.0, 27.0}
 
 
@@ -419,10 +426,10 @@ def test_trial_log_refuses_a_corrupt_middle_line(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_kill_9_then_resume(data_root: Path, runs: Path) -> None:
-    cfg = toy_config(runs, data_root, name="killed", trials=16)
+    cfg = toy_config(runs, data_root, name="killed", trials=16, optimizer="model-hb")
     child = subprocess.Popen(
         [sys.executable, str(TESTS / "campaign_child.py"), str(runs), str(data_root),
-         "killed", "16", "hyperband"],
+         "killed", "16", "model-hb"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     log = cfg.run_dir / "trials.jsonl"
@@ -521,7 +528,7 @@ def test_unreachable_dask_scheduler(
         _run(cfg)
 
 
-@pytest.mark.parametrize("optimizer", ["hyperband", "sh"])
+@pytest.mark.parametrize("optimizer", ["model-hb", "model-sh", "random-hb"])
 def test_incumbent_is_validated_at_the_largest_budget(
     runs: Path, data_root: Path, optimizer: str
 ) -> None:
@@ -531,7 +538,8 @@ def test_incumbent_is_validated_at_the_largest_budget(
         cost = toy_cost(config, None) + float(budget or 0.0) / 10.0
         return cost, {"metrics": {"tile:xla": 1.0 - cost}, "score": 1.0 - cost}
 
-    cfg = toy_config(runs, data_root, trials=40, optimizer=optimizer)
+    fast = {"n_init": 30} if optimizer.startswith("model") else {}  # fewer acquisition searches
+    cfg = toy_config(runs, data_root, trials=40, optimizer=optimizer, **fast)
     result = _run(cfg, objective=low_budget_flatters)
     assert result.budget == pytest.approx(27.0)
     at_top = [r for r in _records(toy_config(runs, data_root)) if r["budget"] == 27.0]
@@ -541,8 +549,15 @@ def test_incumbent_is_validated_at_the_largest_budget(
 def test_short_campaign_falls_back_to_best_trial_at_highest_budget_reached(
     runs: Path, data_root: Path
 ) -> None:
-    result = _run(toy_config(runs, data_root, trials=4))  # all four at the smallest budget
-    records = _records(toy_config(runs, data_root))
+    # the baseline at 27 is told to SMAC but is no config the intensifier raced: drop it from
+    # trials.jsonl's view by making it crash, so the rest (all at budget 1) decide
+    def baseline_crashes(config: Any, seed: int = 0, budget: float | None = None):
+        if budget == 27.0:
+            raise RuntimeError("baseline crash")
+        return ToyObjective()(config, seed=seed, budget=budget)
+
+    result = _run(toy_config(runs, data_root, trials=5), baseline_crashes)
+    records = [r for r in _records(toy_config(runs, data_root)) if r["status"] == "SUCCESS"]
     assert {r["budget"] for r in records} == {1.0}
     assert result.incumbent is not None
     assert result.budget == pytest.approx(1.0)

@@ -54,7 +54,9 @@ def test_run_then_refuse_then_resume(
     data_root: Path, tmp_path: Path, toy_builder: list[Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
     runs = tmp_path / "runs"
-    assert main(_argv(data_root, runs, "--name", "demo", "--trials", "6", "--seed", "4")) == 0
+    # --n-init 5: a larger initial design than SMAC's spares most acquisition searches
+    argv = _argv(data_root, runs, "--name", "demo", "--trials", "6", "--seed", "4", "--n-init", "5")
+    assert main([*argv, "--random-prob", "0.3"]) == 0
     out = capsys.readouterr().out
     assert "incumbent: " in out
     assert f"run folder: {runs.absolute() / 'demo'}" in out
@@ -64,8 +66,9 @@ def test_run_then_refuse_then_resume(
         ("tile:xla",),
         6,
         4,
-        "hyperband",
+        "model-hb",
     )
+    assert (cfg.n_init, cfg.random_prob) == (5, 0.3)
 
     assert main(_argv(data_root, runs, "--name", "demo", "--trials", "6")) == 2
     err = capsys.readouterr().err
@@ -75,7 +78,8 @@ def test_run_then_refuse_then_resume(
     assert main(["run", "--runs-dir", str(runs), "--resume", "demo", "--quiet"]) == 0
     assert "campaign 'demo' has already finished" in capsys.readouterr().out
 
-    assert main(_argv(data_root, runs, "--name", "demo", "--trials", "4", "--overwrite")) == 0
+    argv = _argv(data_root, runs, "--name", "demo", "--trials", "4", "--n-init", "3")
+    assert main([*argv, "--overwrite"]) == 0
     assert len(read_trials(runs / "demo" / "trials.jsonl")) == 4
 
 

@@ -213,7 +213,7 @@ def test_end_to_end_real_campaign(
             "--collection",
             "tile,layout:xla:random",
             "--optimizer",
-            "hyperband",
+            "model-hb",
             "--trials",
             "8",
             "--min-budget",
@@ -237,6 +237,10 @@ def test_end_to_end_real_campaign(
     shown = json.loads(capsys.readouterr().out)
     assert shown["state"] == "finished"
     assert shown["n_trials"] == 8
+    assert shown["baseline"]["trial"] == 1
+    assert shown["baseline"]["budget"] == 15.0
+    assert set(shown["baseline"]["gain"]["metrics"]) == {"tile:xla", "layout:xla:random"}
+    assert shown["smac"]["facade"] == "smac.facade.multi_fidelity_facade.MultiFidelityFacade"
     result = json.loads((runs / "e2e" / "result.json").read_text())
     assert shown["incumbent"]["config"] == result["incumbent"]
     assert main(["runs", "plot", "e2e", "--runs-dir", str(runs)]) == 0

@@ -28,7 +28,7 @@ def test_load_run_settings_and_trials(runs_dir: Path) -> None:
     run = load_run("fake", runs_dir)
     assert run.name == "fake"
     assert run.state == "finished"
-    assert run.optimizer == "hyperband"
+    assert run.optimizer == "random-hb"  # the fake run's campaign.json has the legacy name
     assert run.collections == FAKE_COLLECTIONS
     assert run.settings["max_budget"] == 45.0
     assert run.space is not None

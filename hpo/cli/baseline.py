@@ -1,0 +1,102 @@
+"""The baseline and SMAC's setup in ``hpo runs show``: what searched, and what tuning gained.
+
+Apart from :mod:`hpo.cli.runs` to keep that module short. The baseline is the space's
+default configuration at the largest budget, a campaign's first trial; the gain is the
+incumbent's score (and per-collection metric) minus the baseline's, so positive is better.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from hpo.runs.history import RunHistory
+
+__all__ = ["baseline_json", "print_baseline", "smac_line"]
+
+
+def _f(value: Any) -> str:
+    return f"{value:.4f}" if isinstance(value, float) else "-" if value is None else str(value)
+
+
+def _b(budget: float | None) -> str:
+    return "-" if budget is None else f"{budget:g}"
+
+
+def _gain(tuned: float | None, base: float | None) -> float | None:
+    return None if tuned is None or base is None else tuned - base
+
+
+def baseline_json(run: RunHistory) -> dict[str, Any] | None:
+    """The baseline trial and what the incumbent gained over it (incumbent minus baseline)."""
+    base, inc = run.baseline, run.incumbent
+    if base is None:
+        return None
+    inc_metrics = {} if inc is None else inc.metrics
+    return {
+        "trial": base.trial,
+        "budget": base.budget,
+        "status": base.status,
+        "score": base.score,
+        "metrics": base.metrics,
+        "config": base.config,
+        "gain": {
+            "score": _gain(None if inc is None else inc.score, base.score),
+            "metrics": {k: _gain(inc_metrics.get(k), v) for k, v in base.metrics.items()},
+        },
+    }
+
+
+def smac_line(smac: dict[str, Any] | None) -> str:
+    """One line naming what searched: SMAC's facade and its parts, with their settings."""
+    if smac is None:
+        return "searched by: not recorded (a run made before hpo recorded SMAC's setup)"
+
+    def part(key: str, settings: tuple[str, ...]) -> str:
+        comp = smac.get(key) or {}
+        shown = ", ".join(f"{k} {comp[k]}" for k in settings if comp.get(k) is not None)
+        name = str(comp.get("class", "?")).rsplit(".", 1)[-1]
+        return f"{name} ({shown})" if shown else name
+
+    return (
+        f"searched by: {smac.get('facade')}; intensifier "
+        f"{part('intensifier', ('eta', 'incumbent_selection', 'max_config_calls'))}; "
+        f"initial design {part('initial_design', ('n_configs',))}; "
+        f"random design {part('random_design', ('probability',))}; "
+        f"model {part('model', ())}"
+    )
+
+
+def print_baseline(console: Console, run: RunHistory) -> None:
+    """The baseline's score and metrics beside the incumbent's, with the gain."""
+    base = baseline_json(run)
+    if base is None:
+        console.print("baseline: none recorded (a run made before baselines)", highlight=False)
+        return
+    inc = run.incumbent
+    t = Table(
+        title=f"Baseline: default configuration (trial {base['trial']}, budget "
+        f"{_b(base['budget'])}, {base['status']})",
+        title_justify="left",
+    )
+    for col in ("collection", "baseline", "incumbent", "gain"):
+        t.add_column(col, justify="left" if col == "collection" else "right")
+    for k, v in base["metrics"].items():
+        tuned = None if inc is None else inc.metrics.get(k)
+        t.add_row(k, _f(v), _f(tuned), _signed(base["gain"]["metrics"].get(k)))
+    t.add_row(
+        "score",
+        _f(base["score"]),
+        _f(None if inc is None else inc.score),
+        _signed(base["gain"]["score"]),
+        style="bold",
+    )
+    console.print(t)
+
+
+def _signed(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.4f}"
