@@ -24,7 +24,9 @@ def workspace(tmp_path_factory: pytest.TempPathFactory, tiny_root: Path) -> dict
     build_fake_run(runs, tiny_root, name="hb")
     build_fake_run(runs, tiny_root, name="bo", optimizer="bo", seed=3, finished=False)
     model = base / "models" / "hb"
-    code = main(["export", "hb", "--runs-dir", str(runs), "--out", str(model), "--jobs", "1"])
+    code = main(
+        ["export", "hb", "--runs-dir", str(runs), "--out", str(model), "--jobs", "1", "--retrain"]
+    )
     assert code == 0
     return {"base": base, "runs": runs, "model": model}
 
