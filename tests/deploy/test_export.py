@@ -5,6 +5,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from hpo.deploy.export import export_model, export_rounds
 from hpo.deploy.model import ExportedModel, load_model
 from hpo.errors import ConfigError, UsageError
 from hpo.features import FEATURE_VERSION
-from hpo.runs.history import load_run
+from hpo.runs.history import RunHistory, load_run
 
 
 @pytest.fixture(scope="module")
@@ -359,3 +360,61 @@ def test_export_without_saved_boosters_names_the_way_out(
         export_model(exported[0], tmp_path / "m", n_jobs=1)
     assert not (tmp_path / "m").exists()
     assert not list(tmp_path.glob(".m.tmp*"))
+
+
+@pytest.mark.slow
+def test_an_interrupted_run_stays_resumable_and_exportable(tiny_root: Path, tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from hpo.campaign import CampaignConfig, build_objective, run_campaign
+    from hpo.runs.boosters import BoosterStore, booster_key, budget_size
+    from hpo.runs.folder import run_state
+
+    cfg = CampaignConfig(
+        data_root=tiny_root,
+        name="cut",
+        collections=("layout:xla:random",),
+        space="lambdarank_small",
+        runs_dir=tmp_path / "runs",
+        trials=13,
+        min_budget=4,
+        max_budget=36,
+        eta=3,
+        cache_dir=tmp_path / "cache",
+    )
+    objective, _ = build_objective(cfg, n_jobs=1)
+    calls, limit = [0], [11]  # nine trials at 4 rounds, two promoted to 12, then Ctrl-C
+
+    def cut(config: Any, seed: int = 0, budget: float | None = None, **kw: Any) -> Any:
+        if calls[0] == limit[0]:
+            raise KeyboardInterrupt
+        calls[0] += 1
+        return objective(config, seed=seed, budget=budget, **kw)
+
+    quiet = Console(file=io.StringIO())
+    with pytest.raises(KeyboardInterrupt):
+        run_campaign(cfg, objective=cut, quiet=True, console=quiet)
+    assert run_state(cfg.run_dir) == "interrupted"
+    run = load_run(cfg.run_dir)
+    store = BoosterStore(cfg.run_dir / "boosters")
+    for t in run.successful:  # each configuration keeps its largest booster only
+        assert t.seed is not None
+        assert t.budget is not None
+        sizes = store.sizes(booster_key(t.config, t.seed, "layout"))
+        assert sizes == [12 if t.budget == 12.0 or t.config in _promoted(run) else 4]
+    inc = run.incumbent
+    assert inc is not None
+    assert inc.budget == 12.0
+    meta = json.loads((export_model(run, tmp_path / "m", n_jobs=1) / "model.json").read_text())
+    assert meta["validation"]["max_abs_difference"] < 1e-9
+    limit[0] = 100  # the same target (SMAC checks its name), no longer cut
+    result = run_campaign(cfg, objective=cut, resume=True, quiet=True, console=quiet)
+    assert result.budget == 36.0
+    final = load_run(cfg.run_dir).incumbent
+    assert final is not None
+    assert final.info["rounds_reused"] == 12  # continued the booster the interruption kept
+    assert budget_size(36.0) in store.sizes(booster_key(final.config, final.seed or 0, "layout"))
+
+
+def _promoted(run: RunHistory) -> list[dict[str, Any]]:
+    return [t.config for t in run.successful if t.budget == 12.0]
