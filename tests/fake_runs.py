@@ -11,6 +11,7 @@ from typing import Any
 
 from hpo.campaign import CampaignConfig, CampaignResult
 from hpo.ranking.spaces import load_space, space_to_dict
+from hpo.runs.campaign_file import CAMPAIGN_FORMAT
 from hpo.runs.folder import (
     data_fingerprint,
     package_versions,
@@ -60,6 +61,8 @@ def build_fake_run(
 ) -> Path:
     """Write a realistic run folder as ``hpo run`` would, without running SMAC.
 
+    It has no saved boosters (no model was trained): export it with ``retrain=True``.
+
     Configs come from the ``lambdarank_small`` space; budgets are boosting rounds 5/15/45;
     trial 6 crashed with a traceback; the last two trials re-evaluate the configs of the best
     budget-15 trials at budget 45. With ``duplicate_and_truncate``, ``trials.jsonl`` also
@@ -85,7 +88,7 @@ def build_fake_run(
     write_json_atomic(
         run_dir / "campaign.json",
         {
-            "format": 1,
+            "format": CAMPAIGN_FORMAT,
             "config": cfg.to_dict(),
             "space": space_to_dict(space),
             "data_fingerprint": data_fingerprint(data_root, collections),

@@ -10,14 +10,17 @@ import dataclasses
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hpo.data.load import COLLECTIONS
 from hpo.errors import ConfigError, UsageError
+from hpo.features.spec import FeatureSpec
 from hpo.ranking.spaces import DEFAULT_SPACE
-from hpo.runs.folder import CAMPAIGN_FILE, jsonable, read_json
+from hpo.ranking.training import DEFAULT_FIXED_ROUNDS
+from hpo.runs.campaign_file import read_campaign_file
+from hpo.runs.folder import CAMPAIGN_FILE, jsonable
 
 __all__ = [
     "FIDELITIES",
@@ -75,6 +78,13 @@ class CampaignConfig:
     ``n_init`` and ``random_prob`` only act on the model-based optimizers (``model-hb``,
     ``model-sh``, ``bo``); model-free ones accept and record them.
 
+    Besides how to search, it records what defines every model of the run, so the objective,
+    a resumed campaign and ``hpo export`` read them from ``campaign.json`` instead of from
+    today's defaults: ``features`` (the feature spec; a dict is accepted), ``fidelity``,
+    ``fixed_rounds`` (boosting rounds of every trial with the ``configs`` fidelity),
+    ``fast_bias`` (bias toward fast configs when sampling configs per graph), ``space`` and
+    ``seed``.
+
     Raises
     ------
     ConfigError
@@ -105,9 +115,27 @@ class CampaignConfig:
     # finite (an infinite cost breaks SMAC's random forest) and above any real cost: the tile
     # score is heavy-tailed (a graph can score -30), so a cost of 10 was reachable by trials
     crash_cost: float = 100.0
+    features: FeatureSpec = field(default_factory=FeatureSpec)
+    fixed_rounds: int = DEFAULT_FIXED_ROUNDS
+    fast_bias: float = 2.0
 
     def __post_init__(self) -> None:
         put = object.__setattr__
+        if isinstance(self.features, dict):
+            try:
+                put(self, "features", FeatureSpec.from_dict(self.features))
+            except (ConfigError, TypeError) as exc:
+                raise _bad("features", "a feature spec", self.features) from exc
+        if not isinstance(self.features, FeatureSpec):
+            raise _bad("features", "a feature spec", self.features)
+        _int("fixed_rounds", self.fixed_rounds, 1)
+        if (
+            isinstance(self.fast_bias, bool)
+            or not isinstance(self.fast_bias, (int, float))
+            or not 0 <= self.fast_bias < math.inf
+        ):
+            raise _bad("fast_bias", "a finite number >= 0", self.fast_bias)
+        put(self, "fast_bias", float(self.fast_bias))
         for key in ("data_root", "runs_dir", "cache_dir"):
             value = getattr(self, key)
             if not isinstance(value, (str, Path)) or not str(value):
@@ -177,8 +205,10 @@ class CampaignConfig:
         return self.runs_dir / self.name
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the settings as JSON-compatible values."""
-        return {f.name: jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        """Return the settings as JSON-compatible values (the feature spec as a dict)."""
+        out = {f.name: jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        out["features"] = self.features.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "campaign settings") -> CampaignConfig:
@@ -222,12 +252,14 @@ def read_campaign(run_dir: Path) -> dict[str, Any]:
     UsageError
         If the folder has no ``campaign.json``.
     ConfigError
-        If the file is not a valid campaign file.
+        If the file is not a valid campaign file, or of a format this hpo does not read
+        (format-1 files read with the settings of that time, see
+        :mod:`hpo.runs.campaign_file`).
     """
     path = Path(run_dir) / CAMPAIGN_FILE
     if not path.exists():
         raise UsageError(f"{run_dir}: not a run folder (missing {CAMPAIGN_FILE})")
-    data = read_json(path)
-    if not isinstance(data, dict) or "config" not in data or "space" not in data:
+    data = read_campaign_file(path)
+    if "space" not in data:
         raise ConfigError(f"{path}: expected keys 'config' and 'space'")
     return {**data, "config": CampaignConfig.from_dict(data["config"], str(path))}

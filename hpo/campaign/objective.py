@@ -12,12 +12,14 @@ Fidelity (SMAC's ``budget``):
   retraining from scratch (LightGBM ``init_model``).
 - ``configs``: configs sampled per training graph (biased toward fast ones), at a fixed
   number of rounds.
+
+With a ``model_dir``, every trial's boosters are saved (both fidelities) in the run's booster
+store, so ``hpo export`` can ship exactly the booster that was scored; a successful trial
+prunes the smaller boosters of its configuration (see :mod:`hpo.runs.boosters`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import socket
 import time
@@ -28,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from hpo.campaign.config import FIDELITIES
+from hpo.campaign.config import FIDELITIES, CampaignConfig
 from hpo.errors import ConfigError, UsageError
 from hpo.features.table import FeatureTable, family_of
 from hpo.ranking.training import (
@@ -40,6 +42,7 @@ from hpo.ranking.training import (
     score_table,
     select_rows,
 )
+from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
 
 __all__ = ["ObjectiveSettings", "RankerObjective", "build_objective"]
 
@@ -63,7 +66,9 @@ class ObjectiveSettings:
     fast_bias
         Bias toward fast configs when sampling configs per graph.
     model_dir
-        Where boosters are kept for continued training (``rounds`` fidelity); ``None`` retrains.
+        The run's booster store (:class:`hpo.runs.boosters.BoosterStore`): every trial's
+        boosters are saved there for export, and with the ``rounds`` fidelity a higher budget
+        continues the booster of a lower one; ``None`` keeps nothing.
     n_threads
         LightGBM threads per trial.
     """
@@ -88,11 +93,6 @@ def _config_dict(config: Any) -> dict[str, Any]:
     return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in raw.items()}
 
 
-def _booster_key(hyperparameters: Mapping[str, Any], seed: int, family: str) -> str:
-    blob = json.dumps({"hp": hyperparameters, "seed": seed, "family": family}, sort_keys=True)
-    return hashlib.sha1(blob.encode()).hexdigest()[:16]
-
-
 class RankerObjective:
     """Picklable SMAC target function ``(config, seed, budget, **scattered) -> (cost, info)``.
 
@@ -109,36 +109,8 @@ class RankerObjective:
         self.settings = settings
         self.tables = tables
 
-    def _continue_from(self, key: str, rounds: int) -> tuple[Any, int]:
-        """Booster saved for ``key`` at the largest round count below ``rounds``."""
-        if self.settings.model_dir is None:
-            return None, 0
-        folder = Path(self.settings.model_dir)
-        best = 0
-        for path in folder.glob(f"{key}-*.txt"):
-            try:
-                r = int(path.stem.rsplit("-", 1)[1])
-            except ValueError:
-                continue
-            if best < r < rounds:
-                best = r
-        if best == 0:
-            return None, 0
-        import lightgbm as lgb
-
-        try:
-            return lgb.Booster(model_file=str(folder / f"{key}-{best}.txt")), best
-        except lgb.basic.LightGBMError:
-            return None, 0  # a half-written booster file: retrain from scratch
-
-    def _save_booster(self, key: str, rounds: int, booster: Any) -> None:
-        if self.settings.model_dir is None:
-            return
-        folder = Path(self.settings.model_dir)
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / f".{key}-{rounds}.{os.getpid()}.tmp"
-        booster.save_model(str(tmp))
-        os.replace(tmp, folder / f"{key}-{rounds}.txt")
+    def _store(self) -> BoosterStore | None:
+        return None if self.settings.model_dir is None else BoosterStore(self.settings.model_dir)
 
     def __call__(
         self,
@@ -159,6 +131,8 @@ class RankerObjective:
         rows_used = model_bytes = 0
         rounds_trained = rounds_reused = 0
         t0 = time.perf_counter()
+        store, size = self._store(), budget_size(budget)
+        keys: list[str] = []
         families = sorted({family_of(c) for c in s.collections})
         for family in families:
             wanted = [c for c in s.collections if family_of(c) == family]
@@ -166,21 +140,22 @@ class RankerObjective:
             columns = feature_columns(train, hp)
             rows = select_rows(train, wanted)
             rng = np.random.default_rng(seed)
+            key = booster_key(hp, seed, family)
             if s.fidelity == "configs":
                 rows = sample_configs(train, rows, max(1, int(round(budget))), rng, s.fast_bias)
                 rounds, init, done = s.fixed_rounds, None, 0
             else:
-                rounds = max(1, int(round(budget)))
-                key = _booster_key(hp, seed, family)
-                init, done = self._continue_from(key, rounds)
+                rounds = size
+                init, done = (None, 0) if store is None else store.latest_below(key, rounds)
             ranker = make_ranker(
                 hp, num_boost_round=rounds - done, seed=seed, n_threads=s.n_threads
             )
             ranker.fit(
                 train.X[rows][:, columns], train.target[rows], train.group[rows], init_model=init
             )
-            if s.fidelity == "rounds":
-                self._save_booster(key, rounds, ranker.booster_)
+            if store is not None:  # both fidelities: export copies the booster it scored
+                store.save(key, size, ranker.booster_)
+                keys.append(key)
             rounds_trained += rounds - done
             rounds_reused += done
             rows_used += int(rows.size)
@@ -190,6 +165,9 @@ class RankerObjective:
         if missing:
             raise UsageError(f"no labeled valid graphs to score for {', '.join(missing)}")
         score = float(np.mean([metrics[c] for c in s.collections]))
+        if store is not None:  # a success at `size` supersedes the key's smaller boosters
+            for key in keys:
+                store.prune_below(key, size)
         info = {
             "metrics": metrics,
             "score": score,
@@ -206,15 +184,15 @@ class RankerObjective:
 
 
 def build_objective(
-    cfg: Any, progress: Any = None, *, n_jobs: int | None = None
+    cfg: CampaignConfig, progress: Any = None, *, n_jobs: int | None = None
 ) -> tuple[RankerObjective, dict[str, Any] | None]:
     """Extract (or load from cache) the feature tables of a campaign and build its objective.
 
     Parameters
     ----------
     cfg
-        A campaign config (``data_root``, ``collections``, ``fidelity``, ``max_budget``,
-        ``cache_dir``, ``runs_dir``, ``name``, ``workers``, ``dask_scheduler``).
+        The campaign config. The feature spec and the fidelity settings come from it (so
+        from the run's ``campaign.json`` on resume), never from today's defaults.
     progress
         Optional callable ``(path, cache_hit)`` called as each file is ready.
     n_jobs
@@ -226,13 +204,14 @@ def build_objective(
         The objective, and ``data_to_scatter`` for SMAC's Dask runner (``None`` when trials
         run in this process, where the objective holds the tables itself).
     """
-    from hpo.features import FeatureSpec, build_tables
+    from hpo.features import build_tables
 
+    assert cfg.max_budget is not None  # CampaignConfig fills it in
     tables = build_tables(
         Path(cfg.data_root),
         tuple(cfg.collections),
         ("train", "valid"),
-        FeatureSpec(),
+        cfg.features,
         cache_dir=Path(cfg.cache_dir) if cfg.cache_dir else None,
         n_jobs=n_jobs or min(4, os.cpu_count() or 1),
         on_file=progress,
@@ -241,9 +220,11 @@ def build_objective(
         collections=tuple(cfg.collections),
         fidelity=cfg.fidelity,
         max_budget=float(cfg.max_budget),
-        model_dir=str(Path(cfg.runs_dir) / cfg.name / "boosters"),
+        fixed_rounds=cfg.fixed_rounds,
+        fast_bias=cfg.fast_bias,
+        model_dir=str(cfg.run_dir / BOOSTERS_DIR),
     )
-    distributed = int(getattr(cfg, "workers", 1)) > 1 or bool(getattr(cfg, "dask_scheduler", None))
+    distributed = cfg.workers > 1 or bool(cfg.dask_scheduler)
     if distributed:
         return RankerObjective(settings), {"tables": tables}
     return RankerObjective(settings, tables), None

@@ -26,7 +26,10 @@ from hpo.campaign.config import (
 from hpo.campaign.progress import CampaignProgress, print_summary
 from hpo.campaign.result import CampaignResult
 from hpo.errors import ConfigError, UsageError
+from hpo.features.table import family_of
 from hpo.ranking.spaces import load_space, space_from_dict, space_to_dict
+from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
+from hpo.runs.campaign_file import CAMPAIGN_FORMAT
 from hpo.runs.folder import (
     CAMPAIGN_FILE,
     LOCK_FILE,
@@ -35,22 +38,20 @@ from hpo.runs.folder import (
     RunLock,
     TrialLog,
     data_fingerprint,
-    jsonable,
     package_versions,
     read_json,
     read_trials,
     run_state,
-    trial_key,
     write_json_atomic,
 )
-from hpo.runs.history import baseline_record
+from hpo.runs.history import Trial, baseline_record
+from hpo.runs.incumbent import choose_incumbent
 
 if TYPE_CHECKING:
     from dask.distributed import Client
 
 __all__ = ["run_campaign"]
 
-_FORMAT = 1
 #: Seconds to wait for a Dask scheduler to answer, and for it to have a worker.
 DASK_CONNECT_TIMEOUT = 30.0
 DASK_WORKER_TIMEOUT = 60.0
@@ -59,7 +60,7 @@ DASK_WORKER_TIMEOUT = 60.0
 def _campaign_record(cfg: CampaignConfig) -> dict[str, Any]:
     """The content of ``campaign.json``; loads the space and hashes the data (checks both)."""
     return {
-        "format": _FORMAT,
+        "format": CAMPAIGN_FORMAT,
         "config": cfg.to_dict(),
         "space": space_to_dict(load_space(cfg.space)),
         "data_fingerprint": data_fingerprint(cfg.data_root, cfg.collections),
@@ -172,39 +173,34 @@ def _saved_result(cfg: CampaignConfig, smac_dir: Path) -> CampaignResult | None:
     return CampaignResult(run_dir=cfg.run_dir, **{k: data.get(k) for k in names})
 
 
-def _result(cfg: CampaignConfig, incumbent: Any, records: list[dict[str, Any]]) -> CampaignResult:
-    crashed = sum(1 for r in records if r.get("status") != "SUCCESS")
-    best: dict[str, Any] | None = None
-    if incumbent is not None:
-        config = jsonable(dict(incumbent))
-        key = trial_key({"config": config})[0]
-        for rec in records:
-            if (
-                rec.get("status") == "SUCCESS"
-                and trial_key(rec)[0] == key
-                and (best is None or float(rec["budget"]) >= float(best["budget"]))
-            ):
-                best = rec
-    if best is None:
-        # SMAC has no incumbent at the largest budget yet (a short campaign): take the best
-        # successful trial at the highest budget any trial reached, as `hpo runs show` does.
-        ok = [r for r in records if r.get("status") == "SUCCESS" and r.get("cost") is not None]
-        if ok:
-            top = max(float(r.get("budget") or 0.0) for r in ok)
-            at_top = [r for r in ok if float(r.get("budget") or 0.0) == top]
-            best = min(at_top, key=lambda r: float(r["cost"]))
+def _result(cfg: CampaignConfig, best: Trial | None, trials: list[Trial]) -> CampaignResult:
+    """The campaign's outcome, ``best`` being its incumbent trial."""
     return CampaignResult(
         run_dir=cfg.run_dir,
-        incumbent=None if best is None else best["config"],
-        trial=None if best is None else best.get("trial"),
-        cost=None if best is None else best.get("cost"),
-        score=None if best is None else best.get("score"),
-        metrics={} if best is None else dict(best.get("metrics") or {}),
-        budget=None if best is None else best.get("budget"),
-        n_trials=len(records),
-        n_crashed=crashed,
+        incumbent=None if best is None else best.config,
+        trial=None if best is None else best.trial,
+        cost=None if best is None else best.cost,
+        score=None if best is None else best.score,
+        metrics={} if best is None else dict(best.metrics),
+        budget=None if best is None else best.budget,
+        n_trials=len(trials),
+        n_crashed=sum(1 for t in trials if t.status != "SUCCESS"),
         finished=time.time(),
     )
+
+
+def _keep_incumbent_boosters(cfg: CampaignConfig, best: Trial | None) -> int:
+    """Prune the finished campaign's booster store to the boosters of its incumbent.
+
+    Nothing is continued any more, and export needs only the incumbent's boosters (one per
+    family, at its budget). Returns how many files were deleted.
+    """
+    keep: list[tuple[str, int]] = []
+    if best is not None and best.budget is not None:
+        seed = cfg.seed if best.seed is None else best.seed
+        families = sorted({family_of(c) for c in cfg.collections})
+        keep = [(booster_key(best.config, seed, f), budget_size(best.budget)) for f in families]
+    return BoosterStore(cfg.run_dir / BOOSTERS_DIR).keep_only(keep)
 
 
 def run_campaign(
@@ -336,6 +332,12 @@ def _run_locked(
         _record_smac(run_dir, describe_facade(facade))
         scatter = data_to_scatter if client is not None and data_to_scatter else None
         incumbent = facade.optimize(data_to_scatter=scatter)
-    result = _result(cfg, incumbent, log.records)
+    # one rule for the incumbent (hpo.runs.incumbent); SMAC's choice (None when no
+    # configuration reached the largest budget, as in a short campaign) settles ties
+    trials = [Trial.from_record(r, i) for i, r in enumerate(log.records, start=1)]
+    named = (incumbent[0] if incumbent else None) if isinstance(incumbent, list) else incumbent
+    best = choose_incumbent(trials, None if named is None else dict(named))
+    result = _result(cfg, best, trials)
     write_json_atomic(run_dir / RESULT_FILE, result.to_dict())
+    _keep_incumbent_boosters(cfg, best)
     return result

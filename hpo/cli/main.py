@@ -1,6 +1,6 @@
 """The ``hpo`` command line: a thin layer over the library.
 
-Each command group lives in its own module (``cli_data``, ``cli_campaign``, ``cli_runs``) that
+Each command group lives in its own module (``data``, ``campaign``, ``runs``, ``models``) that
 adds its sub-parsers and handlers. :func:`main` turns every :class:`hpo.errors.HpoError` into
 one line on stderr and exit code 2, and Ctrl-C into exit code 130.
 """
@@ -21,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser with every sub-command."""
     from hpo.cli import campaign as cli_campaign
     from hpo.cli import data as cli_data
+    from hpo.cli import models as cli_models
     from hpo.cli import runs as cli_runs
 
     parser = argparse.ArgumentParser(
@@ -32,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_data.add_parsers(sub)
     cli_campaign.add_parsers(sub)
     cli_runs.add_parsers(sub)
+    cli_models.add_parsers(sub)
     return parser
 
 

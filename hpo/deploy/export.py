@@ -1,21 +1,27 @@
-"""Model folders: retrain a run's incumbent and save it; load it back with only ``hpo``.
+"""Model folders: ship a run's incumbent, exactly as it was scored, or retrained on request.
 
 A model folder ``models/<name>/`` holds
 
 - ``model.json``: feature spec and ``FEATURE_VERSION``, hyperparameters, collections served,
-  per family its model file and feature columns, boosting rounds, the validation metrics of
-  the exported model (computed at export), the run's recorded incumbent metrics, the training
-  data fingerprint, package versions and the creation time;
+  per family its model file and feature columns, boosting rounds, ``source`` (``copied`` or
+  ``retrained``), the validation metrics of the exported model (computed at export), the
+  run's recorded incumbent metrics, the training data fingerprint, package versions and the
+  creation time;
 - ``tile.txt`` / ``layout.txt``: one LightGBM text model per family the collections need.
 
-The incumbent is retrained at the highest budget it was validated at (the campaign's largest
-budget, where hyperband and successive halving choose their incumbent): with the ``rounds``
-fidelity the budget is the number of boosting rounds; with ``configs`` every training config is used
-at the objective's fixed number of rounds. The trial's seed is reused. A campaign trial at the
-highest budget may have *continued* a booster from a lower budget (the ``rounds`` fidelity
-saves compute that way) while the export trains from scratch; LightGBM restarts its
-feature/bagging random streams when it continues, so the exported model's valid metrics can
-differ slightly from the recorded ones (both are kept in ``model.json``).
+By default the incumbent's boosters are *copied* from the run's booster store
+(:mod:`hpo.runs.boosters`): the model that ships is the model that was scored, at the budget
+it was validated at (the campaign's largest budget, where the incumbent is chosen; see
+:mod:`hpo.runs.incumbent`). Retraining would not give it back: when a trial continued a
+lower-budget booster, LightGBM restarted its bagging and feature-fraction random streams, and
+for two trials in ``bench/README.md`` a fresh training moved the score by more than 0.05. The
+copy's validation metrics therefore equal the trial's recorded ones (``model.json`` keeps
+both and their largest difference).
+
+On request (``retrain=True``, implied by training on ``train+valid``) the incumbent is
+trained again from scratch with the run's feature spec and fidelity settings: with the
+``rounds`` fidelity for as many rounds as its budget, with ``configs`` on every training
+config at the run's ``fixed_rounds``; the trial's seed is reused.
 """
 
 from __future__ import annotations
@@ -35,11 +41,14 @@ from hpo.deploy.model import (
     MODEL_FILE,
     MODEL_FORMAT,
     ProgressFn,
+    load_model,
 )
+from hpo.deploy.scored import copy_scored_boosters, run_feature_spec
 from hpo.errors import ConfigError, UsageError
 from hpo.features import FEATURE_VERSION, FeatureSpec, family_of
 from hpo.ranking.training import DEFAULT_FIXED_ROUNDS
-from hpo.runs.history import RunHistory, load_run
+from hpo.runs.folder import data_fingerprint, jsonable, package_versions, write_json_atomic
+from hpo.runs.history import RunHistory, Trial, load_run
 
 __all__ = ["export_model", "export_rounds"]
 
@@ -167,6 +176,7 @@ def export_model(
     run: RunHistory | Path | str,
     out_dir: Path | str,
     *,
+    retrain: bool = False,
     train_on: Sequence[str] | str = ("train",),
     cache_dir: Path | str | None = None,
     data_root: Path | str | None = None,
@@ -174,7 +184,7 @@ def export_model(
     n_jobs: int | None = None,
     progress: ProgressFn | None = None,
 ) -> Path:
-    """Retrain a run's incumbent at the highest budget and write a model folder.
+    """Write a model folder of a run's incumbent: its scored boosters, or retrained ones.
 
     Parameters
     ----------
@@ -182,9 +192,12 @@ def export_model(
         A loaded run, or the path of a run folder.
     out_dir
         The model folder to write (an earlier model folder there is replaced).
+    retrain
+        Train the incumbent again instead of copying the boosters it was scored with.
     train_on
-        ``("train",)`` or ``("train", "valid")`` (also ``"train+valid"``). Validation metrics
-        are always computed on valid, so they are optimistic when valid is trained on.
+        ``("train",)`` or ``("train", "valid")`` (also ``"train+valid"``, which implies
+        ``retrain``). Validation metrics are always computed on valid, so they are
+        optimistic when valid is trained on.
     cache_dir
         Feature cache (default: the campaign's).
     data_root
@@ -194,7 +207,8 @@ def export_model(
     n_jobs
         Feature extraction processes (default: the number of CPUs, at most 4).
     progress
-        ``progress(done, total, label)`` as files are extracted and families trained.
+        ``progress(done, total, label)`` as files are extracted, families trained and the
+        copy scored on valid.
 
     Returns
     -------
@@ -204,10 +218,12 @@ def export_model(
     Raises
     ------
     UsageError
-        If the run has no successful trial, or ``out_dir`` is a non-empty non-model folder.
+        If the run has no successful trial, the incumbent's boosters are not in the run (and
+        ``retrain`` is off), or ``out_dir`` is a non-empty non-model folder.
     """
     history = run if isinstance(run, RunHistory) else load_run(Path(run))
     splits = _parse_train_on(train_on)
+    retrain = retrain or splits != ("train",)
     out = Path(out_dir)
     _check_out_dir(out)
     inc = history.incumbent
@@ -218,54 +234,96 @@ def export_model(
     cache = cache_dir if cache_dir is not None else settings.get("cache_dir")
     seed = inc.seed if inc.seed is not None else int(settings.get("seed", 0))
     rounds = export_rounds(history, inc.budget)
-    spec = FeatureSpec.from_dict(dict(history.campaign.get("feature_spec") or {}))
-    trained = _train_families(
-        root,
-        history.collections,
-        inc.config,
-        spec,
-        rounds=rounds,
-        seed=seed,
-        splits=splits,
-        cache_dir=Path(cache) if cache else None,
-        n_threads=n_threads,
-        n_jobs=n_jobs or min(4, os.cpu_count() or 1),
-        progress=progress,
-    )
+    spec = run_feature_spec(history)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
-    families = {}
-    for family, booster in trained.boosters.items():
-        booster.save_model(str(tmp / f"{family}.txt"))
-        families[family] = {
-            "file": f"{family}.txt",
-            "sha256": hashlib.sha256((tmp / f"{family}.txt").read_bytes()).hexdigest(),
-            "columns": trained.columns[family],
-            "training_rows": trained.rows[family],
-        }
-    from hpo.runs.folder import data_fingerprint, jsonable, package_versions, write_json_atomic
+    try:
+        if retrain:
+            trained = _train_families(
+                root,
+                history.collections,
+                inc.config,
+                spec,
+                rounds=rounds,
+                seed=seed,
+                splits=splits,
+                cache_dir=Path(cache) if cache else None,
+                n_threads=n_threads,
+                n_jobs=n_jobs or min(4, os.cpu_count() or 1),
+                progress=progress,
+            )
+            families: dict[str, dict[str, Any]] = {}
+            for family, booster in trained.boosters.items():
+                booster.save_model(str(tmp / f"{family}.txt"))
+                families[family] = {
+                    "file": f"{family}.txt",
+                    "columns": trained.columns[family],
+                    "training_rows": trained.rows[family],
+                }
+        else:
+            families = copy_scored_boosters(history, inc, seed, spec, tmp)
+        for entry in families.values():
+            entry["sha256"] = hashlib.sha256((tmp / entry["file"]).read_bytes()).hexdigest()
+        meta = _model_meta(history, inc, spec, families, rounds, seed, splits, root, retrain)
+        write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
+        if retrain:
+            metrics = trained.metrics
+        else:  # score the copy as `hpo evaluate` does: the figures a user will check
+            from hpo.deploy.evaluate import evaluate_model
 
+            report = evaluate_model(
+                load_model(tmp), root, "valid", cache_dir=cache or None, progress=progress
+            )
+            metrics = {c: float(v["metric"]) for c, v in report["collections"].items()}
+        meta["validation"] = _validation(metrics, inc, in_training="valid" in splits)
+        write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _install(tmp, out)
+    return out
+
+
+def _validation(metrics: dict[str, float], inc: Trial, *, in_training: bool) -> dict[str, Any]:
+    """``model.json``'s validation entry; ``max_abs_difference`` is against the trial's record."""
+    shared = [c for c in metrics if c in inc.metrics]
+    return {
+        "split": "valid",
+        "metrics": metrics,
+        "score": float(np.mean(list(metrics.values()))),
+        "in_training": in_training,
+        "max_abs_difference": max((abs(metrics[c] - inc.metrics[c]) for c in shared), default=None),
+    }
+
+
+def _model_meta(
+    history: RunHistory,
+    inc: Trial,
+    spec: FeatureSpec,
+    families: dict[str, dict[str, Any]],
+    rounds: int,
+    seed: int,
+    splits: tuple[str, ...],
+    root: Path,
+    retrain: bool,
+) -> dict[str, Any]:
+    """``model.json`` without its validation entry."""
     fingerprint = data_fingerprint(root, history.collections)
     run_fingerprint = history.campaign.get("data_fingerprint")
-    meta = {
+    return {
         "format": MODEL_FORMAT,
         "feature_version": FEATURE_VERSION,
         "feature_spec": spec.to_dict(),
         "hyperparameters": inc.config,
         "collections": list(history.collections),
         "families": families,
+        "source": "retrained" if retrain else "copied",
         "rounds": rounds,
         "seed": seed,
         "fidelity": history.fidelity,
-        "train_on": list(splits),
-        "validation": {
-            "split": "valid",
-            "metrics": trained.metrics,
-            "score": float(np.mean(list(trained.metrics.values()))),
-            "in_training": "valid" in splits,
-        },
+        "train_on": list(splits) if retrain else ["train"],
         "run": {
             "name": history.name,
             "path": str(history.path.absolute()),
@@ -284,6 +342,3 @@ def export_model(
         "versions": package_versions(),
         "created": time.time(),
     }
-    write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
-    _install(tmp, out)
-    return out

@@ -7,6 +7,19 @@ run folder, and while its campaign is still running.
 
 from __future__ import annotations
 
+from hpo.runs.boosters import (
+    BOOSTERS_DIR,
+    BoosterStore,
+    booster_key,
+    budget_size,
+    folder_bytes,
+)
+from hpo.runs.campaign_file import (
+    CAMPAIGN_FORMAT,
+    FORMAT_1_SETTINGS,
+    SUPPORTED_FORMATS,
+    read_campaign_file,
+)
 from hpo.runs.folder import (
     CAMPAIGN_FILE,
     LOCK_FILE,
@@ -43,12 +56,27 @@ from hpo.runs.importance import (
     encode_trials,
     hyperparameter_importance,
 )
+from hpo.runs.incumbent import (
+    choose_incumbent,
+    config_key,
+)
 from hpo.runs.plots import (
     plot_compare,
     plot_run,
 )
 
 __all__ = [
+    "BOOSTERS_DIR",
+    "CAMPAIGN_FORMAT",
+    "FORMAT_1_SETTINGS",
+    "SUPPORTED_FORMATS",
+    "BoosterStore",
+    "booster_key",
+    "budget_size",
+    "choose_incumbent",
+    "config_key",
+    "folder_bytes",
+    "read_campaign_file",
     "BUDGET_FEATURE",
     "CAMPAIGN_FILE",
     "DEFAULT_RUNS_DIR",

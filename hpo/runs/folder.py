@@ -27,6 +27,7 @@ import numpy as np
 
 from hpo.data.load import SPLITS, list_graphs
 from hpo.errors import ConfigError
+from hpo.runs.incumbent import config_key
 from hpo.runs.lock import LOCK_FILE, RunLock, lock_is_held, read_lock, this_host
 
 __all__ = [
@@ -154,9 +155,8 @@ def run_state(run_dir: Path) -> str:
 
 
 def trial_key(record: dict[str, Any]) -> tuple[str, Any, Any]:
-    """Identity of a trial: (config as canonical JSON, budget, seed)."""
-    config = json.dumps(record.get("config"), sort_keys=True)
-    return (config, record.get("budget"), record.get("seed"))
+    """Identity of a trial: (:func:`~hpo.runs.incumbent.config_key`, budget, seed)."""
+    return (config_key(record.get("config")), record.get("budget"), record.get("seed"))
 
 
 def _parse_trial_lines(path: Path) -> tuple[list[dict[str, Any]], int]:

@@ -5,22 +5,13 @@ frozen campaign config), ``trials.jsonl`` (one record per finished trial), ``loc
 while a campaign process is alive and ``result.json`` once it has ended. Everything here
 only reads: a run can be inspected while its campaign is still running.
 
-The incumbent
--------------
-Multi-fidelity optimizers (Hyperband, successive halving) evaluate most configurations at
-small budgets, where scores are cheap but biased (few boosting rounds, few configs per
-graph). A score at a low budget is therefore not compared with one at a higher budget.
-The incumbent is *the best successful trial at the highest budget any successful trial
-reached*: let ``B`` be the largest budget among successful trials; among the successful
-trials at ``B``, the one with the highest score wins (ties: the earlier trial). SMAC's own
-incumbent is chosen the same way (among configurations evaluated at the highest budget), so
-when the campaign has ended and ``result.json`` names an incumbent, that one is used and this
-rule only applies to runs still running or interrupted.
+The incumbent is chosen by :func:`hpo.runs.incumbent.choose_incumbent` (the best successful
+trial at the highest budget any successful trial reached); when the campaign has ended,
+``result.json`` names SMAC's choice, which that function honours.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hpo.errors import ConfigError, UsageError
+from hpo.runs.campaign_file import read_campaign_file
 from hpo.runs.folder import (
     CAMPAIGN_FILE,
     RESULT_FILE,
@@ -37,6 +29,7 @@ from hpo.runs.folder import (
     run_state,
     trial_key,
 )
+from hpo.runs.incumbent import choose_incumbent, config_key
 
 __all__ = [
     "DEFAULT_RUNS_DIR",
@@ -266,46 +259,25 @@ class RunHistory:
             out[b] = {"total": len(these), "success": ok, "failed": len(these) - ok}
         return out
 
-    def _incumbent_by_rule(self) -> Trial | None:
-        ok = self.successful
-        if not ok:
-            return None
-        top = max(t.budget if t.budget is not None else -math.inf for t in ok)
-        at_top = [t for t in ok if (t.budget if t.budget is not None else -math.inf) == top]
-        return max(at_top, key=lambda t: (t.score, -t.trial))
-
     @property
     def incumbent(self) -> Trial | None:
-        """The incumbent trial (see the module docstring); ``None`` without a success.
+        """The incumbent trial (:func:`~hpo.runs.incumbent.choose_incumbent`); ``None``
+        without a success.
 
-        ``result.json``'s incumbent wins when present; it is matched to its trial by config
-        and budget, or turned into a trial of its own when the log lacks it.
+        ``result.json``'s incumbent is honoured when it was validated at the highest budget;
+        when the log lacks every trial of it (a log cut short), it becomes a trial of its own.
         """
         res = self.result or {}
-        recorded = res.get("incumbent")
-        if isinstance(recorded, dict) and recorded:
-            budget = _float(res.get("budget"))
-            canon = json.dumps(recorded, sort_keys=True)
-            matches = [
-                t
-                for t in self.successful
-                if json.dumps(t.config, sort_keys=True) == canon
-                and (budget is None or t.budget == budget)
-            ]
-            if matches:
-                same = [t for t in matches if t.trial == res.get("trial")]
-                return same[0] if same else max(matches, key=lambda t: (t.score, -t.trial))
-            trial = res.get("trial")
-            return Trial.from_record(
-                {
-                    **res,
-                    "config": recorded,
-                    "status": "SUCCESS",
-                    "trial": trial if isinstance(trial, int) else 0,
-                },
-                position=0,
-            )
-        return self._incumbent_by_rule()
+        named = res.get("incumbent")
+        if not isinstance(named, dict) or not named:
+            return choose_incumbent(self.trials)
+        trial = res.get("trial")
+        named_trial = trial if isinstance(trial, int) else None
+        key = config_key(named)
+        if any(config_key(t.config) == key for t in self.successful):
+            return choose_incumbent(self.trials, named, named_trial=named_trial)
+        record = {**res, "config": named, "status": "SUCCESS", "trial": named_trial or 0}
+        return Trial.from_record(record, position=0)
 
     def trajectory(self) -> list[TrajectoryPoint]:
         """Each new best score over all successful trials, in order of finishing.
@@ -332,7 +304,7 @@ class RunHistory:
         """
         best: dict[str, Trial] = {}
         for t in self.successful:
-            key = json.dumps(t.config, sort_keys=True)
+            key = config_key(t.config)
             old = best.get(key)
             if old is None or ((t.budget or 0.0), t.score) > ((old.budget or 0.0), old.score):
                 best[key] = t
@@ -389,16 +361,13 @@ def load_run(name_or_path: str | Path, runs_dir: str | Path | None = None) -> Ru
     UsageError
         If there is no such run.
     ConfigError
-        If ``campaign.json`` or ``result.json`` is not valid JSON, or a line of
-        ``trials.jsonl`` other than a truncated last one is corrupt.
+        If ``campaign.json`` or ``result.json`` is not valid JSON, ``campaign.json`` has a
+        format this hpo does not read, or a line of ``trials.jsonl`` other than a truncated
+        last one is corrupt.
     """
     path = resolve_run_dir(name_or_path, runs_dir)
-    campaign = read_json(path / CAMPAIGN_FILE)
-    if not isinstance(campaign, dict):
-        raise ConfigError(f"{path / CAMPAIGN_FILE}: expected a JSON object")
-    settings = campaign.get("config", campaign.get("settings", campaign))
-    if not isinstance(settings, dict):
-        raise ConfigError(f"{path / CAMPAIGN_FILE}: key 'config': expected a JSON object")
+    campaign = read_campaign_file(path / CAMPAIGN_FILE)
+    settings = campaign["config"]
     seen: set[tuple[str, Any, Any]] = set()
     trials: list[Trial] = []
     for i, record in enumerate(read_trials(path / TRIALS_FILE), start=1):

@@ -46,6 +46,8 @@ def test_continued_training_reuses_lower_budget(tiny_tables, tmp_path: Path) -> 
     _, high = obj(HP, seed=0, budget=30)
     assert (low["rounds_trained"], low["rounds_reused"]) == (10, 0)
     assert (high["rounds_trained"], high["rounds_reused"]) == (20, 10)
+    # the continued booster supersedes the one it continued from
+    assert sorted(p.name.rsplit("-", 1)[1] for p in tmp_path.iterdir()) == ["30.txt"]
     fresh = RankerObjective(ObjectiveSettings(collections=("layout:xla:random",)), tiny_tables)
     _, scratch = fresh(HP, seed=0, budget=30)
     assert scratch["rounds_reused"] == 0
@@ -70,3 +72,22 @@ def test_tables_can_arrive_as_scattered_keyword(tiny_tables) -> None:
 def test_settings_validated() -> None:
     with pytest.raises(ConfigError, match="fidelity must be one of"):
         ObjectiveSettings(collections=("tile:xla",), fidelity="epochs")
+
+
+def test_configs_fidelity_keeps_the_scored_boosters(tiny_tables, tmp_path: Path) -> None:
+    from hpo.runs.boosters import BoosterStore, booster_key
+
+    settings = ObjectiveSettings(
+        collections=("tile:xla", "layout:xla:random"),
+        fidelity="configs",
+        fixed_rounds=5,
+        model_dir=str(tmp_path),
+    )
+    obj = RankerObjective(settings, tiny_tables)
+    _, info = obj(HP, seed=2, budget=4)
+    store = BoosterStore(tmp_path)
+    for family in ("tile", "layout"):
+        assert store.sizes(booster_key(HP, 2, family)) == [4]
+    assert info["rounds_reused"] == 0
+    obj(HP, seed=2, budget=12)  # no continuation with configs; 4 is superseded all the same
+    assert store.sizes(booster_key(HP, 2, "tile")) == [12]

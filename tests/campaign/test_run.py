@@ -37,6 +37,8 @@ import hpo.campaign.run
 from hpo.campaign import CampaignConfig, CampaignResult, read_campaign, run_campaign
 from hpo.campaign.smac_state import repair_smac_state, smac_output_dir
 from hpo.errors import ConfigError, UsageError
+from hpo.features import FeatureSpec
+from hpo.runs.campaign_file import CAMPAIGN_FORMAT
 from hpo.runs.folder import (
     LOCK_FILE,
     RunLock,
@@ -118,6 +120,10 @@ def test_config_defaults_and_json_round_trip(data_root: Path, runs: Path) -> Non
         ({"min_budget": 10.0, "max_budget": 20.0}, r"max_budget \(20\) must be at least eta"),
         ({"workers": 2, "dask_scheduler": "tcp://x:1"}, r"'workers' and 'dask_scheduler' exclude"),
         ({"seed": -1}, r"'seed': expected an integer >= 0, found -1"),
+        ({"fixed_rounds": 0}, r"'fixed_rounds': expected an integer >= 1, found 0"),
+        ({"fast_bias": -1.0}, r"'fast_bias': expected a finite number >= 0, found -1\.0"),
+        ({"features": {"relative": True, "colour": 1}}, r"'features': expected a feature spec"),
+        ({"features": "relative"}, r"'features': expected a feature spec, found 'relative'"),
     ],
 )
 def test_config_rejects_bad_settings(
@@ -162,7 +168,10 @@ def test_campaign_writes_the_run_folder(data_root: Path, runs: Path) -> None:
     assert all(r["status"] == "SUCCESS" for r in records)
     assert all(r["end"] >= r["start"] for r in records)
     campaign = json.loads((cfg.run_dir / "campaign.json").read_text())
+    assert campaign["format"] == CAMPAIGN_FORMAT
     assert CampaignConfig.from_dict(campaign["config"]) == cfg
+    assert campaign["config"]["features"] == FeatureSpec().to_dict()
+    assert (campaign["config"]["fixed_rounds"], campaign["config"]["fast_bias"]) == (200, 2.0)
     assert set(campaign["versions"]) == {"hpo", "smac", "ConfigSpace", "lightgbm", "numpy", "dask"}
     assert len(campaign["data_fingerprint"]) == 32
     assert campaign["space"]["name"] == "lambdarank_small"
@@ -335,6 +344,26 @@ def test_resume_of_a_finished_campaign_runs_nothing(data_root: Path, runs: Path)
     again = _run(cfg, always_crash, resume=True)
     assert again.incumbent == first.incumbent
     assert len(_records(cfg)) == 4
+
+
+def test_a_format_1_run_resumes_with_the_settings_of_its_time(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=4)
+    first = _run(cfg)
+    path = cfg.run_dir / "campaign.json"
+    data = json.loads(path.read_text())
+    for key in ("features", "fixed_rounds", "fast_bias"):
+        del data["config"][key]
+    path.write_text(json.dumps({**data, "format": 1}))
+    assert read_campaign(cfg.run_dir)["config"] == cfg
+    again = _run(cfg, always_crash, resume=True)
+    assert again.incumbent == first.incumbent
+
+
+def test_resume_with_another_feature_spec_is_refused(data_root: Path, runs: Path) -> None:
+    _run(toy_config(runs, data_root, trials=4))
+    other = toy_config(runs, data_root, trials=4, features=FeatureSpec(relative=False))
+    with pytest.raises(ConfigError, match=r"cannot resume with different settings: features"):
+        _run(other, resume=True)
 
 
 def test_resume_without_a_campaign(data_root: Path, runs: Path) -> None:

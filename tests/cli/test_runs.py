@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -24,7 +25,9 @@ def workspace(tmp_path_factory: pytest.TempPathFactory, tiny_root: Path) -> dict
     build_fake_run(runs, tiny_root, name="hb")
     build_fake_run(runs, tiny_root, name="bo", optimizer="bo", seed=3, finished=False)
     model = base / "models" / "hb"
-    code = main(["export", "hb", "--runs-dir", str(runs), "--out", str(model), "--jobs", "1"])
+    code = main(
+        ["export", "hb", "--runs-dir", str(runs), "--out", str(model), "--jobs", "1", "--retrain"]
+    )
     assert code == 0
     return {"base": base, "runs": runs, "model": model}
 
@@ -74,6 +77,30 @@ def test_runs_show_json(workspace: dict[str, Path], capsys: pytest.CaptureFixtur
     assert data["trials_per_budget"]["45.0"] == {"total": 2, "success": 2, "failed": 0}
     assert data["trajectory"][-1]["score"] == data["incumbent"]["score"]
     assert next(iter(data["importance"]["values"])) == "learning_rate"
+
+
+def test_runs_show_says_how_much_disk_the_run_holds(
+    workspace: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "runs"
+    shutil.copytree(workspace["runs"] / "hb", runs / "hb")
+    (runs / "hb" / "boosters").mkdir()
+    (runs / "hb" / "boosters" / f"{'0' * 16}-45.txt").write_bytes(b"x" * 2048)
+    total = sum(p.stat().st_size for p in (runs / "hb").rglob("*") if p.is_file())
+    assert main(["runs", "show", "hb", "--runs-dir", str(runs), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["disk_bytes"] == {"total": total, "boosters": 2048}
+    assert main(["runs", "show", "hb", "--runs-dir", str(runs)]) == 0
+    assert re.search(r"disk \d+\.\d KB \(boosters 2\.0 KB\)", capsys.readouterr().out)
+
+
+def test_export_without_boosters_is_one_line(
+    workspace: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "m"
+    argv = ["export", "hb", "--runs-dir", str(workspace["runs"]), "--out", str(out)]
+    assert main(argv) == 2
+    assert _error_line(capsys).endswith("so export with retrain (hpo export hb --retrain)")
 
 
 def test_missing_run(workspace: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
@@ -248,6 +275,8 @@ def test_end_to_end_real_campaign(
     assert main(["export", "e2e", "--runs-dir", str(runs), "--out", str(model), "--jobs", "1"]) == 0
     meta = json.loads((model / "model.json").read_text())
     assert meta["rounds"] == 15
+    assert meta["source"] == "copied"
+    assert meta["validation"]["max_abs_difference"] < 1e-9
     assert meta["hyperparameters"] == result["incumbent"]
     assert main(["evaluate", "--model", str(model), "--data", str(tiny_root), "--json"]) == 0
     capsys.readouterr()

@@ -18,7 +18,7 @@ from hpo.ranking.metrics import kendall_tau, tile_score, topk_error
 def model(tmp_path_factory: pytest.TempPathFactory, tiny_root: Path) -> ExportedModel:
     base = tmp_path_factory.mktemp("evaluate")
     run_dir = build_fake_run(base / "runs", tiny_root)
-    return load_model(export_model(run_dir, base / "model", n_jobs=1))
+    return load_model(export_model(run_dir, base / "model", retrain=True, n_jobs=1))
 
 
 def test_evaluate_agrees_with_metrics_recorded_at_export(

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -26,6 +28,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory, tiny_root: Path) -> tuple
     out = export_model(
         run_dir,
         base / "models" / "fake",
+        retrain=True,
         n_jobs=1,
         progress=lambda d, t, label: seen.append((d, t, label)),
     )
@@ -107,7 +110,7 @@ def test_train_on_train_and_valid(exported: tuple[Path, Path], tmp_path: Path) -
 def test_reexport_replaces_model_folder(exported: tuple[Path, Path], tmp_path: Path) -> None:
     target = _copy(exported[1], tmp_path)
     (target / "stale.txt").write_text("old")
-    export_model(exported[0], target, n_jobs=1)
+    export_model(exported[0], target, retrain=True, n_jobs=1)
     assert not (target / "stale.txt").exists()
     assert (target / "model.json").is_file()
 
@@ -116,7 +119,7 @@ def test_refuses_to_overwrite_other_folder(exported: tuple[Path, Path], tmp_path
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "a.txt").write_text("keep me")
     with pytest.raises(UsageError, match=r"notes: exists and is not a model folder") as exc:
-        export_model(exported[0], tmp_path / "notes", n_jobs=1)
+        export_model(exported[0], tmp_path / "notes", retrain=True, n_jobs=1)
     _one_line(exc)
     assert (tmp_path / "notes" / "a.txt").read_text() == "keep me"
 
@@ -220,7 +223,7 @@ def test_corrupt_model_json(
 
 def test_model_does_not_serve_collection(tmp_path: Path, tiny_root: Path) -> None:
     run_dir = build_fake_run(tmp_path / "runs", tiny_root, collections=("tile:xla",))
-    model = load_model(export_model(run_dir, tmp_path / "tile_only", n_jobs=1))
+    model = load_model(export_model(run_dir, tmp_path / "tile_only", retrain=True, n_jobs=1))
     assert sorted(p.name for p in model.path.iterdir()) == ["model.json", "tile.txt"]
     path = list_graphs(tiny_root, "layout:xla:default", "valid")[0]
     with pytest.raises(UsageError, match=r"serves tile:xla, not layout:xla:default$"):
@@ -269,3 +272,174 @@ def test_notebook_api_mirrors_the_commands(exported: tuple[Path, Path], tiny_roo
         "evaluate_model",
         "write_submission",
     }
+
+
+# --- the exported model is the scored one -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def real_run(tmp_path_factory: pytest.TempPathFactory, tiny_root: Path) -> Path:
+    """A real model-free Hyperband campaign on tiny: the baseline, then a bracket at 4/12/36 rounds.
+
+    Its feature spec is not the default one, so an export that rebuilt the spec from today's
+    defaults would read other columns than the boosters were trained on.
+    """
+    from rich.console import Console
+
+    from hpo.campaign import CampaignConfig, run_campaign
+    from hpo.features import FeatureSpec
+
+    base = tmp_path_factory.mktemp("real")
+    # The campaign's baseline (the space's default, trained from scratch at the largest
+    # budget) must not win, or the incumbent would not have continued a booster: a default
+    # min_data_in_leaf far above a tiny graph's rows leaves its trees without a split.
+    space = json.loads((Path(__file__).parents[2] / "spaces" / "lambdarank_small.json").read_text())
+    for hp in space["hyperparameters"]:
+        if hp["name"] == "min_data_in_leaf":
+            hp["default_value"] = hp["upper"]
+    space_file = base / "weak_default.json"
+    space_file.write_text(json.dumps(space))
+    cfg = CampaignConfig(
+        data_root=tiny_root,
+        name="real",
+        collections=("tile:xla", "layout:xla:random"),
+        space=str(space_file),
+        runs_dir=base / "runs",
+        trials=16,  # the baseline, 11 trials at 4 rounds, 3 at 12, the first at 36
+        optimizer="random-hb",
+        min_budget=4,
+        max_budget=36,
+        eta=3,
+        cache_dir=base / "cache",
+        features=FeatureSpec(relative=False),
+    )
+    run_campaign(cfg, quiet=True, console=Console(file=io.StringIO()))
+    return cfg.run_dir
+
+
+@pytest.mark.slow
+def test_export_then_evaluate_reproduces_the_scored_metrics(
+    real_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hpo.cli.main import main
+
+    run = load_run(real_run)
+    inc = run.incumbent
+    assert inc is not None
+    assert inc.budget == 36.0
+    assert inc.info["rounds_reused"] > 0  # it continued the booster of a lower budget
+    out = tmp_path / "model"
+    assert main(["export", str(real_run), "--out", str(out), "--jobs", "1"]) == 0
+    capsys.readouterr()
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["source"] == "copied"
+    assert meta["feature_spec"]["relative"] is False
+    assert meta["validation"]["max_abs_difference"] < 1e-9
+    assert main(["evaluate", "--model", str(out), "--data", str(run.settings["data_root"]),
+                 "--split", "valid", "--json"]) == 0  # fmt: skip
+    report = json.loads(capsys.readouterr().out)
+    assert set(report["collections"]) == set(inc.metrics)
+    for collection, recorded in inc.metrics.items():
+        assert abs(report["collections"][collection]["metric"] - recorded) < 1e-9
+
+
+@pytest.mark.slow
+def test_finished_campaign_keeps_only_the_incumbents_boosters(real_run: Path) -> None:
+    from hpo.runs.boosters import booster_key, budget_size
+
+    run = load_run(real_run)
+    inc = run.incumbent
+    assert inc is not None
+    assert inc.seed is not None
+    assert inc.budget is not None
+    kept = sorted(p.name for p in (real_run / "boosters").iterdir())
+    size = budget_size(inc.budget)
+    assert kept == sorted(
+        f"{booster_key(inc.config, inc.seed, family)}-{size}.txt" for family in ("layout", "tile")
+    )
+
+
+@pytest.mark.slow
+def test_retrain_on_request_says_so(real_run: Path, tmp_path: Path) -> None:
+    out = export_model(real_run, tmp_path / "again", retrain=True, n_jobs=1)
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["source"] == "retrained"
+    assert meta["rounds"] == 36
+    assert meta["feature_spec"]["relative"] is False  # read from the run, not the defaults
+    assert meta["families"]["tile"]["training_rows"] > 0
+
+
+def test_export_without_saved_boosters_names_the_way_out(
+    exported: tuple[Path, Path], tmp_path: Path
+) -> None:
+    with pytest.raises(UsageError, match=r"no saved layout booster of trial \d+ .*--retrain\)$"):
+        export_model(exported[0], tmp_path / "m", n_jobs=1)
+    assert not (tmp_path / "m").exists()
+    assert not list(tmp_path.glob(".m.tmp*"))
+
+
+@pytest.mark.slow
+def test_an_interrupted_run_stays_resumable_and_exportable(tiny_root: Path, tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from hpo.campaign import CampaignConfig, build_objective, run_campaign
+    from hpo.runs.boosters import BoosterStore, booster_key, budget_size
+    from hpo.runs.folder import run_state
+    from hpo.runs.incumbent import config_key
+
+    cfg = CampaignConfig(
+        data_root=tiny_root,
+        name="cut",
+        collections=("layout:xla:random",),
+        space="lambdarank_small",
+        runs_dir=tmp_path / "runs",
+        trials=20,
+        min_budget=4,
+        max_budget=36,
+        eta=3,
+        cache_dir=tmp_path / "cache",
+    )
+    objective, _ = build_objective(cfg, n_jobs=1)
+    calls, cutting = [0], [True]  # Ctrl-C at the first promotion to the largest budget
+
+    def cut(config: Any, seed: int = 0, budget: float | None = None, **kw: Any) -> Any:
+        if cutting[0] and calls[0] > 0 and budget == 36.0:  # call 0 is the baseline
+            raise KeyboardInterrupt
+        calls[0] += 1
+        return objective(config, seed=seed, budget=budget, **kw)
+
+    quiet = Console(file=io.StringIO())
+    with pytest.raises(KeyboardInterrupt):
+        run_campaign(cfg, objective=cut, quiet=True, console=quiet)
+    assert run_state(cfg.run_dir) == "interrupted"
+    run = load_run(cfg.run_dir)
+    store = BoosterStore(cfg.run_dir / "boosters")
+    top: dict[str, float] = {}
+    for t in run.successful:
+        assert t.budget is not None
+        top[config_key(t.config)] = max(t.budget, top.get(config_key(t.config), 0.0))
+    baseline = run.baseline
+    assert baseline is not None
+    for t in run.successful:  # each configuration keeps its largest booster only ...
+        assert t.seed is not None
+        sizes = store.sizes(booster_key(t.config, t.seed, "layout"))
+        if config_key(t.config) == config_key(baseline.config):
+            # ... but the baseline, run first at the largest budget, may then be raced from
+            # the smallest one: that booster can still be continued, so both are kept
+            assert max(sizes) == 36
+        else:
+            assert sizes == [budget_size(top[config_key(t.config)])]
+    inc = run.incumbent
+    assert inc is not None
+    assert inc.budget == 36.0  # the baseline: no other configuration got that far yet
+    meta = json.loads((export_model(run, tmp_path / "m", n_jobs=1) / "model.json").read_text())
+    assert meta["validation"]["max_abs_difference"] < 1e-9
+    cutting[0] = False  # the same target (SMAC checks its name), no longer cut
+    result = run_campaign(cfg, objective=cut, resume=True, quiet=True, console=quiet)
+    assert result.budget == 36.0
+    resumed = load_run(cfg.run_dir)
+    final = resumed.incumbent
+    assert final is not None
+    # the promotion to 36 rounds continued a 12-round booster that the interruption kept
+    assert any(t.budget == 36.0 and t.info["rounds_reused"] == 12 for t in resumed.successful)
+    assert budget_size(36.0) in store.sizes(booster_key(final.config, final.seed or 0, "layout"))

@@ -22,7 +22,7 @@ ID_FORMAT = re.compile(r"(tile:xla|layout:(xla|nlp):(default|random)):([0-9a-f]{
 def model(tmp_path_factory: pytest.TempPathFactory, tiny_root: Path) -> ExportedModel:
     base = tmp_path_factory.mktemp("predict")
     run_dir = build_fake_run(base / "runs", tiny_root)
-    return load_model(export_model(run_dir, base / "model", n_jobs=1))
+    return load_model(export_model(run_dir, base / "model", retrain=True, n_jobs=1))
 
 
 @pytest.fixture(scope="module")

@@ -63,16 +63,34 @@ def test_incumbent_is_best_at_highest_budget(runs_dir: Path, tmp_path: Path) -> 
     assert again.incumbent.trial == inc.trial
 
 
-def test_incumbent_prefers_result_json(runs_dir: Path) -> None:
+def test_incumbent_prefers_result_json_at_the_highest_budget(runs_dir: Path) -> None:
     run = load_run("fake", runs_dir)
+    inc = run.incumbent
+    assert inc is not None
+    runner_up = next(t for t in run.successful if t.budget == 45.0 and t.trial != inc.trial)
+    result_file = runs_dir / "fake" / "result.json"
+    result = json.loads(result_file.read_text())
+    result.update(incumbent=runner_up.config, trial=runner_up.trial, budget=45.0)
+    result_file.write_text(json.dumps(result))
+    named = load_run("fake", runs_dir).incumbent
+    assert named is not None
+    assert named.trial == runner_up.trial  # SMAC's choice settles it at the top budget
+
+
+def test_result_json_below_the_highest_budget_is_ignored(runs_dir: Path) -> None:
+    # a stale result.json (a campaign resumed after it, then interrupted) must not name a
+    # trial of a lower budget than the log reached: the rule holds
+    run = load_run("fake", runs_dir)
+    inc = run.incumbent
+    assert inc is not None
     other = next(t for t in run.successful if t.budget == 15.0)
     result_file = runs_dir / "fake" / "result.json"
     result = json.loads(result_file.read_text())
     result.update(incumbent=other.config, trial=other.trial, budget=15.0, score=other.score)
     result_file.write_text(json.dumps(result))
-    inc = load_run("fake", runs_dir).incumbent
-    assert inc is not None
-    assert inc.trial == other.trial
+    again = load_run("fake", runs_dir).incumbent
+    assert again is not None
+    assert again.trial == inc.trial
 
 
 def test_incumbent_ignores_better_low_budget_scores(tmp_path: Path, tiny_root: Path) -> None:

@@ -1,0 +1,187 @@
+"""``hpo export``, ``hpo evaluate`` and ``hpo predict``: model folders from runs, and their use."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from hpo.campaign.progress import stdout_console
+from hpo.cli.runs import _RUNS_HELP, _f, _progress
+
+__all__ = ["add_parsers"]
+
+
+def add_parsers(sub: Any) -> None:
+    """Add ``export``, ``evaluate`` and ``predict`` to the top-level sub-parsers."""
+    p = sub.add_parser(
+        "export", help="write a model folder of a run's incumbent (the boosters it was scored with)"
+    )
+    p.add_argument("name", help="run name (or path of a run folder)")
+    p.add_argument("--runs-dir", type=Path, default=Path("runs"), help=_RUNS_HELP)
+    p.add_argument("--out", type=Path, help="model folder (default: models/NAME)")
+    p.add_argument(
+        "--retrain",
+        action="store_true",
+        help="train the incumbent again instead of copying the boosters it was scored with",
+    )
+    p.add_argument(
+        "--train-on",
+        choices=("train", "train+valid"),
+        default="train",
+        help="splits to train on; train+valid retrains (default: train)",
+    )
+    p.add_argument("--data", type=Path, help="dataset root (default: the campaign's)")
+    p.add_argument("--cache-dir", type=Path, help="feature cache (default: the campaign's)")
+    p.add_argument("--threads", type=int, default=1, help="LightGBM threads (default: 1)")
+    p.add_argument("--jobs", type=int, help="feature extraction processes (default: CPUs, <= 4)")
+    p.set_defaults(handler=_cmd_export)
+
+    p = sub.add_parser("evaluate", help="score a model folder on a labeled split")
+    _model_data_args(p, "valid")
+    p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    p.set_defaults(handler=_cmd_evaluate)
+
+    p = sub.add_parser("predict", help="write a submission CSV from a model folder")
+    _model_data_args(p, "test")
+    p.add_argument("--out", type=Path, required=True, help="submission CSV to write")
+    p.add_argument("--top-k", type=int, default=5, help="configs per tile graph (default: 5)")
+    p.set_defaults(handler=_cmd_predict)
+
+
+def _model_data_args(p: argparse.ArgumentParser, split: str) -> None:
+    p.add_argument("--model", type=Path, required=True, help="model folder (from hpo export)")
+    p.add_argument("--data", type=Path, required=True, help="dataset root (holding npz/)")
+    p.add_argument(
+        "--split",
+        choices=("train", "valid", "test"),
+        default=split,
+        help=f"split (default: {split})",
+    )
+    p.add_argument("--collections", help="comma-separated subset (default: the model's)")
+    p.add_argument("--cache-dir", type=Path, help="feature cache (default: none)")
+
+
+def _collections(spec: str | None) -> tuple[str, ...] | None:
+    from hpo.data.load import resolve_collections
+
+    return resolve_collections(spec) if spec else None
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from hpo.deploy.export import export_model
+    from hpo.deploy.model import load_model
+    from hpo.runs.history import load_run
+
+    run = load_run(args.name, args.runs_dir)
+    out = args.out if args.out is not None else Path("models") / run.name
+    with _progress("export") as progress:
+        export_model(
+            run,
+            out,
+            retrain=args.retrain,
+            train_on=args.train_on,
+            cache_dir=args.cache_dir,
+            data_root=args.data,
+            n_threads=args.threads,
+            n_jobs=args.jobs,
+            progress=progress,
+        )
+    model = load_model(out)
+    metrics = "  ".join(f"{k} {_f(v)}" for k, v in model.validation_metrics.items())
+    val = model.meta["validation"]
+    note = " (valid was trained on)" if val.get("in_training") else ""
+    how = (
+        f"retrained on {'+'.join(model.meta['train_on'])}"
+        if model.meta.get("source") == "retrained"
+        else f"the boosters trial {model.meta['run']['trial']} was scored with"
+    )
+    print(f"wrote {out}: {model.meta['rounds']} rounds, {how}")
+    hp = model.meta.get("hyperparameters", {})
+    print(
+        "best configuration: "
+        + "  ".join(
+            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(hp.items())
+        )
+    )
+    print(f"valid score {_f(val.get('score'))}{note}: {metrics}")
+    return 0
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from hpo.deploy.evaluate import evaluate_model
+    from hpo.deploy.model import load_model
+
+    model = load_model(args.model)
+    with _progress("evaluate") as progress:
+        report = evaluate_model(
+            model,
+            args.data,
+            args.split,
+            _collections(args.collections),
+            cache_dir=args.cache_dir,
+            progress=progress,
+        )
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    table = Table(title=f"{args.model} on {args.data} ({args.split})")
+    for col in ("collection", "graphs", "metric", "value", "top-1 err", "top-5 err", "top-10 err"):
+        table.add_column(col, justify="left" if col in ("collection", "metric") else "right")
+    for c, v in report["collections"].items():
+        name = "kendall tau" if "kendall_tau" in v else "tile score"
+        table.add_row(
+            c,
+            str(v["graphs"]),
+            name,
+            _f(v["metric"]),
+            _f(v["top1_error"]),
+            _f(v["top5_error"]),
+            _f(v["top10_error"]),
+        )
+    o = report["overall"]
+    table.add_row(
+        "overall",
+        str(o["graphs"]),
+        "mean",
+        _f(o["score"]),
+        _f(o["top1_error"]),
+        _f(o["top5_error"]),
+        _f(o["top10_error"]),
+        style="bold",
+    )
+    stdout_console().print(table)
+    return 0
+
+
+def _cmd_predict(args: argparse.Namespace) -> int:
+    from hpo.data.load import COLLECTIONS
+    from hpo.deploy.model import load_model
+    from hpo.deploy.predict import write_submission
+
+    model = load_model(args.model)
+    with _progress("predict") as progress:
+        counts = write_submission(
+            model,
+            args.data,
+            args.out,
+            args.split,
+            progress,
+            collections=_collections(args.collections),
+            top_k=args.top_k,
+            cache_dir=args.cache_dir,
+        )
+    parts = ", ".join(f"{c} {n}" for c, n in counts.items())
+    print(f"wrote {args.out}: {sum(counts.values())} rows ({parts})")
+    missing = [c for c in COLLECTIONS if c not in counts]
+    if missing:
+        print(
+            f"note: the model does not cover {', '.join(missing)}; a full submission needs "
+            "all five collections",
+            file=sys.stderr,
+        )
+    return 0

@@ -1,0 +1,90 @@
+"""The boosters a run scored, read back for export: which ones, where, and what they read.
+
+The objective saves every trial's boosters in the run's store (:mod:`hpo.runs.boosters`);
+:func:`copy_scored_boosters` finds the incumbent's, one per family, at the budget it was
+scored at, and the feature columns each reads (the same choice the objective made from the
+run's feature spec and the ``relative_features`` hyperparameter).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hpo.errors import ConfigError, UsageError
+from hpo.features import FeatureSpec, family_of
+from hpo.features.table import FeatureTable, feature_names
+from hpo.ranking.training import feature_columns
+from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
+from hpo.runs.history import RunHistory, Trial
+
+__all__ = ["copy_scored_boosters", "run_feature_spec", "used_columns"]
+
+
+def run_feature_spec(run: RunHistory) -> FeatureSpec:
+    """The feature spec the run's models were trained with (recorded in ``campaign.json``).
+
+    Raises
+    ------
+    ConfigError
+        If the recorded spec is malformed or of another feature version.
+    """
+    recorded = run.settings.get("features")
+    if not isinstance(recorded, dict):
+        raise ConfigError(f"{run.path}/campaign.json: setting 'features': expected a feature spec")
+    try:
+        return FeatureSpec.from_dict(dict(recorded))
+    except (ConfigError, TypeError) as exc:
+        raise ConfigError(f"{run.path}/campaign.json: setting 'features': {exc}") from None
+
+
+def used_columns(family: str, spec: FeatureSpec, hyperparameters: dict[str, Any]) -> list[str]:
+    """Names of the columns a booster of ``hyperparameters`` reads (as the objective chose)."""
+    names = tuple(feature_names(family, spec))
+    no_rows = np.zeros(0, dtype=np.int64)
+    empty = FeatureTable(
+        family=family,
+        split="valid",
+        X=np.zeros((0, len(names)), dtype=np.float32),
+        target=np.zeros(0),
+        group=no_rows,
+        config_index=no_rows,
+        dup_count=no_rows,
+        graphs=(),
+        feature_names=names,
+    )
+    return [names[j] for j in feature_columns(empty, hyperparameters)]
+
+
+def copy_scored_boosters(
+    history: RunHistory, inc: Trial, seed: int, spec: FeatureSpec, tmp: Path
+) -> dict[str, dict[str, Any]]:
+    """Copy the incumbent's boosters from the run's store into ``tmp``; their families' entries.
+
+    Raises
+    ------
+    UsageError
+        If a booster is not in the store (a run made before boosters were kept for export,
+        or a store emptied by hand): retraining is the way out.
+    """
+    store = BoosterStore(history.path / BOOSTERS_DIR)
+    size = budget_size(inc.budget if inc.budget is not None else 0.0)
+    families: dict[str, dict[str, Any]] = {}
+    for family in sorted({family_of(c) for c in history.collections}):
+        source = store.path(booster_key(inc.config, seed, family), size)
+        if inc.budget is None or not source.is_file():
+            raise UsageError(
+                f"{store.folder}: no saved {family} booster of trial {inc.trial} (budget "
+                f"{inc.budget}); the run predates kept boosters or they were deleted, so "
+                f"export with retrain (hpo export {history.name} --retrain)"
+            )
+        shutil.copyfile(source, tmp / f"{family}.txt")
+        families[family] = {
+            "file": f"{family}.txt",
+            "columns": used_columns(family, spec, inc.config),
+            "booster": source.name,
+        }
+    return families

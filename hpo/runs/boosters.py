@@ -1,0 +1,162 @@
+"""The booster store ``runs/<name>/boosters/``: the LightGBM model of every scored trial.
+
+Why keep boosters
+-----------------
+- *Continuation*: with the ``rounds`` fidelity a configuration promoted to a higher budget
+  continues its booster from the lower budget (LightGBM ``init_model``) instead of
+  retraining from scratch.
+- *Exact export*: a continued booster is not the booster a fresh training would give
+  (LightGBM restarts its bagging and feature-fraction random streams when it continues; for
+  two trials in ``bench/README.md`` the score moved by more than 0.05). ``hpo export``
+  therefore copies the booster that was scored, for either fidelity.
+
+Layout and identity
+-------------------
+One text model per (configuration, seed, family, size)::
+
+    boosters/<key>-<size>.txt
+
+``key`` = :func:`booster_key` (a hash of the configuration's :func:`config_key`, the seed and
+the family), ``size`` = :func:`budget_size` of the trial's budget: the boosting rounds
+(``rounds`` fidelity) or configs per training graph (``configs`` fidelity). Both fidelities
+round the budget the same way when training, so a trial's budget names its file.
+
+What is kept
+------------
+- While a campaign runs, or after it was interrupted: the largest size of every key. A
+  booster superseded by a successful continuation of the same key is pruned
+  (:meth:`BoosterStore.prune_below`), since nothing continues from it again and it cannot be
+  the incumbent (the incumbent is at the highest budget, which the continuation reached or
+  passed). So an interrupted run can still continue every promotion it had pending, and can
+  export its incumbent so far.
+- When a campaign finishes: only the incumbent's boosters (:meth:`BoosterStore.keep_only`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from hpo.runs.incumbent import config_key
+
+__all__ = ["BOOSTERS_DIR", "BoosterStore", "booster_key", "budget_size", "folder_bytes"]
+
+BOOSTERS_DIR = "boosters"
+_FILE = re.compile(r"([0-9a-f]{16})-([0-9]+)\.txt")
+
+
+def booster_key(config: Mapping[str, Any], seed: int, family: str) -> str:
+    """Identity of a trial's booster apart from its size (16 hex digits).
+
+    The hash is of ``{"family", "hp", "seed"}`` as canonical JSON, the key boosters were
+    saved under before this store, so boosters of older runs are still found.
+    """
+    blob = json.dumps(
+        {"hp": json.loads(config_key(config)), "seed": int(seed), "family": family},
+        sort_keys=True,
+    )
+    return hashlib.sha1(blob.encode()).hexdigest()[:16]
+
+
+def budget_size(budget: float) -> int:
+    """What a budget trains: boosting rounds or configs per graph, ``max(1, round(budget))``."""
+    return max(1, int(round(float(budget))))
+
+
+def folder_bytes(path: Path) -> int:
+    """Bytes of all regular files under ``path`` (0 if it does not exist)."""
+    total = 0
+    for root, _, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(OSError):  # removed while walking (a live campaign)
+                total += os.lstat(os.path.join(root, name)).st_size
+    return total
+
+
+class BoosterStore:
+    """The boosters of one run folder (see the module docstring).
+
+    Parameters
+    ----------
+    folder
+        The ``boosters/`` folder (created on the first save).
+    """
+
+    def __init__(self, folder: Path | str) -> None:
+        self.folder = Path(folder)
+
+    def path(self, key: str, size: int) -> Path:
+        """Where the booster of ``key`` at ``size`` lives."""
+        return self.folder / f"{key}-{int(size)}.txt"
+
+    def sizes(self, key: str) -> list[int]:
+        """Sizes saved for ``key``, ascending."""
+        if not self.folder.is_dir():
+            return []
+        found = [_FILE.fullmatch(p.name) for p in self.folder.glob(f"{key}-*.txt")]
+        return sorted(int(m.group(2)) for m in found if m is not None and m.group(1) == key)
+
+    def save(self, key: str, size: int, booster: Any) -> Path:
+        """Save ``booster`` atomically (temporary file, then rename); return its path."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        final = self.path(key, size)
+        tmp = self.folder / f".{final.name}.{os.getpid()}.tmp"
+        booster.save_model(str(tmp))
+        os.replace(tmp, final)
+        return final
+
+    def load(self, key: str, size: int) -> Any | None:
+        """The booster of ``key`` at ``size``; ``None`` if missing or unreadable."""
+        path = self.path(key, size)
+        if not path.is_file():
+            return None
+        import lightgbm as lgb
+
+        try:  # LightGBM prints its own "[Fatal]" line: keep the output clean
+            with contextlib.redirect_stdout(io.StringIO()):
+                return lgb.Booster(model_file=str(path))
+        except lgb.basic.LightGBMError:
+            return None
+
+    def latest_below(self, key: str, size: int) -> tuple[Any | None, int]:
+        """The readable booster of ``key`` with the largest size below ``size``, and that size.
+
+        ``(None, 0)`` when there is none: the caller trains from scratch.
+        """
+        for found in reversed([s for s in self.sizes(key) if s < size]):
+            booster = self.load(key, found)
+            if booster is not None:
+                return booster, found
+        return None, 0
+
+    def prune_below(self, key: str, size: int) -> int:
+        """Delete the boosters of ``key`` smaller than ``size`` (superseded); return how many."""
+        gone = 0
+        for found in self.sizes(key):
+            if found < size:
+                self.path(key, found).unlink(missing_ok=True)
+                gone += 1
+        return gone
+
+    def keep_only(self, keep: Iterable[tuple[str, int]]) -> int:
+        """Delete every booster (and stray temporary file) not in ``keep``; return how many."""
+        wanted = {self.path(k, s).name for k, s in keep}
+        if not self.folder.is_dir():
+            return 0
+        gone = 0
+        for path in self.folder.iterdir():
+            if path.is_file() and path.name not in wanted:
+                path.unlink(missing_ok=True)
+                gone += 1
+        return gone
+
+    def disk_bytes(self) -> int:
+        """Bytes the store holds."""
+        return folder_bytes(self.folder)

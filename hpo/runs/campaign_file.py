@@ -1,0 +1,79 @@
+"""``campaign.json``: its format number, the check on load and the upgrade of older formats.
+
+``campaign.json`` records everything that defines the models of a run (settings with the
+feature spec, fidelity settings, search space and seed), so the objective, a resumed
+campaign and ``hpo export`` rebuild the same rows and the same training from the folder,
+not from today's defaults. Both readers (:func:`hpo.runs.history.load_run` and
+:func:`hpo.campaign.config.read_campaign`) go through :func:`read_campaign_file`, so a
+format this ``hpo`` does not know is refused in one place, with one line.
+
+Formats
+-------
+1
+    Settings without ``features``, ``fixed_rounds`` and ``fast_bias``: those runs were made
+    with the defaults of the time, which :data:`FORMAT_1_SETTINGS` spells out *literally*
+    (not by reference to today's defaults), so a later change of a default never changes
+    how an old run is read, resumed or exported.
+2
+    Settings hold ``features`` (a :class:`hpo.features.FeatureSpec` as a dict),
+    ``fixed_rounds`` and ``fast_bias``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hpo.errors import ConfigError
+from hpo.runs.folder import read_json
+
+__all__ = ["CAMPAIGN_FORMAT", "FORMAT_1_SETTINGS", "SUPPORTED_FORMATS", "read_campaign_file"]
+
+#: Format written by this ``hpo``.
+CAMPAIGN_FORMAT = 2
+#: Formats this ``hpo`` reads.
+SUPPORTED_FORMATS = (1, 2)
+#: What format-1 runs were made with (the defaults before they were recorded).
+FORMAT_1_SETTINGS: dict[str, Any] = {
+    "features": {
+        "relative": True,
+        "graph_descriptor": True,
+        "chunk_size": 2048,
+        "producer_hops": 4,
+        "version": 1,
+    },
+    "fixed_rounds": 200,
+    "fast_bias": 2.0,
+}
+
+
+def read_campaign_file(path: Path) -> dict[str, Any]:
+    """Read a ``campaign.json``, check its format, and return it with complete settings.
+
+    The ``format`` key keeps the value found; the settings of a format-1 file get
+    :data:`FORMAT_1_SETTINGS` for the keys it lacks.
+
+    Raises
+    ------
+    ConfigError
+        If the file is missing, not a JSON object, has no object under ``config``, or has a
+        format this ``hpo`` does not read.
+    """
+    path = Path(path)
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a JSON object")
+    found = data.get("format")
+    if isinstance(found, bool) or found not in SUPPORTED_FORMATS:
+        supported = ", ".join(str(f) for f in SUPPORTED_FORMATS)
+        raise ConfigError(
+            f"{path}: campaign format {found!r} is not supported by this hpo (it reads "
+            f"formats {supported}); use the hpo version that made the run"
+        )
+    settings = data.get("config")
+    if not isinstance(settings, dict):
+        raise ConfigError(f"{path}: key 'config': expected a JSON object")
+    if found == 1:
+        upgraded = {k: v for k, v in FORMAT_1_SETTINGS.items() if k not in settings}
+        data = {**data, "config": {**settings, **upgraded}}
+    return data
