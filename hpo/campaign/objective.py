@@ -16,6 +16,7 @@ Fidelity (SMAC's ``budget``):
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -31,17 +32,10 @@ import numpy as np
 from hpo.campaign.config import FIDELITIES
 from hpo.errors import ConfigError, UsageError
 from hpo.features.table import FeatureTable, family_of
-from hpo.ranking.training import (
-    DEFAULT_FIXED_ROUNDS,
-    collection_means,
-    feature_columns,
-    make_ranker,
-    sample_configs,
-    score_table,
-    select_rows,
-)
+from hpo.ranking.datasets import DatasetCache
+from hpo.ranking.training import DEFAULT_FIXED_ROUNDS, sample_configs, select_rows, train_family
 
-__all__ = ["ObjectiveSettings", "RankerObjective", "build_objective"]
+__all__ = ["ObjectiveSettings", "RankerObjective", "build_objective", "default_threads"]
 
 Tables = Mapping[tuple[str, str], FeatureTable]
 
@@ -65,7 +59,7 @@ class ObjectiveSettings:
     model_dir
         Where boosters are kept for continued training (``rounds`` fidelity); ``None`` retrains.
     n_threads
-        LightGBM threads per trial.
+        LightGBM threads per trial (default: :func:`default_threads` for one worker).
     """
 
     collections: tuple[str, ...]
@@ -74,13 +68,23 @@ class ObjectiveSettings:
     fixed_rounds: int = DEFAULT_FIXED_ROUNDS
     fast_bias: float = 2.0
     model_dir: str | None = None
-    n_threads: int = 1
+    n_threads: int = dataclasses.field(default_factory=lambda: default_threads(1))
 
     def __post_init__(self) -> None:
         if self.fidelity not in FIDELITIES:
             raise ConfigError(f"fidelity must be one of {FIDELITIES}, found '{self.fidelity}'")
         if not self.collections:
             raise ConfigError("objective: no collections selected")
+        if self.n_threads < 1:
+            raise ConfigError(f"objective: n_threads must be >= 1, found {self.n_threads}")
+
+
+def default_threads(workers: int) -> int:
+    """LightGBM threads per trial so that ``workers`` parallel trials fill this machine's cores.
+
+    A 1-worker campaign on 2 cores used to train with one thread, leaving half the machine idle.
+    """
+    return max(1, (os.cpu_count() or 1) // max(1, workers))
 
 
 def _config_dict(config: Any) -> dict[str, Any]:
@@ -108,6 +112,9 @@ class RankerObjective:
     def __init__(self, settings: ObjectiveSettings, tables: Tables | None = None) -> None:
         self.settings = settings
         self.tables = tables
+        #: binned training Datasets and gathered valid rows, reused across trials and budgets
+        #: by this process; a pickled objective (sent to a Dask worker) starts with it empty
+        self.datasets = DatasetCache()
 
     def _continue_from(self, key: str, rounds: int) -> tuple[Any, int]:
         """Booster saved for ``key`` at the largest round count below ``rounds``."""
@@ -156,14 +163,14 @@ class RankerObjective:
         hp = _config_dict(config)
         budget = float(s.max_budget if budget is None else budget)
         metrics: dict[str, float] = {}
-        rows_used = model_bytes = 0
+        seconds = dict.fromkeys(("dataset", "boost", "predict", "score"), 0.0)
+        rows_used = model_bytes = datasets_reused = 0
         rounds_trained = rounds_reused = 0
         t0 = time.perf_counter()
         families = sorted({family_of(c) for c in s.collections})
         for family in families:
             wanted = [c for c in s.collections if family_of(c) == family]
             train, valid = tables[(family, "train")], tables[(family, "valid")]
-            columns = feature_columns(train, hp)
             rows = select_rows(train, wanted)
             rng = np.random.default_rng(seed)
             if s.fidelity == "configs":
@@ -173,19 +180,28 @@ class RankerObjective:
                 rounds = max(1, int(round(budget)))
                 key = _booster_key(hp, seed, family)
                 init, done = self._continue_from(key, rounds)
-            ranker = make_ranker(
-                hp, num_boost_round=rounds - done, seed=seed, n_threads=s.n_threads
-            )
-            ranker.fit(
-                train.X[rows][:, columns], train.target[rows], train.group[rows], init_model=init
+            fit = train_family(
+                train,
+                valid,
+                wanted,
+                hp,
+                rounds=rounds - done,
+                seed=seed,
+                n_threads=s.n_threads,
+                rows=rows,
+                init_model=init,
+                cache=self.datasets,
             )
             if s.fidelity == "rounds":
-                self._save_booster(key, rounds, ranker.booster_)
+                self._save_booster(key, rounds, fit.ranker.booster_)
             rounds_trained += rounds - done
             rounds_reused += done
-            rows_used += int(rows.size)
-            model_bytes += len(ranker.booster_.model_to_string())
-            metrics.update(collection_means(score_table(ranker, valid, columns, wanted), wanted))
+            rows_used += fit.rows
+            model_bytes += len(fit.ranker.booster_.model_to_string())
+            datasets_reused += fit.dataset_reused
+            metrics.update(fit.metrics)
+            for part, value in fit.seconds.items():
+                seconds[part] += value
         missing = [c for c in s.collections if c not in metrics]
         if missing:
             raise UsageError(f"no labeled valid graphs to score for {', '.join(missing)}")
@@ -201,6 +217,9 @@ class RankerObjective:
             "fidelity": s.fidelity,
             "rounds_trained": rounds_trained,
             "rounds_reused": rounds_reused,
+            "n_threads": s.n_threads,
+            "seconds": seconds,
+            "datasets_reused": datasets_reused,
         }
         return 1.0 - score, info
 
@@ -242,6 +261,7 @@ def build_objective(
         fidelity=cfg.fidelity,
         max_budget=float(cfg.max_budget),
         model_dir=str(Path(cfg.runs_dir) / cfg.name / "boosters"),
+        n_threads=default_threads(int(getattr(cfg, "workers", 1))),
     )
     distributed = int(getattr(cfg, "workers", 1)) > 1 or bool(getattr(cfg, "dask_scheduler", None))
     if distributed:

@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from hpo.campaign.objective import ObjectiveSettings, RankerObjective
+from hpo.campaign.objective import ObjectiveSettings, RankerObjective, default_threads
 from hpo.data.load import COLLECTIONS
 from hpo.errors import ConfigError
 from hpo.features import FeatureSpec, build_tables
@@ -70,3 +71,21 @@ def test_tables_can_arrive_as_scattered_keyword(tiny_tables) -> None:
 def test_settings_validated() -> None:
     with pytest.raises(ConfigError, match="fidelity must be one of"):
         ObjectiveSettings(collections=("tile:xla",), fidelity="epochs")
+
+
+def test_threads_fill_the_cores_and_are_recorded(tiny_tables, monkeypatch) -> None:
+    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    assert (default_threads(1), default_threads(2), default_threads(16)) == (8, 4, 1)
+    obj = RankerObjective(ObjectiveSettings(collections=("tile:xla",), n_threads=3), tiny_tables)
+    _, info = obj(HP, seed=0, budget=5)
+    assert info["n_threads"] == 3
+    assert set(info["seconds"]) == {"dataset", "boost", "predict", "score"}
+
+
+def test_datasets_reused_across_trials_and_not_pickled(tiny_tables) -> None:
+    obj = RankerObjective(ObjectiveSettings(collections=("tile:xla",)), tiny_tables)
+    _, first = obj(HP, seed=0, budget=5)
+    _, second = obj({**HP, "num_leaves": 7}, seed=0, budget=9)
+    assert (first["datasets_reused"], second["datasets_reused"]) == (0, 1)
+    assert len(pickle.loads(pickle.dumps(obj)).datasets) == 0
+    assert len(obj.datasets) > 0
