@@ -10,13 +10,20 @@ a correctly ordered pair of the graph.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
-import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.exceptions import NotFittedError
+# LightGBM's OpenMP threads spin while they wait. On a machine whose cores are shared (other
+# workers, other jobs), 2 spinning threads made a 16-round trial 10-50x slower than 1 thread
+# (bench/README.md, "Where a trial's time goes"); passive waiting removes that. It must be set
+# before the OpenMP runtime loads (the first LightGBM import); a value set by the user wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from hpo.errors import ConfigError
+import numpy as np  # noqa: E402
+from sklearn.base import BaseEstimator  # noqa: E402
+from sklearn.exceptions import NotFittedError  # noqa: E402
+
+from hpo.errors import ConfigError  # noqa: E402
 
 __all__ = [
     "DATASET_PARAMS",
