@@ -11,6 +11,7 @@ a correctly ordered pair of the graph.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 
 # LightGBM's OpenMP threads spin while they wait. On a machine whose cores are shared (other
@@ -29,6 +30,7 @@ __all__ = [
     "DATASET_PARAMS",
     "LIGHTGBM_QUERY_LIMIT",
     "LambdaRanker",
+    "OrderedRows",
     "relevance_labels",
     "split_large_groups",
 ]
@@ -147,6 +149,15 @@ def sub_group_sizes(sizes: np.ndarray, max_group_size: int) -> np.ndarray:
     return base + (index < extra)
 
 
+@dataclass(frozen=True, eq=False)
+class OrderedRows:
+    """Training rows in Dataset order: features, runtimes, dense graph ids (contiguous)."""
+
+    X: np.ndarray
+    y: np.ndarray
+    qid: np.ndarray
+
+
 class _RankingData:
     """A constructed LightGBM Dataset plus what re-labels and re-groups it in place.
 
@@ -251,19 +262,12 @@ class LambdaRanker(BaseEstimator):
         params = self.dataset_params()
         return tuple(sorted((k, repr(v)) for k, v in params.items() if k != "num_threads"))
 
-    def build_dataset(self, X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> _RankingData:
-        """Bin rows ``X`` with runtimes ``y`` in queries ``qid``, for :meth:`fit_dataset`.
+    def order_rows(self, X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> OrderedRows:
+        """Check rows ``X`` with runtimes ``y`` in queries ``qid`` and put them in Dataset order.
 
-        The LightGBM Dataset is constructed here and keeps its raw rows
-        (``free_raw_data=False``): continuing a booster on a reused Dataset needs them to
-        compute the initial scores.
+        The order (graphs, shuffled inside by ``seed``) does not depend on the binning, so one
+        :class:`OrderedRows` serves the Datasets of every ``max_bin``.
         """
-        import lightgbm as lgb
-
-        if not 1 <= self.max_group_size <= LIGHTGBM_QUERY_LIMIT:
-            raise ConfigError(
-                f"max_group_size must be in 1..{LIGHTGBM_QUERY_LIMIT}, found {self.max_group_size}"
-            )
         X = np.asarray(X, dtype=np.float32)
         if X.ndim != 2 or len(X) == 0:
             raise ConfigError(f"X: expected a non-empty 2-D array, found shape {X.shape}")
@@ -272,14 +276,38 @@ class LambdaRanker(BaseEstimator):
             raise ConfigError(f"y: expected shape ({len(X)},), found {y.shape}")
         g = _check_qid(qid, len(X))
         _, g = np.unique(g, return_inverse=True)
-        order, sizes = split_large_groups(g, self.max_group_size, np.random.default_rng(self.seed))
-        data = _RankingData(None, y[order], g[order])
-        labels = relevance_labels(data.y, data.qid, self.label_levels)
+        order, _ = split_large_groups(g, LIGHTGBM_QUERY_LIMIT, np.random.default_rng(self.seed))
+        return OrderedRows(np.ascontiguousarray(X[order]), y[order], g[order])
+
+    def bin_rows(self, rows: OrderedRows) -> _RankingData:
+        """Construct the binned LightGBM Dataset of ordered rows, for :meth:`fit_dataset`.
+
+        The Dataset keeps (without copying) its raw rows (``free_raw_data=False``): continuing
+        a booster on a reused Dataset needs them to compute the initial scores.
+        """
+        import lightgbm as lgb
+
+        data = _RankingData(None, rows.y, rows.qid)
         data.dataset = lgb.Dataset(
-            X[order], labels, group=sizes, params=self.dataset_params(), free_raw_data=False
+            rows.X,
+            relevance_labels(rows.y, rows.qid, self.label_levels),
+            group=sub_group_sizes(data.graph_sizes, self._checked_group_size()),
+            params=self.dataset_params(),
+            free_raw_data=False,
         ).construct()
         data.fields = (self.label_levels, self.max_group_size)
         return data
+
+    def build_dataset(self, X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> _RankingData:
+        """:meth:`order_rows` then :meth:`bin_rows`: what :meth:`fit_dataset` trains on."""
+        return self.bin_rows(self.order_rows(X, y, qid))
+
+    def _checked_group_size(self) -> int:
+        if not 1 <= self.max_group_size <= LIGHTGBM_QUERY_LIMIT:
+            raise ConfigError(
+                f"max_group_size must be in 1..{LIGHTGBM_QUERY_LIMIT}, found {self.max_group_size}"
+            )
+        return int(self.max_group_size)
 
     def fit_dataset(self, data: _RankingData, *, init_model: Any | None = None) -> LambdaRanker:
         """Boost ``num_boost_round`` rounds on a Dataset from :meth:`build_dataset`.
@@ -289,11 +317,7 @@ class LambdaRanker(BaseEstimator):
         """
         import lightgbm as lgb
 
-        if not 1 <= self.max_group_size <= LIGHTGBM_QUERY_LIMIT:
-            raise ConfigError(
-                f"max_group_size must be in 1..{LIGHTGBM_QUERY_LIMIT}, found {self.max_group_size}"
-            )
-        dataset = data.prepare(self.label_levels, self.max_group_size)
+        dataset = data.prepare(self.label_levels, self._checked_group_size())
         self.booster_ = lgb.train(
             self.lightgbm_params(),
             dataset,

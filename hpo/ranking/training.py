@@ -20,7 +20,7 @@ from hpo.data.load import is_layout
 from hpo.features.table import FeatureTable
 from hpo.ranking.datasets import DatasetCache, rows_digest
 from hpo.ranking.metrics import kendall_tau
-from hpo.ranking.ranker import LambdaRanker
+from hpo.ranking.ranker import LambdaRanker, OrderedRows
 
 __all__ = [
     "DEFAULT_FIXED_ROUNDS",
@@ -288,9 +288,9 @@ def train_family(
     parts = [(train, selected)] + [(t, select_rows(t, collections)) for t in extra]
     ranker = make_ranker(hyperparameters, num_boost_round=rounds, seed=seed, n_threads=n_threads)
 
-    def build() -> Any:
+    def order() -> OrderedRows:
         offsets = np.cumsum([0] + [len(t.graphs) for t, _ in parts])
-        return ranker.build_dataset(
+        return ranker.order_rows(
             np.concatenate([t.X[np.ix_(r, cols)] for t, r in parts]),
             np.concatenate([t.target[r] for t, r in parts]),
             np.concatenate([t.group[r] + o for (t, r), o in zip(parts, offsets, strict=False)]),
@@ -300,12 +300,16 @@ def train_family(
         return _valid_view(valid, cols, collections)
 
     if cache is None:
-        data, reused = build(), False
+        data, reused = ranker.bin_rows(order()), False
         valid_view = view()
     else:
-        tables = tuple((id(t), rows_digest(r)) for t, r in parts)
-        key = ("train", tables, cols.tobytes(), ranker.dataset_key())
-        data, reused = cache.get(key, build, keep=[t for t, _ in parts])
+        # two levels: the ordered raw rows are shared by the Datasets of every max_bin
+        keep = [t for t, _ in parts]
+        rows_key = (tuple((id(t), rows_digest(r)) for t, r in parts), cols.tobytes(), seed)
+        key = ("train", rows_key, ranker.dataset_key())
+        data, reused = cache.get(
+            key, lambda: ranker.bin_rows(cache.get(("rows", rows_key), order, keep)[0]), keep
+        )
         vkey = ("valid", id(valid), tuple(collections), cols.tobytes())
         valid_view = cache.get(vkey, view, keep=valid)[0]
     t1 = time.perf_counter()
