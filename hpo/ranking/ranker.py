@@ -11,6 +11,7 @@ a correctly ordered pair of the graph.
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -172,6 +173,9 @@ class _RankingData:
         self.qid = qid  # dense graph ids in Dataset row order (contiguous)
         self.graph_sizes = np.bincount(qid)
         self.fields: tuple[int, int] = (0, 0)  # (label_levels, max_group_size) set last
+        # a Dask worker with several threads may run two trials on one Dataset: labels and
+        # groups are set and boosted on under this lock
+        self.lock = threading.Lock()
 
     def prepare(self, label_levels: int, max_group_size: int) -> Any:
         if self.fields[0] != label_levels:
@@ -317,14 +321,15 @@ class LambdaRanker(BaseEstimator):
         """
         import lightgbm as lgb
 
-        dataset = data.prepare(self.label_levels, self._checked_group_size())
-        self.booster_ = lgb.train(
-            self.lightgbm_params(),
-            dataset,
-            num_boost_round=self.num_boost_round,
-            init_model=init_model,
-            keep_training_booster=True,
-        )
+        with data.lock:
+            dataset = data.prepare(self.label_levels, self._checked_group_size())
+            self.booster_ = lgb.train(
+                self.lightgbm_params(),
+                dataset,
+                num_boost_round=self.num_boost_round,
+                init_model=init_model,
+                keep_training_booster=True,
+            )
         self.n_features_in_ = int(dataset.num_feature())
         return self
 
