@@ -113,7 +113,9 @@ class RankerObjective:
         self.settings = settings
         self.tables = tables
         #: binned training Datasets and gathered valid rows, reused across trials and budgets
-        #: by this process; a pickled objective (sent to a Dask worker) starts with it empty
+        #: by this process; a pickled objective starts with it empty. Dask deserialises the
+        #: objective anew for every task, so there the cache arrives instead as the scattered
+        #: keyword ``datasets``, which lives on each worker for the whole campaign
         self.datasets = DatasetCache()
 
     def _continue_from(self, key: str, rounds: int) -> tuple[Any, int]:
@@ -153,6 +155,7 @@ class RankerObjective:
         seed: int = 0,
         budget: float | None = None,
         tables: Tables | None = None,
+        datasets: DatasetCache | None = None,
         **_: Any,
     ) -> tuple[float, dict[str, Any]]:
         """Train at ``budget`` and return ``(cost, info)``."""
@@ -190,7 +193,7 @@ class RankerObjective:
                 n_threads=s.n_threads,
                 rows=rows,
                 init_model=init,
-                cache=self.datasets,
+                cache=datasets if datasets is not None else self.datasets,
             )
             if s.fidelity == "rounds":
                 self._save_booster(key, rounds, fit.ranker.booster_)
@@ -265,5 +268,6 @@ def build_objective(
     )
     distributed = int(getattr(cfg, "workers", 1)) > 1 or bool(getattr(cfg, "dask_scheduler", None))
     if distributed:
-        return RankerObjective(settings), {"tables": tables}
+        # scattered once per worker and kept there: the per-worker Dataset cache (sent empty)
+        return RankerObjective(settings), {"tables": tables, "datasets": DatasetCache()}
     return RankerObjective(settings, tables), None

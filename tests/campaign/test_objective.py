@@ -9,6 +9,7 @@ import pytest
 from hpo.campaign.objective import ObjectiveSettings, RankerObjective, default_threads
 from hpo.data.load import COLLECTIONS
 from hpo.errors import ConfigError
+from hpo.ranking.datasets import DatasetCache
 from hpo.features import FeatureSpec, build_tables
 
 HP = {"learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 5, "label_levels": 8}
@@ -89,3 +90,15 @@ def test_datasets_reused_across_trials_and_not_pickled(tiny_tables) -> None:
     assert (first["datasets_reused"], second["datasets_reused"]) == (0, 1)
     assert len(pickle.loads(pickle.dumps(obj)).datasets) == 0
     assert len(obj.datasets) > 0
+
+
+def test_scattered_dataset_cache_outlives_the_objective(tiny_tables) -> None:
+    """Dask deserialises the objective per task; the scattered cache stays on the worker."""
+    cache = DatasetCache()
+    obj = RankerObjective(ObjectiveSettings(collections=("tile:xla",)))
+    obj(HP, seed=0, budget=5, tables=tiny_tables, datasets=cache)
+    assert len(cache) > 0
+    assert len(obj.datasets) == 0
+    per_task = pickle.loads(pickle.dumps(obj))
+    _, info = per_task(HP, seed=0, budget=5, tables=tiny_tables, datasets=cache)
+    assert info["datasets_reused"] == 1
