@@ -9,8 +9,8 @@ import pytest
 from hpo.campaign.objective import ObjectiveSettings, RankerObjective, default_threads
 from hpo.data.load import COLLECTIONS
 from hpo.errors import ConfigError
-from hpo.ranking.datasets import DatasetCache
 from hpo.features import FeatureSpec, build_tables
+from hpo.ranking.datasets import DatasetCache
 
 HP = {"learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 5, "label_levels": 8}
 
