@@ -18,13 +18,7 @@ import numpy as np
 from hpo.data.load import COLLECTIONS, is_layout, iter_config_chunks, list_graphs, load_graph
 from hpo.features import FeatureSpec, build_tables
 from hpo.features.table import FeatureTable, GraphRef, family_of
-from hpo.ranking.training import (
-    collection_means,
-    feature_columns,
-    make_ranker,
-    score_table,
-    select_rows,
-)
+from hpo.ranking.training import train_family
 
 HP = {"learning_rate": 0.05, "num_leaves": 31, "min_data_in_leaf": 20, "label_levels": 16}
 
@@ -62,12 +56,8 @@ def naive_table(root: Path, split: str, family: str) -> FeatureTable:
 def fit_and_score(
     train: FeatureTable, valid: FeatureTable, hp: dict, rounds: int, seed: int
 ) -> dict[str, float]:
-    columns = feature_columns(train, hp)
-    collections = train.collections()
-    rows = select_rows(train, collections)
-    ranker = make_ranker(hp, num_boost_round=rounds, seed=seed, n_threads=2)
-    ranker.fit(train.X[rows][:, columns], train.target[rows], train.group[rows])
-    return collection_means(score_table(ranker, valid, columns, collections), collections)
+    fit = train_family(train, valid, train.collections(), hp, rounds=rounds, seed=seed, n_threads=2)
+    return fit.metrics
 
 
 def ablation(tables: dict, rounds: int, seed: int) -> None:
@@ -84,15 +74,20 @@ def ablation(tables: dict, rounds: int, seed: int) -> None:
             "all": np.ones(len(names), dtype=bool),
         }
         collections = train.collections()
-        rows = select_rows(train, collections)
         line = []
         for label, mask in subsets.items():
             if not mask.any() or (label != "absolute" and mask.sum() == (~dmed & ~prank).sum()):
                 continue
-            cols = np.flatnonzero(mask)
-            ranker = make_ranker(HP, num_boost_round=rounds, seed=seed, n_threads=2)
-            ranker.fit(train.X[rows][:, cols], train.target[rows], train.group[rows])
-            means = collection_means(score_table(ranker, valid, cols, collections), collections)
+            means = train_family(
+                train,
+                valid,
+                collections,
+                HP,
+                rounds=rounds,
+                seed=seed,
+                n_threads=2,
+                columns=np.flatnonzero(mask),
+            ).metrics
             line.append(f"{label} {np.mean(list(means.values())):.4f}")
         print(f"  {family:<7}" + "  ".join(line))
 

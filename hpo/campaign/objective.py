@@ -20,6 +20,7 @@ prunes the smaller boosters of its configuration (see :mod:`hpo.runs.boosters`).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 import time
@@ -33,18 +34,11 @@ import numpy as np
 from hpo.campaign.config import FIDELITIES, CampaignConfig
 from hpo.errors import ConfigError, UsageError
 from hpo.features.table import FeatureTable, family_of
-from hpo.ranking.training import (
-    DEFAULT_FIXED_ROUNDS,
-    collection_means,
-    feature_columns,
-    make_ranker,
-    sample_configs,
-    score_table,
-    select_rows,
-)
+from hpo.ranking.datasets import DatasetCache
+from hpo.ranking.training import DEFAULT_FIXED_ROUNDS, sample_configs, select_rows, train_family
 from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
 
-__all__ = ["ObjectiveSettings", "RankerObjective", "build_objective"]
+__all__ = ["ObjectiveSettings", "RankerObjective", "build_objective", "default_threads"]
 
 Tables = Mapping[tuple[str, str], FeatureTable]
 
@@ -70,7 +64,7 @@ class ObjectiveSettings:
         boosters are saved there for export, and with the ``rounds`` fidelity a higher budget
         continues the booster of a lower one; ``None`` keeps nothing.
     n_threads
-        LightGBM threads per trial.
+        LightGBM threads per trial (default: :func:`default_threads` for one worker).
     """
 
     collections: tuple[str, ...]
@@ -79,13 +73,23 @@ class ObjectiveSettings:
     fixed_rounds: int = DEFAULT_FIXED_ROUNDS
     fast_bias: float = 2.0
     model_dir: str | None = None
-    n_threads: int = 1
+    n_threads: int = dataclasses.field(default_factory=lambda: default_threads(1))
 
     def __post_init__(self) -> None:
         if self.fidelity not in FIDELITIES:
             raise ConfigError(f"fidelity must be one of {FIDELITIES}, found '{self.fidelity}'")
         if not self.collections:
             raise ConfigError("objective: no collections selected")
+        if self.n_threads < 1:
+            raise ConfigError(f"objective: n_threads must be >= 1, found {self.n_threads}")
+
+
+def default_threads(workers: int) -> int:
+    """LightGBM threads per trial so that ``workers`` parallel trials fill this machine's cores.
+
+    A 1-worker campaign on 2 cores used to train with one thread, leaving half the machine idle.
+    """
+    return max(1, (os.cpu_count() or 1) // max(1, workers))
 
 
 def _config_dict(config: Any) -> dict[str, Any]:
@@ -108,6 +112,11 @@ class RankerObjective:
     def __init__(self, settings: ObjectiveSettings, tables: Tables | None = None) -> None:
         self.settings = settings
         self.tables = tables
+        #: binned training Datasets and gathered valid rows, reused across trials and budgets
+        #: by this process; a pickled objective starts with it empty. Dask deserialises the
+        #: objective anew for every task, so there the cache arrives instead as the scattered
+        #: keyword ``datasets``, which lives on each worker for the whole campaign
+        self.datasets = DatasetCache()
 
     def _store(self) -> BoosterStore | None:
         return None if self.settings.model_dir is None else BoosterStore(self.settings.model_dir)
@@ -118,6 +127,7 @@ class RankerObjective:
         seed: int = 0,
         budget: float | None = None,
         tables: Tables | None = None,
+        datasets: DatasetCache | None = None,
         **_: Any,
     ) -> tuple[float, dict[str, Any]]:
         """Train at ``budget`` and return ``(cost, info)``."""
@@ -128,7 +138,8 @@ class RankerObjective:
         hp = _config_dict(config)
         budget = float(s.max_budget if budget is None else budget)
         metrics: dict[str, float] = {}
-        rows_used = model_bytes = 0
+        seconds = dict.fromkeys(("dataset", "boost", "predict", "score"), 0.0)
+        rows_used = model_bytes = datasets_reused = 0
         rounds_trained = rounds_reused = 0
         t0 = time.perf_counter()
         store, size = self._store(), budget_size(budget)
@@ -137,7 +148,6 @@ class RankerObjective:
         for family in families:
             wanted = [c for c in s.collections if family_of(c) == family]
             train, valid = tables[(family, "train")], tables[(family, "valid")]
-            columns = feature_columns(train, hp)
             rows = select_rows(train, wanted)
             rng = np.random.default_rng(seed)
             key = booster_key(hp, seed, family)
@@ -147,20 +157,32 @@ class RankerObjective:
             else:
                 rounds = size
                 init, done = (None, 0) if store is None else store.latest_below(key, rounds)
-            ranker = make_ranker(
-                hp, num_boost_round=rounds - done, seed=seed, n_threads=s.n_threads
-            )
-            ranker.fit(
-                train.X[rows][:, columns], train.target[rows], train.group[rows], init_model=init
+            fit = train_family(
+                train,
+                valid,
+                wanted,
+                hp,
+                rounds=rounds - done,
+                seed=seed,
+                n_threads=s.n_threads,
+                rows=rows,
+                init_model=init,
+                cache=datasets if datasets is not None else self.datasets,
             )
             if store is not None:  # both fidelities: export copies the booster it scored
-                store.save(key, size, ranker.booster_)
+                # the saved file's size is the model's size: serialising it again only to
+                # count its bytes cost seconds per trial at hundreds of rounds
+                model_bytes += store.save(key, size, fit.ranker.booster_).stat().st_size
                 keys.append(key)
+            else:
+                model_bytes += len(fit.ranker.booster_.model_to_string())
             rounds_trained += rounds - done
             rounds_reused += done
-            rows_used += int(rows.size)
-            model_bytes += len(ranker.booster_.model_to_string())
-            metrics.update(collection_means(score_table(ranker, valid, columns, wanted), wanted))
+            rows_used += fit.rows
+            datasets_reused += fit.dataset_reused
+            metrics.update(fit.metrics)
+            for part, value in fit.seconds.items():
+                seconds[part] += value
         missing = [c for c in s.collections if c not in metrics]
         if missing:
             raise UsageError(f"no labeled valid graphs to score for {', '.join(missing)}")
@@ -179,6 +201,9 @@ class RankerObjective:
             "fidelity": s.fidelity,
             "rounds_trained": rounds_trained,
             "rounds_reused": rounds_reused,
+            "n_threads": s.n_threads,
+            "seconds": seconds,
+            "datasets_reused": datasets_reused,
         }
         return 1.0 - score, info
 
@@ -223,8 +248,10 @@ def build_objective(
         fixed_rounds=cfg.fixed_rounds,
         fast_bias=cfg.fast_bias,
         model_dir=str(cfg.run_dir / BOOSTERS_DIR),
+        n_threads=default_threads(int(getattr(cfg, "workers", 1))),
     )
     distributed = cfg.workers > 1 or bool(cfg.dask_scheduler)
     if distributed:
-        return RankerObjective(settings), {"tables": tables}
+        # scattered once per worker and kept there: the per-worker Dataset cache (sent empty)
+        return RankerObjective(settings), {"tables": tables, "datasets": DatasetCache()}
     return RankerObjective(settings, tables), None

@@ -108,7 +108,7 @@ def _train_families(
     """Train one ranker per family on ``splits`` and score it on every valid graph."""
     from hpo.data.load import list_graphs
     from hpo.features import build_tables
-    from hpo.ranking import training as tr
+    from hpo.ranking.training import train_family
 
     total = sum(len(list_graphs(root, c, s)) for c in collections for s in TRAIN_SPLITS)
     done = [0]
@@ -128,21 +128,20 @@ def _train_families(
             progress(i, len(families), f"training {family} ({rounds} rounds)")
         wanted = [c for c in collections if family_of(c) == family]
         train, valid = tables[(family, "train")], tables[(family, "valid")]
-        columns = tr.feature_columns(train, hyperparameters)
-        parts = [(train, tr.select_rows(train, wanted), 0)]
-        if "valid" in splits:
-            parts.append((valid, tr.select_rows(valid, wanted), len(train.graphs)))
-        X = np.concatenate([t.X[r][:, columns] for t, r, _ in parts])
-        target = np.concatenate([t.target[r] for t, r, _ in parts])
-        group = np.concatenate([t.group[r] + offset for t, r, offset in parts])
-        ranker = tr.make_ranker(
-            hyperparameters, num_boost_round=rounds, seed=seed, n_threads=n_threads
-        ).fit(X, target, group)
-        out.boosters[family] = ranker.booster_
-        out.columns[family] = [train.feature_names[j] for j in columns]
-        out.rows[family] = int(X.shape[0])
-        scores = tr.score_table(ranker, valid, columns, wanted)
-        out.metrics.update(tr.collection_means(scores, wanted))
+        fit = train_family(
+            train,
+            valid,
+            wanted,
+            hyperparameters,
+            rounds=rounds,
+            seed=seed,
+            n_threads=n_threads,
+            extra=[valid] if "valid" in splits else (),
+        )
+        out.boosters[family] = fit.ranker.booster_
+        out.columns[family] = list(fit.column_names)
+        out.rows[family] = fit.rows
+        out.metrics.update(fit.metrics)
     if progress is not None:
         progress(len(families), len(families), "trained")
     missing = [c for c in collections if c not in out.metrics]

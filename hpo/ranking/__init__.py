@@ -7,6 +7,7 @@ The objective, export and the benchmarks all train and score through
 
 from __future__ import annotations
 
+from hpo.ranking.datasets import DatasetCache
 from hpo.ranking.metrics import (
     collection_metric,
     kendall_tau,
@@ -20,6 +21,7 @@ from hpo.ranking.ranker import (
     LambdaRanker,
     relevance_labels,
     split_large_groups,
+    sub_group_sizes,
 )
 from hpo.ranking.spaces import (
     DEFAULT_SPACE,
@@ -31,21 +33,27 @@ from hpo.ranking.spaces import (
 from hpo.ranking.training import (
     DEFAULT_FIXED_ROUNDS,
     RANKER_KEYS,
+    FamilyFit,
     GraphScore,
+    collection_means,
     feature_columns,
     make_ranker,
     sample_configs,
     score_table,
     select_rows,
+    train_family,
 )
 
 __all__ = [
     "DEFAULT_FIXED_ROUNDS",
     "DEFAULT_SPACE",
+    "DatasetCache",
+    "FamilyFit",
     "GraphScore",
     "LIGHTGBM_QUERY_LIMIT",
     "LambdaRanker",
     "RANKER_KEYS",
+    "collection_means",
     "collection_metric",
     "feature_columns",
     "kendall_tau",
@@ -61,6 +69,8 @@ __all__ = [
     "space_from_dict",
     "space_to_dict",
     "split_large_groups",
+    "sub_group_sizes",
     "tile_score",
     "topk_error",
+    "train_family",
 ]

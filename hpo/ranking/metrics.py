@@ -63,7 +63,7 @@ def _best_predicted_min(p: np.ndarray, r: np.ndarray, k: int) -> float:
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
     k = min(k, p.size)
-    top = np.argpartition(p, k - 1)[:k] if k < p.size else np.arange(p.size)
+    top = np.argsort(p, kind="stable")[:k]  # ties at the k-th place: the lower index wins
     return float(r[top].min())
 
 

@@ -10,25 +10,85 @@ a correctly ordered pair of the graph.
 
 from __future__ import annotations
 
+import os
+import threading
+from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
+# LightGBM's OpenMP threads spin while they wait. On a machine whose cores are shared (other
+# workers, other jobs), 2 spinning threads made a 16-round trial 10-50x slower than 1 thread
+# (bench/README.md, "Where a trial's time goes"); passive waiting removes that. It must be set
+# before the OpenMP runtime loads (the first LightGBM import); a value set by the user wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from hpo.errors import ConfigError
+import numpy as np  # noqa: E402
+from sklearn.base import BaseEstimator  # noqa: E402
+from sklearn.exceptions import NotFittedError  # noqa: E402
 
-__all__ = ["LIGHTGBM_QUERY_LIMIT", "LambdaRanker", "relevance_labels", "split_large_groups"]
+from hpo.errors import ConfigError  # noqa: E402
+
+__all__ = [
+    "DATASET_PARAMS",
+    "LIGHTGBM_QUERY_LIMIT",
+    "LambdaRanker",
+    "OrderedRows",
+    "relevance_labels",
+    "split_large_groups",
+]
 
 LIGHTGBM_QUERY_LIMIT = 10_000
+#: LightGBM parameters fixed when a Dataset is constructed (binning, bundling, sampling), with
+#: their aliases: LightGBM refuses to train a constructed Dataset with other values of them
+#: (``Booster::CheckDatasetResetConfig``; ``lightgbm.Dataset.get_params`` lists the same set).
+#: A reused Dataset must be keyed by them.
+DATASET_PARAMS = frozenset(
+    {
+        "bin_construct_sample_cnt",
+        "subsample_for_bin",
+        "data_random_seed",
+        "data_seed",
+        "enable_bundle",
+        "is_enable_bundle",
+        "bundle",
+        "feature_pre_filter",
+        "forcedbins_filename",
+        "is_enable_sparse",
+        "is_sparse",
+        "enable_sparse",
+        "sparse",
+        "linear_tree",
+        "linear_trees",
+        "max_bin",
+        "max_bins",
+        "max_bin_by_feature",
+        "min_data_in_bin",
+        "pre_partition",
+        "is_pre_partition",
+        "use_missing",
+        "zero_as_missing",
+        "two_round",
+        "two_round_loading",
+        "use_two_round_loading",
+        "categorical_feature",
+        "cat_feature",
+        "categorical_column",
+        "cat_column",
+        "categorical_features",
+        "seed",
+        "random_seed",
+        "random_state",
+    }
+)
 
 
-def _check_groups(group: np.ndarray, n: int) -> np.ndarray:
-    g = np.asarray(group)
+def _check_qid(qid: np.ndarray, n: int) -> np.ndarray:
+    g = np.asarray(qid)
     if g.shape != (n,):
-        raise ConfigError(f"group ids: expected shape ({n},), found {g.shape}")
+        raise ConfigError(f"qid: expected shape ({n},), found {g.shape}")
     if g.dtype.kind not in "iu":
-        raise ConfigError(f"group ids: expected integers, found {g.dtype}")
+        raise ConfigError(f"qid: expected integers, found {g.dtype}")
     if n and len(np.unique(g)) != np.count_nonzero(np.diff(g)) + 1:
-        raise ConfigError("group ids: rows of one group must be contiguous")
+        raise ConfigError("qid: rows of one query (graph) must be contiguous")
     return g.astype(np.int64, copy=False)
 
 
@@ -65,28 +125,78 @@ def split_large_groups(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Split groups larger than ``max_group_size`` into balanced random sub-groups.
 
+    Rows are shuffled inside each group (by ``rng``) and each group is cut into
+    ``ceil(size / max_group_size)`` contiguous chunks whose sizes differ by at most one. The
+    row order depends only on ``group`` and ``rng``, not on ``max_group_size``: a binned
+    Dataset in that order serves every ``max_group_size`` by changing only its group sizes.
+
     Returns
     -------
     tuple of numpy.ndarray
         ``order``: a row permutation making every sub-group contiguous, and ``sizes``: the
         sub-group sizes in that order (what LightGBM's ``group=`` expects).
     """
-    n = len(group)
-    sizes_g = np.bincount(group)
-    n_sub = np.maximum(1, -(-sizes_g // max_group_size))
-    within = np.lexsort((rng.random(n), group))  # by group, random order inside a group
-    g_sorted = group[within]
-    starts = np.concatenate([[0], np.cumsum(sizes_g)[:-1]])
-    sub = (np.arange(n) - starts[g_sorted]) % n_sub[g_sorted]
-    by_sub = np.lexsort((sub, g_sorted))
-    order = within[by_sub]
-    keys = g_sorted[by_sub] * (int(n_sub.max()) + 1) + sub[by_sub]
-    _, sizes = np.unique(keys, return_counts=True)
-    return order, sizes.astype(np.int64)
+    order = np.lexsort((rng.random(len(group)), group))  # by group, random order inside
+    return order, sub_group_sizes(np.bincount(group), max_group_size)
 
 
-class LambdaRanker:
+def sub_group_sizes(sizes: np.ndarray, max_group_size: int) -> np.ndarray:
+    """Balanced chunk sizes of at most ``max_group_size`` cutting each group of ``sizes``."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    sizes = sizes[sizes > 0]
+    n_sub = -(-sizes // max_group_size)
+    base, extra = np.repeat(sizes // n_sub, n_sub), np.repeat(sizes % n_sub, n_sub)
+    index = np.arange(int(n_sub.sum())) - np.repeat(np.cumsum(n_sub) - n_sub, n_sub)
+    return base + (index < extra)
+
+
+@dataclass(frozen=True, eq=False)
+class OrderedRows:
+    """Training rows in Dataset order: features, runtimes, dense graph ids (contiguous)."""
+
+    X: np.ndarray
+    y: np.ndarray
+    qid: np.ndarray
+
+
+class _RankingData:
+    """A constructed LightGBM Dataset plus what re-labels and re-groups it in place.
+
+    Labels depend on ``label_levels`` and the sub-queries on ``max_group_size``; both are
+    LightGBM fields that can be set on a constructed Dataset, so one binned Dataset serves
+    every value of them (:meth:`LambdaRanker.fit_dataset` sets them before boosting).
+    """
+
+    def __init__(self, dataset: Any, y: np.ndarray, qid: np.ndarray) -> None:
+        self.dataset = dataset
+        self.y = y  # runtimes in Dataset row order
+        self.qid = qid  # dense graph ids in Dataset row order (contiguous)
+        self.graph_sizes = np.bincount(qid)
+        self.fields: tuple[int, int] = (0, 0)  # (label_levels, max_group_size) set last
+        # a Dask worker with several threads may run two trials on one Dataset: labels and
+        # groups are set and boosted on under this lock
+        self.lock = threading.Lock()
+
+    def prepare(self, label_levels: int, max_group_size: int) -> Any:
+        if self.fields[0] != label_levels:
+            self.dataset.set_label(relevance_labels(self.y, self.qid, label_levels))
+        if self.fields[1] != max_group_size:
+            self.dataset.set_group(sub_group_sizes(self.graph_sizes, max_group_size))
+        self.fields = (label_levels, max_group_size)
+        return self.dataset
+
+
+class LambdaRanker(BaseEstimator):
     """LightGBM lambdarank with per-group relevance labels and large-group splitting.
+
+    A scikit-learn estimator: ``__init__`` only stores parameters (so ``get_params``,
+    ``set_params`` and ``sklearn.base.clone`` work), ``fit`` returns ``self``, learned state
+    ends in ``_`` and ``predict`` before ``fit`` raises ``NotFittedError``. Queries are given
+    as per-row query ids ``qid`` (as XGBoost names them; LightGBM's ``group`` means sizes).
+
+    Training is split in two steps so a caller can reuse the binned data:
+    :meth:`build_dataset` (labels, sub-queries, LightGBM binning; depends only on
+    :meth:`dataset_key`) and :meth:`fit_dataset` (boosting). ``fit`` does both.
 
     Parameters
     ----------
@@ -132,55 +242,116 @@ class LambdaRanker:
             seed=self.seed,
             deterministic=True,
             force_row_wise=True,
+            # no pre-filtering of features by min_data_in_leaf: a binned Dataset is reused by
+            # trials whose min_data_in_leaf differs (LightGBM refuses a smaller one otherwise)
+            feature_pre_filter=False,
             num_threads=self.n_threads,
             verbose=-1,
         )
         return p
 
-    def fit(
-        self,
-        X: np.ndarray,
-        target: np.ndarray,
-        group: np.ndarray,
-        *,
-        init_model: Any | None = None,
-    ) -> LambdaRanker:
-        """Train on rows ``X`` with runtimes ``target`` (lower is faster) grouped by ``group``.
+    def dataset_params(self) -> dict[str, Any]:
+        """The LightGBM parameters that shape a constructed Dataset (see DATASET_PARAMS)."""
+        p = {k: v for k, v in self.lightgbm_params().items() if k in DATASET_PARAMS}
+        p.update(num_threads=self.n_threads, verbose=-1)
+        return p
+
+    def dataset_key(self) -> tuple[Any, ...]:
+        """Everything besides the rows that determines :meth:`build_dataset`'s result.
+
+        Two rankers with equal keys (and the same rows) can share one built Dataset: the row
+        order depends on ``seed``, the bins on the Dataset params (``max_bin`` ...). Labels
+        (``label_levels``) and sub-queries (``max_group_size``) are set per fit.
+        """
+        params = self.dataset_params()
+        return tuple(sorted((k, repr(v)) for k, v in params.items() if k != "num_threads"))
+
+    def order_rows(self, X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> OrderedRows:
+        """Check rows ``X`` with runtimes ``y`` in queries ``qid`` and put them in Dataset order.
+
+        The order (graphs, shuffled inside by ``seed``) does not depend on the binning, so one
+        :class:`OrderedRows` serves the Datasets of every ``max_bin``.
+        """
+        X = np.asarray(X, dtype=np.float32)
+        if X.ndim != 2 or len(X) == 0:
+            raise ConfigError(f"X: expected a non-empty 2-D array, found shape {X.shape}")
+        y = np.asarray(y, dtype=np.float64)
+        if y.shape != (len(X),):
+            raise ConfigError(f"y: expected shape ({len(X)},), found {y.shape}")
+        g = _check_qid(qid, len(X))
+        _, g = np.unique(g, return_inverse=True)
+        order, _ = split_large_groups(g, LIGHTGBM_QUERY_LIMIT, np.random.default_rng(self.seed))
+        return OrderedRows(np.ascontiguousarray(X[order]), y[order], g[order])
+
+    def bin_rows(self, rows: OrderedRows) -> _RankingData:
+        """Construct the binned LightGBM Dataset of ordered rows, for :meth:`fit_dataset`.
+
+        The Dataset keeps (without copying) its raw rows (``free_raw_data=False``): continuing
+        a booster on a reused Dataset needs them to compute the initial scores.
+        """
+        import lightgbm as lgb
+
+        data = _RankingData(None, rows.y, rows.qid)
+        data.dataset = lgb.Dataset(
+            rows.X,
+            relevance_labels(rows.y, rows.qid, self.label_levels),
+            group=sub_group_sizes(data.graph_sizes, self._checked_group_size()),
+            params=self.dataset_params(),
+            free_raw_data=False,
+        ).construct()
+        data.fields = (self.label_levels, self.max_group_size)
+        return data
+
+    def build_dataset(self, X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> _RankingData:
+        """:meth:`order_rows` then :meth:`bin_rows`: what :meth:`fit_dataset` trains on."""
+        return self.bin_rows(self.order_rows(X, y, qid))
+
+    def _checked_group_size(self) -> int:
+        if not 1 <= self.max_group_size <= LIGHTGBM_QUERY_LIMIT:
+            raise ConfigError(
+                f"max_group_size must be in 1..{LIGHTGBM_QUERY_LIMIT}, found {self.max_group_size}"
+            )
+        return int(self.max_group_size)
+
+    def fit_dataset(self, data: _RankingData, *, init_model: Any | None = None) -> LambdaRanker:
+        """Boost ``num_boost_round`` rounds on a Dataset from :meth:`build_dataset`.
 
         ``init_model`` (a fitted LambdaRanker's booster) continues training from it instead
         of starting from scratch; ``num_boost_round`` more rounds are added.
         """
         import lightgbm as lgb
 
-        if not 1 <= self.max_group_size <= LIGHTGBM_QUERY_LIMIT:
-            raise ConfigError(
-                f"max_group_size must be in 1..{LIGHTGBM_QUERY_LIMIT}, found {self.max_group_size}"
+        with data.lock:
+            dataset = data.prepare(self.label_levels, self._checked_group_size())
+            self.booster_ = lgb.train(
+                self.lightgbm_params(),
+                dataset,
+                num_boost_round=self.num_boost_round,
+                init_model=init_model,
+                keep_training_booster=True,
             )
-        X = np.asarray(X, dtype=np.float32)
-        if X.ndim != 2 or len(X) == 0:
-            raise ConfigError(f"X: expected a non-empty 2-D array, found shape {X.shape}")
-        target = np.asarray(target, dtype=np.float64)
-        if target.shape != (len(X),):
-            raise ConfigError(f"target: expected shape ({len(X)},), found {target.shape}")
-        g = _check_groups(group, len(X))
-        _, g = np.unique(g, return_inverse=True)
-        labels = relevance_labels(target, g, self.label_levels)
-        order, sizes = split_large_groups(g, self.max_group_size, np.random.default_rng(self.seed))
-        data = lgb.Dataset(X[order], labels[order], group=sizes, free_raw_data=True)
-        self.booster_ = lgb.train(
-            self.lightgbm_params(),
-            data,
-            num_boost_round=self.num_boost_round,
-            init_model=init_model,
-            keep_training_booster=True,
-        )
-        self.n_features_in_ = X.shape[1]
+        self.n_features_in_ = int(dataset.num_feature())
         return self
+
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        qid: np.ndarray,
+        *,
+        init_model: Any | None = None,
+    ) -> LambdaRanker:
+        """Train on rows ``X`` with runtimes ``y`` (lower is faster) in queries ``qid``.
+
+        ``qid`` holds one query (graph) id per row; rows of a query are contiguous.
+        ``init_model`` continues a booster (see :meth:`fit_dataset`).
+        """
+        return self.fit_dataset(self.build_dataset(X, y, qid), init_model=init_model)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Predicted scores, lower = predicted faster (the negated LightGBM relevance)."""
         if not hasattr(self, "booster_"):
-            raise ConfigError("LambdaRanker: call fit() before predict()")
+            raise NotFittedError("LambdaRanker: call fit() before predict()")
         X = np.asarray(X, dtype=np.float32)
         if X.ndim != 2 or X.shape[1] != self.n_features_in_:
             raise ConfigError(

@@ -1,31 +1,39 @@
-"""Train a ranker on feature tables and score it: shared by the objective, export and evaluate.
+"""The one training path of a family: :func:`train_family` trains a ranker and scores it on valid.
 
-Hyperparameters arrive as one flat mapping (a SMAC configuration): ``label_levels``,
-``max_group_size``, ``relative_features`` and ``num_boost_round`` steer the ranker and the
-feature selection; every other key is passed to LightGBM.
+The objective (every trial), export and the benchmarks call :func:`train_family`, so a trial
+and an exported model are trained and scored the same way. Hyperparameters arrive as one flat
+mapping (a SMAC configuration): ``label_levels``, ``max_group_size``, ``relative_features``
+and ``num_boost_round`` steer the ranker and the feature selection; every other key is passed
+to LightGBM.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from hpo.data.load import is_layout
 from hpo.features.table import FeatureTable
-from hpo.ranking.metrics import collection_metric
-from hpo.ranking.ranker import LambdaRanker
+from hpo.ranking.datasets import DatasetCache, rows_digest
+from hpo.ranking.metrics import kendall_tau
+from hpo.ranking.ranker import LambdaRanker, OrderedRows
 
 __all__ = [
     "DEFAULT_FIXED_ROUNDS",
+    "FamilyFit",
     "GraphScore",
     "RANKER_KEYS",
+    "collection_means",
     "feature_columns",
     "make_ranker",
     "sample_configs",
     "score_table",
     "select_rows",
+    "train_family",
 ]
 
 #: Boosting rounds of every trial when the fidelity is ``configs`` (configs per graph).
@@ -121,6 +129,57 @@ class GraphScore:
     n_configs: int
 
 
+@dataclass(frozen=True, eq=False)
+class _ValidView:
+    """The rows of a table that are scored, gathered once: features, runtimes, graph bounds."""
+
+    X: np.ndarray
+    runtime: np.ndarray
+    bounds: np.ndarray
+    graphs: tuple[int, ...]
+
+
+def _valid_view(table: FeatureTable, columns: np.ndarray, collections: Sequence[str]) -> _ValidView:
+    rows = select_rows(table, collections)
+    groups = table.group[rows]
+    bounds = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1], True]) if rows.size else rows
+    return _ValidView(
+        X=np.ascontiguousarray(table.X[np.ix_(rows, columns)], dtype=np.float32),
+        runtime=table.target[rows].astype(np.float64),
+        bounds=bounds,
+        graphs=tuple(int(groups[a]) for a in bounds[:-1]),
+    )
+
+
+def _graph_metrics(table: FeatureTable, view: _ValidView, pred: np.ndarray) -> list[GraphScore]:
+    """Per-graph metric: Kendall's tau (layout) or the top-5 tile score, the latter vectorised.
+
+    The tile score takes the 5 best-predicted configs of each graph with ties broken by row
+    order (a stable sort), as :func:`hpo.ranking.metrics.tile_score` does.
+    """
+    bounds, runtime = view.bounds, view.runtime
+    n_graphs = len(view.graphs)
+    if n_graphs == 0:
+        return []
+    refs = [table.graphs[g] for g in view.graphs]
+    sizes = np.diff(bounds)
+    gid = np.repeat(np.arange(n_graphs), sizes)
+    order = np.lexsort((pred, gid))  # lexsort is stable: ties keep row order
+    top = order[np.arange(len(order)) - bounds[gid[order]] < 5]
+    best = np.full(n_graphs, np.inf)
+    np.minimum.at(best, gid[top], runtime[top])
+    tile = 2.0 - best / np.minimum.reduceat(runtime, bounds[:-1])
+    return [
+        GraphScore(
+            ref.collection,
+            ref.stem,
+            kendall_tau(pred[a:b], runtime[a:b]) if is_layout(ref.collection) else float(tile[i]),
+            int(b - a),
+        )
+        for i, (ref, a, b) in enumerate(zip(refs, bounds[:-1], bounds[1:], strict=True))
+    ]
+
+
 def score_table(
     ranker: LambdaRanker,
     table: FeatureTable,
@@ -128,18 +187,10 @@ def score_table(
     collections: Sequence[str],
 ) -> list[GraphScore]:
     """Predict every labeled graph of ``collections`` in ``table`` and score each graph."""
-    rows = select_rows(table, collections)
-    if rows.size == 0:
+    view = _valid_view(table, columns, collections)
+    if not view.graphs:
         return []
-    pred = ranker.predict(table.X[rows][:, columns])
-    groups = table.group[rows]
-    bounds = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1], True])
-    scores: list[GraphScore] = []
-    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-        ref = table.graphs[groups[a]]
-        metric = collection_metric(ref.collection, pred[a:b], table.target[rows[a:b]])
-        scores.append(GraphScore(ref.collection, ref.stem, metric, int(b - a)))
-    return scores
+    return _graph_metrics(table, view, ranker.predict(view.X))
 
 
 def collection_means(scores: Sequence[GraphScore], collections: Sequence[str]) -> dict[str, float]:
@@ -150,3 +201,132 @@ def collection_means(scores: Sequence[GraphScore], collections: Sequence[str]) -
         if vals:
             out[c] = float(np.mean(vals))
     return out
+
+
+@dataclass(frozen=True, eq=False)
+class FamilyFit:
+    """What :func:`train_family` returns.
+
+    Attributes
+    ----------
+    ranker
+        The fitted ranker (``ranker.booster_`` is the LightGBM booster).
+    columns, column_names
+        The feature columns used (indices into the table, and their names).
+    rows
+        Training rows used.
+    metrics
+        Mean metric per collection on valid.
+    scores
+        The metric of every scored valid graph.
+    seconds
+        Wall time of ``dataset`` (rows, labels, binning; ~0 when reused), ``boost``,
+        ``predict`` (valid) and ``score``.
+    dataset_reused
+        Whether the binned training Dataset came from the cache.
+    """
+
+    ranker: LambdaRanker
+    columns: np.ndarray
+    column_names: tuple[str, ...]
+    rows: int
+    metrics: dict[str, float]
+    scores: tuple[GraphScore, ...]
+    seconds: dict[str, float]
+    dataset_reused: bool
+
+
+def train_family(
+    train: FeatureTable,
+    valid: FeatureTable,
+    collections: Sequence[str],
+    hyperparameters: Mapping[str, Any],
+    *,
+    rounds: int,
+    seed: int,
+    n_threads: int = 1,
+    rows: np.ndarray | None = None,
+    init_model: Any | None = None,
+    extra: Sequence[FeatureTable] = (),
+    columns: np.ndarray | None = None,
+    cache: DatasetCache | None = None,
+) -> FamilyFit:
+    """Train the ranker of one family on ``train`` and score it on ``valid``.
+
+    Parameters
+    ----------
+    train, valid
+        The family's feature tables.
+    collections
+        Collections trained on and scored (all of the family).
+    hyperparameters
+        A flat configuration (see :func:`make_ranker`).
+    rounds
+        Boosting rounds to add (to ``init_model``'s when continuing).
+    seed
+        Seeds LightGBM and the sub-query split.
+    n_threads
+        LightGBM threads for binning, boosting and predicting.
+    rows
+        Training rows of ``train`` (default: every labeled row of ``collections``); the
+        ``configs`` fidelity passes a sample.
+    init_model
+        A booster to continue (the objective's lower-budget booster).
+    extra
+        More tables to train on, all their labeled rows of ``collections`` (export's
+        train+valid).
+    columns
+        Feature column indices (default: :func:`feature_columns` of the hyperparameters).
+    cache
+        Reuse the binned Dataset and the gathered valid rows across calls (the objective's).
+        Results are identical with or without it.
+    """
+    t0 = time.perf_counter()
+    cols = feature_columns(train, hyperparameters) if columns is None else np.asarray(columns)
+    cols = cols.astype(np.int64)
+    selected = select_rows(train, collections) if rows is None else np.asarray(rows)
+    parts = [(train, selected)] + [(t, select_rows(t, collections)) for t in extra]
+    ranker = make_ranker(hyperparameters, num_boost_round=rounds, seed=seed, n_threads=n_threads)
+
+    def order() -> OrderedRows:
+        offsets = np.cumsum([0] + [len(t.graphs) for t, _ in parts])
+        return ranker.order_rows(
+            np.concatenate([t.X[np.ix_(r, cols)] for t, r in parts]),
+            np.concatenate([t.target[r] for t, r in parts]),
+            np.concatenate([t.group[r] + o for (t, r), o in zip(parts, offsets, strict=False)]),
+        )
+
+    def view() -> _ValidView:
+        return _valid_view(valid, cols, collections)
+
+    if cache is None:
+        data, reused = ranker.bin_rows(order()), False
+        valid_view = view()
+    else:
+        # two levels: the ordered raw rows are shared by the Datasets of every max_bin
+        keep = [t for t, _ in parts]
+        rows_key = (tuple((id(t), rows_digest(r)) for t, r in parts), cols.tobytes(), seed)
+        key = ("train", rows_key, ranker.dataset_key())
+        data, reused = cache.get(
+            key, lambda: ranker.bin_rows(cache.get(("rows", rows_key), order, keep)[0]), keep
+        )
+        vkey = ("valid", id(valid), tuple(collections), cols.tobytes())
+        valid_view = cache.get(vkey, view, keep=valid)[0]
+    t1 = time.perf_counter()
+    ranker.fit_dataset(data, init_model=init_model)
+    t2 = time.perf_counter()
+    pred = ranker.predict(valid_view.X) if valid_view.graphs else np.zeros(0)
+    t3 = time.perf_counter()
+    scores = _graph_metrics(valid, valid_view, pred)
+    metrics = collection_means(scores, collections)
+    t4 = time.perf_counter()
+    return FamilyFit(
+        ranker=ranker,
+        columns=cols,
+        column_names=tuple(train.feature_names[j] for j in cols),
+        rows=int(sum(len(r) for _, r in parts)),
+        metrics=metrics,
+        scores=tuple(scores),
+        seconds={"dataset": t1 - t0, "boost": t2 - t1, "predict": t3 - t2, "score": t4 - t3},
+        dataset_reused=reused,
+    )

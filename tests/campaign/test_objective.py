@@ -1,14 +1,16 @@
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from hpo.campaign.objective import ObjectiveSettings, RankerObjective
+from hpo.campaign.objective import ObjectiveSettings, RankerObjective, default_threads
 from hpo.data.load import COLLECTIONS
 from hpo.errors import ConfigError
 from hpo.features import FeatureSpec, build_tables
+from hpo.ranking.datasets import DatasetCache
 
 HP = {"learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 5, "label_levels": 8}
 
@@ -91,3 +93,33 @@ def test_configs_fidelity_keeps_the_scored_boosters(tiny_tables, tmp_path: Path)
     assert info["rounds_reused"] == 0
     obj(HP, seed=2, budget=12)  # no continuation with configs; 4 is superseded all the same
     assert store.sizes(booster_key(HP, 2, "tile")) == [12]
+
+
+def test_threads_fill_the_cores_and_are_recorded(tiny_tables, monkeypatch) -> None:
+    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    assert (default_threads(1), default_threads(2), default_threads(16)) == (8, 4, 1)
+    obj = RankerObjective(ObjectiveSettings(collections=("tile:xla",), n_threads=3), tiny_tables)
+    _, info = obj(HP, seed=0, budget=5)
+    assert info["n_threads"] == 3
+    assert set(info["seconds"]) == {"dataset", "boost", "predict", "score"}
+
+
+def test_datasets_reused_across_trials_and_not_pickled(tiny_tables) -> None:
+    obj = RankerObjective(ObjectiveSettings(collections=("tile:xla",)), tiny_tables)
+    _, first = obj(HP, seed=0, budget=5)
+    _, second = obj({**HP, "num_leaves": 7}, seed=0, budget=9)
+    assert (first["datasets_reused"], second["datasets_reused"]) == (0, 1)
+    assert len(pickle.loads(pickle.dumps(obj)).datasets) == 0
+    assert len(obj.datasets) > 0
+
+
+def test_scattered_dataset_cache_outlives_the_objective(tiny_tables) -> None:
+    """Dask deserialises the objective per task; the scattered cache stays on the worker."""
+    cache = DatasetCache()
+    obj = RankerObjective(ObjectiveSettings(collections=("tile:xla",)))
+    obj(HP, seed=0, budget=5, tables=tiny_tables, datasets=cache)
+    assert len(cache) > 0
+    assert len(obj.datasets) == 0
+    per_task = pickle.loads(pickle.dumps(obj))
+    _, info = per_task(HP, seed=0, budget=5, tables=tiny_tables, datasets=cache)
+    assert info["datasets_reused"] == 1

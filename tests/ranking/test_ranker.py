@@ -2,10 +2,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 
 from hpo.errors import ConfigError
 from hpo.ranking.metrics import kendall_tau
-from hpo.ranking.ranker import LambdaRanker, relevance_labels, split_large_groups
+from hpo.ranking.ranker import (
+    LambdaRanker,
+    relevance_labels,
+    split_large_groups,
+    sub_group_sizes,
+)
 
 
 def _ranking(n_groups: int = 4, size: int = 300, seed: int = 0):
@@ -79,8 +86,40 @@ def test_non_contiguous_groups_refused() -> None:
 
 
 def test_predict_before_fit() -> None:
-    with pytest.raises(ConfigError, match="call fit"):
+    with pytest.raises(NotFittedError, match="call fit"):
         LambdaRanker().predict(np.ones((2, 2)))
+
+
+def test_clone_keeps_parameters_not_fit() -> None:
+    X, target, qid = _ranking(n_groups=2, size=50)
+    ranker = LambdaRanker({"num_leaves": 7}, num_boost_round=3, label_levels=5, seed=2)
+    ranker.fit(X, target, qid=qid)
+    copy = clone(ranker)
+    assert copy.get_params() == ranker.get_params()
+    assert not hasattr(copy, "booster_")
+    assert copy.set_params(seed=9) is copy
+    assert copy.seed == 9
+
+
+def test_reused_dataset_gives_identical_fits() -> None:
+    """One binned Dataset serves other label_levels / max_group_size / booster params."""
+    X, target, qid = _ranking()
+    params = {"bagging_fraction": 0.7, "bagging_freq": 1, "min_data_in_leaf": 50}
+    data = LambdaRanker(params).build_dataset(X, target, qid)
+    configs = [
+        {"label_levels": 8, "max_group_size": 100},
+        {"label_levels": 16, "max_group_size": 1000},
+    ]
+    for kwargs in configs + configs[:1]:
+        other = {**params, "min_data_in_leaf": 5} if kwargs["label_levels"] == 16 else params
+        fresh = LambdaRanker(other, num_boost_round=5, **kwargs).fit(X, target, qid)
+        reused = LambdaRanker(other, num_boost_round=5, **kwargs).fit_dataset(data)
+        np.testing.assert_array_equal(fresh.predict(X), reused.predict(X))
+
+
+def test_sub_group_sizes_balanced() -> None:
+    sizes = sub_group_sizes(np.array([5, 25, 3, 0]), 10)
+    np.testing.assert_array_equal(sizes, [5, 9, 8, 8, 3])
 
 
 def test_max_group_size_checked() -> None:

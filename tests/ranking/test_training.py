@@ -1,10 +1,23 @@
 from __future__ import annotations
 
+import pickle
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from hpo.data.load import COLLECTIONS
+from hpo.features import FeatureSpec, build_tables
 from hpo.features.table import FeatureTable, GraphRef
-from hpo.ranking.training import feature_columns, make_ranker, sample_configs, select_rows
+from hpo.ranking.datasets import DatasetCache
+from hpo.ranking.metrics import tile_score
+from hpo.ranking.training import (
+    feature_columns,
+    make_ranker,
+    sample_configs,
+    select_rows,
+    train_family,
+)
 
 
 def _table(sizes: list[int], labeled: list[bool] | None = None) -> FeatureTable:
@@ -68,3 +81,85 @@ def test_make_ranker_splits_hyperparameters() -> None:
     )
     assert r.params == {"learning_rate": 0.2}
     assert (r.label_levels, r.max_group_size, r.num_boost_round, r.seed) == (8, 256, 7, 3)
+
+
+@pytest.fixture(scope="module")
+def tiny_tables(tiny_root: Path, tmp_path_factory: pytest.TempPathFactory):
+    cache = tmp_path_factory.mktemp("cache")
+    return build_tables(
+        tiny_root, COLLECTIONS, ("train", "valid"), FeatureSpec(), cache_dir=cache, n_jobs=1
+    )
+
+
+TINY_HP = {"learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 5, "label_levels": 8}
+LAYOUT = [c for c in COLLECTIONS if c != "tile:xla"]
+
+
+def _fit(tables, hp=TINY_HP, **kwargs):
+    train, valid = tables[("layout", "train")], tables[("layout", "valid")]
+    return train_family(train, valid, LAYOUT, hp, rounds=8, seed=0, **kwargs)
+
+
+def test_train_family_on_tiny(tiny_tables) -> None:
+    fit = _fit(tiny_tables)
+    train, valid = tiny_tables[("layout", "train")], tiny_tables[("layout", "valid")]
+    assert set(fit.metrics) == set(LAYOUT)
+    assert fit.rows == select_rows(train, LAYOUT).size
+    assert list(fit.column_names) == [train.feature_names[j] for j in fit.columns]
+    assert fit.ranker.booster_.current_iteration() == 8
+    assert sum(s.n_configs for s in fit.scores) == select_rows(valid, LAYOUT).size
+    assert set(fit.seconds) == {"dataset", "boost", "predict", "score"}
+    # the metrics are the means of the per-graph scores
+    xla = [s.metric for s in fit.scores if s.collection == "layout:xla:random"]
+    assert fit.metrics["layout:xla:random"] == pytest.approx(np.mean(xla))
+    # extra tables add their rows (export's train+valid)
+    both = _fit(tiny_tables, extra=[valid])
+    assert both.rows == fit.rows + select_rows(valid, LAYOUT).size
+
+
+def test_tile_scores_match_the_metric(tiny_tables) -> None:
+    train, valid = tiny_tables[("tile", "train")], tiny_tables[("tile", "valid")]
+    fit = train_family(train, valid, ["tile:xla"], TINY_HP, rounds=3, seed=0)
+    pred = fit.ranker.predict(valid.X[:, fit.columns])
+    for s, g in zip(fit.scores, [g for g in valid.graphs if g.labeled], strict=True):
+        rows = np.flatnonzero(valid.group == valid.graphs.index(g))
+        assert s.metric == tile_score(pred[rows], valid.target[rows])
+
+
+def test_dataset_cache_reused_and_keyed_by_binning(tiny_tables) -> None:
+    cache = DatasetCache()
+    first = _fit(tiny_tables, cache=cache)
+    # booster-only parameters, labels and sub-queries do not rebuild the Dataset
+    other = {**TINY_HP, "num_leaves": 7, "label_levels": 4, "max_group_size": 256}
+    second = _fit(tiny_tables, hp=other, cache=cache)
+    assert (first.dataset_reused, second.dataset_reused) == (False, True)
+    entries = dict(cache._entries)
+    rebinned = _fit(tiny_tables, hp={**TINY_HP, "max_bin": 63}, cache=cache)
+    assert not rebinned.dataset_reused
+    train_keys = [k for k in cache._entries if k[0] == "train"]
+    assert len(train_keys) == 2
+    assert all(cache._entries[k][0] is entries[k][0] for k in entries)  # same objects kept
+
+
+def test_cache_gives_identical_predictions(tiny_tables) -> None:
+    cache = DatasetCache()
+    _fit(tiny_tables, cache=cache)  # fill the cache with another configuration's use
+    hp = {**TINY_HP, "bagging_fraction": 0.7, "bagging_freq": 1, "label_levels": 12}
+    cached, plain = _fit(tiny_tables, hp=hp, cache=cache), _fit(tiny_tables, hp=hp)
+    assert cached.dataset_reused
+    valid = tiny_tables[("layout", "valid")]
+    X = valid.X[:, cached.columns]
+    np.testing.assert_array_equal(cached.ranker.predict(X), plain.ranker.predict(X))
+    assert cached.metrics == plain.metrics
+
+
+def test_dataset_cache_bounded_and_not_pickled() -> None:
+    cache = DatasetCache(max_entries=2)
+    for i in range(3):
+        cache.get(i, lambda i=i: [i])
+    assert len(cache) == 2
+    assert cache.get(0, lambda: "rebuilt") == ("rebuilt", False)
+    assert cache.get(2, lambda: "never") == ([2], True)
+    copy = pickle.loads(pickle.dumps(cache))
+    assert len(copy) == 0
+    assert copy.max_entries == 2
