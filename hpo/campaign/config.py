@@ -110,6 +110,8 @@ class CampaignConfig:
     random_prob: float = 0.2
     seed: int = 0
     workers: int = 1
+    # LightGBM threads per trial; None fills the machine's cores (cores // workers)
+    threads: int | None = None
     dask_scheduler: str | None = None
     cache_dir: Path = Path(".hpo_cache")
     # finite (an infinite cost breaks SMAC's random forest) and above any real cost: the tile
@@ -166,6 +168,8 @@ class CampaignConfig:
         if self.fidelity not in FIDELITIES:
             raise _bad("fidelity", f"one of {', '.join(FIDELITIES)}", self.fidelity)
         self._check_budgets()
+        if self.threads is not None:
+            _int("threads", self.threads, 1)
         if self.n_init is not None:
             _int("n_init", self.n_init, 1)
             if self.n_init > self.trials:

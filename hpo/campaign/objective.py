@@ -248,7 +248,7 @@ def build_objective(
         fixed_rounds=cfg.fixed_rounds,
         fast_bias=cfg.fast_bias,
         model_dir=str(cfg.run_dir / BOOSTERS_DIR),
-        n_threads=default_threads(int(getattr(cfg, "workers", 1))),
+        n_threads=cfg.threads or default_threads(cfg.workers),
     )
     distributed = cfg.workers > 1 or bool(cfg.dask_scheduler)
     if distributed:

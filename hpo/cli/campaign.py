@@ -37,6 +37,7 @@ _SETTINGS = {
     "fidelity": "fidelity",
     "seed": "seed",
     "workers": "workers",
+    "threads": "threads",
     "dask_scheduler": "dask_scheduler",
     "cache_dir": "cache_dir",
 }
@@ -154,6 +155,11 @@ def add_parsers(subparsers: Any) -> None:
         "--workers",
         type=int,
         help="parallel trials on a local Dask cluster (default: 1, in-process)",
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        help="LightGBM threads per trial (default: the machine's cores divided by the workers)",
     )
     p.add_argument(
         "--dask-scheduler",

@@ -123,3 +123,25 @@ def test_scattered_dataset_cache_outlives_the_objective(tiny_tables) -> None:
     per_task = pickle.loads(pickle.dumps(obj))
     _, info = per_task(HP, seed=0, budget=5, tables=tiny_tables, datasets=cache)
     assert info["datasets_reused"] == 1
+
+
+@pytest.mark.parametrize(
+    ("threads", "workers", "expected"), [(None, 1, 8), (None, 2, 4), (3, 2, 3)]
+)
+def test_build_objective_threads(
+    tiny_root: Path, tmp_path: Path, monkeypatch, threads, workers, expected
+) -> None:
+    from hpo.campaign import CampaignConfig, build_objective
+
+    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    cfg = CampaignConfig(
+        data_root=tiny_root,
+        name="t",
+        collections=("tile:xla",),
+        runs_dir=tmp_path / "runs",
+        cache_dir=tmp_path / "cache",
+        workers=workers,
+        threads=threads,
+    )
+    objective, _ = build_objective(cfg, n_jobs=1)
+    assert objective.settings.n_threads == expected

@@ -56,7 +56,7 @@ def test_run_then_refuse_then_resume(
     runs = tmp_path / "runs"
     # --n-init 5: a larger initial design than SMAC's spares most acquisition searches
     argv = _argv(data_root, runs, "--name", "demo", "--trials", "6", "--seed", "4", "--n-init", "5")
-    assert main([*argv, "--random-prob", "0.3"]) == 0
+    assert main([*argv, "--random-prob", "0.3", "--threads", "1"]) == 0
     out = capsys.readouterr().out
     assert "incumbent: " in out
     assert f"run folder: {runs.absolute() / 'demo'}" in out
@@ -68,7 +68,7 @@ def test_run_then_refuse_then_resume(
         4,
         "model-hb",
     )
-    assert (cfg.n_init, cfg.random_prob) == (5, 0.3)
+    assert (cfg.n_init, cfg.random_prob, cfg.threads) == (5, 0.3, 1)
 
     assert main(_argv(data_root, runs, "--name", "demo", "--trials", "6")) == 2
     err = capsys.readouterr().err
