@@ -11,7 +11,10 @@ an opcode factor (convolution and dot heavier, cheaper when their feature / last
 most minor), plus smaller input and kernel terms; plus a copy when a node's input layout
 differs from the output layout of its nearest configurable producer (walking back through at
 most three shape-preserving nodes) or from the input layout of its first sibling fed by the
-same producer. A base runtime from the non-configurable nodes dominates.
+same producer. A base runtime from the non-configurable nodes dominates. That is the
+``first-order`` law; the default ``second-order`` law (:mod:`hpo.synth.layout_law`) adds
+element-type tiles, matrix-unit layouts, bitcast reshapes, mismatch classes and copies for
+non-configurable readers.
 
 The default search changes a few nodes per configuration (sometimes to the layout with the
 least padding, or to the input layout its producer already has, so a change is not always a
@@ -35,14 +38,20 @@ from hpo.data.opcodes import CONVOLUTION, DOT, RESHAPE, TRANSPOSE
 from hpo.synth.graph import (
     COL_CONV_OUT_FEATURE,
     FUSION,
+    LAWS,
     MAX_RANK,
     HloGraph,
     NodeTable,
     NpzWriter,
     build_hlo_graph,
 )
+from hpo.synth.layout_law import (
+    SecondOrderProblem,
+    second_order_cost_terms,
+    second_order_problem,
+)
 
-__all__ = ["CONFIGURABLE_OPCODES", "write_layout_file"]
+__all__ = ["CONFIGURABLE_OPCODES", "noiseless_layout_cost", "write_layout_file"]
 
 CONFIGURABLE_OPCODES: tuple[int, ...] = (CONVOLUTION, DOT, RESHAPE, TRANSPOSE, FUSION)
 _OPCODE_FACTOR = np.ones(256)
@@ -90,6 +99,7 @@ class LayoutProblem:
     best_out: np.ndarray
     aligned_in: np.ndarray
     base_ns: float
+    second: SecondOrderProblem | None = None  # set: the second-order law prices configs
 
 
 def _layout_problem(
@@ -97,6 +107,7 @@ def _layout_problem(
     node_opcode: np.ndarray,
     edge_index: np.ndarray,
     node_config_ids: np.ndarray,
+    law: str = "first-order",
 ) -> LayoutProblem:
     """Derive the :class:`LayoutProblem` of a layout file from its stored arrays."""
     t = NodeTable.from_arrays(node_feat, node_opcode, edge_index)
@@ -132,6 +143,11 @@ def _layout_problem(
     heavy = np.where(np.isin(node_opcode, (CONVOLUTION, DOT)), 2.5, 1.0)
     base = (t.volumes * t.elem_bytes * heavy)[rest].sum() * _BYTE_NS + _NODE_NS * len(rest)
     out_default = t.layouts[ids]
+    second = None
+    if law == "second-order":
+        second = second_order_problem(
+            t, node_feat, node_opcode, edge_index, ids, producer.astype(np.int64), leader
+        )
     return LayoutProblem(
         ids=ids,
         out_shape=t.shapes[ids],
@@ -156,6 +172,7 @@ def _layout_problem(
         best_out=_best_layouts(t.shapes[ids], t.ranks[ids], t.volumes[ids], bonus),
         aligned_in=np.where((producer >= 0)[:, None], out_default[np.maximum(producer, 0)], -1),
         base_ns=float(base),
+        second=second,
     )
 
 
@@ -207,6 +224,37 @@ def _config_cost_terms(p: LayoutProblem, feat: np.ndarray) -> tuple[np.ndarray, 
         differs = (inp[:, has] != partner_layout[:, partner[has]]).any(axis=-1)
         other[:, has] += differs * copy[has]
     return node.sum(axis=1), other.sum(axis=1)
+
+
+def _law_cost(p: LayoutProblem, feat: np.ndarray) -> np.ndarray:
+    """Config-dependent cost ``(k,)`` under the problem's law."""
+    if p.second is None:
+        node, other = _config_cost_terms(p, feat)
+    else:
+        node, other = second_order_cost_terms(p.second, feat)
+    return node + other
+
+
+def noiseless_layout_cost(path: Path, law: str = "second-order") -> np.ndarray:
+    """The hidden law's config-dependent cost of every config of a generated layout file.
+
+    The measured runtime is ``(base + scale * cost) * noise`` with a positive scale, so the
+    Kendall tau between this cost and the stored runtimes is the best a ranker can reach:
+    the noise ceiling the benchmarks compare against.
+    """
+    from hpo.data.load import iter_config_chunks
+
+    with np.load(path) as npz:
+        arrays = {k: npz[k] for k in ("node_feat", "node_opcode", "edge_index", "node_config_ids")}
+    p = _layout_problem(
+        arrays["node_feat"],
+        arrays["node_opcode"],
+        arrays["edge_index"],
+        arrays["node_config_ids"],
+        law,
+    )
+    parts = [_law_cost(p, block) for _, block in iter_config_chunks(path, 2048)]
+    return np.concatenate(parts) if parts else np.zeros(0)
 
 
 @cache
@@ -275,13 +323,12 @@ def _calibrate(
     spread = rng.uniform(*((0.02, 0.08) if search == "default" else (0.3, 1.5)))
     share = rng.uniform(0.05, 0.3)
     sample = np.arange(min(n_unique, _CALIBRATION_CONFIGS))
-    node, other = _config_cost_terms(p, _config_block(p, sample, search, key))
-    cost = node + other
+    cost = _law_cost(p, _config_block(p, sample, search, key))
     low, high = np.quantile(cost, [0.0, 1.0] if search == "default" else [0.02, 0.98])
     if high - low > 1e-6 * high:
         return float(spread * p.base_ns / (high - low))
-    node, other = _config_cost_terms(p, np.full((1, len(p.ids), 18), -1.0, np.float32))
-    return float(share * p.base_ns / max(float(node[0] + other[0]), 1e-9))
+    default_cost = _law_cost(p, np.full((1, len(p.ids), 18), -1.0, np.float32))
+    return float(share * p.base_ns / max(float(default_cost[0]), 1e-9))
 
 
 def _choose_config_nodes(
@@ -327,6 +374,7 @@ def write_layout_file(
     n_configs: int,
     labeled: bool,
     progress: Callable[[int, int], None] | None = None,
+    law: str = "second-order",
 ) -> int:
     """Draw one layout graph with ``n_configs`` configurations and write it to ``path``.
 
@@ -349,16 +397,21 @@ def write_layout_file(
         False for the test split: all runtimes 0.
     progress
         Called with ``(configs written, n_configs)`` after each chunk.
+    law
+        The hidden cost law, one of ``hpo.synth.graph.LAWS``: ``"second-order"`` (default)
+        or ``"first-order"`` (padding and copies only; byte-identical to older versions).
 
     Returns
     -------
     int
         The number of configurable nodes.
     """
+    if law not in LAWS:
+        raise ValueError(f"unknown law '{law}' (expected one of {', '.join(LAWS)})")
     n_comp = max(1, n_nodes // int(rng.integers(300, 900)))
-    graph = build_hlo_graph(rng, n_nodes, source=source, n_computations=n_comp)
+    graph = build_hlo_graph(rng, n_nodes, source=source, n_computations=n_comp, law=law)
     graph, ids = _choose_config_nodes(rng, graph, n_config_nodes)
-    problem = _layout_problem(graph.node_feat, graph.node_opcode, graph.edge_index, ids)
+    problem = _layout_problem(graph.node_feat, graph.node_opcode, graph.edge_index, ids, law)
     nc, c = len(ids), int(n_configs)
     key = int(rng.integers(2**62))
     n_unique = max(
@@ -375,8 +428,7 @@ def write_layout_file(
             stop = min(start + rows, c)
             feat = _config_block(problem, uids[start:stop], search, key)
             if labeled:
-                node, other = _config_cost_terms(problem, feat)
-                clean = problem.base_ns + kappa * (node + other)
+                clean = problem.base_ns + kappa * _law_cost(problem, feat)
                 runtime[start:stop] = np.maximum(np.rint(clean * noise[start:stop]), 1)
             yield feat
             if progress is not None:
