@@ -52,7 +52,12 @@ _FIRST_ORDER: dict[str, tuple[str, ...]] = {
         "mean_log_second_minor",
         "mean_minor_index",
     ),
-    "defaults": ("frac_default_out", "n_nondefault_out", "vw_nondefault_out", "frac_default_kernel"),
+    "defaults": (
+        "frac_default_out",
+        "n_nondefault_out",
+        "vw_nondefault_out",
+        "frac_default_kernel",
+    ),
     "copies": (
         "n_copies",
         "log_copy_volume",
