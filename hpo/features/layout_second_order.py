@@ -25,15 +25,41 @@ features: no Python loop over configs or nodes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from hpo.data.load import LayoutGraph
 from hpo.data.opcodes import CONVOLUTION, DOT, TRANSPOSE
 
-if TYPE_CHECKING:
-    from hpo.features.layout import LayoutStatic
+
+class LayoutStatic(Protocol):
+    """What :class:`hpo.features.layout.LayoutStatic` provides (no import: it imports us)."""
+
+    @property
+    def dims(self) -> np.ndarray: ...
+
+    @property
+    def rank(self) -> np.ndarray: ...
+
+    @property
+    def volume(self) -> np.ndarray: ...
+
+    @property
+    def default(self) -> np.ndarray: ...
+
+    @property
+    def convdot(self) -> np.ndarray: ...
+
+    @property
+    def reshape(self) -> np.ndarray: ...
+
+    @property
+    def producer(self) -> np.ndarray: ...
+
+    @property
+    def sibling_first(self) -> np.ndarray: ...
+
 
 __all__ = [
     "SECOND_ORDER_GROUPS",

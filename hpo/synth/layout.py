@@ -26,10 +26,8 @@ memory does not grow with the number of configurations.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +43,7 @@ from hpo.synth.graph import (
     NpzWriter,
     build_hlo_graph,
 )
+from hpo.synth.layout_draw import FACTORIAL, hash_uniform, perm_table, random_perms
 from hpo.synth.layout_law import (
     SecondOrderProblem,
     second_order_cost_terms,
@@ -64,12 +63,6 @@ _NODE_NS = 150.0  # base runtime per node
 _LANES, _SUBLANES = 128, 8
 _CHUNK_CELLS = 1 << 18  # configs x configurable nodes per chunk
 _CALIBRATION_CONFIGS = 512  # unique configs sampled to scale the config-dependent cost
-_FACTORIAL = np.array([1, 1, 2, 6, 24, 120, 720])
-_M1, _M2, _M3 = (
-    np.uint64(0x9E3779B97F4A7C15),
-    np.uint64(0xBF58476D1CE4E5B9),
-    np.uint64(0x94D049BB133111EB),
-)
 
 
 @dataclass(frozen=True, eq=False)
@@ -180,10 +173,10 @@ def _best_layouts(
     shape: np.ndarray, rank: np.ndarray, volume: np.ndarray, bonus_dim: np.ndarray
 ) -> np.ndarray:
     """Per node, the output layout with the smallest (bonus-weighted) padded volume."""
-    perms = _perm_table()[rank].astype(np.int64).transpose(1, 0, 2)  # (720, nc, 6)
+    perms = perm_table()[rank].astype(np.int64).transpose(1, 0, 2)  # (720, nc, 6)
     cost = _padded_volume(shape, rank, volume, perms)
     cost *= np.where(perms[..., 0] == bonus_dim, _MINOR_BONUS, 1.0)
-    cost[np.arange(perms.shape[0])[:, None] >= _FACTORIAL[rank]] = np.inf
+    cost[np.arange(perms.shape[0])[:, None] >= FACTORIAL[rank]] = np.inf
     return perms[cost.argmin(axis=0), np.arange(len(rank))]
 
 
@@ -257,41 +250,12 @@ def noiseless_layout_cost(path: Path, law: str = "second-order") -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0)
 
 
-@cache
-def _perm_table() -> np.ndarray:
-    """``table[r, i]``: the i-th permutation of ``range(r)``, -1 padded; shape (7, 720, 6)."""
-    table = np.full((MAX_RANK + 1, 720, MAX_RANK), -1, dtype=np.int8)
-    for r in range(1, MAX_RANK + 1):
-        perms = np.array(list(itertools.permutations(range(r))), dtype=np.int8)
-        table[r, : len(perms), :r] = perms
-    return table
-
-
-def _mix64(x: np.ndarray) -> np.ndarray:
-    x = (x ^ (x >> np.uint64(30))) * _M2
-    x = (x ^ (x >> np.uint64(27))) * _M3
-    return x ^ (x >> np.uint64(31))
-
-
-def _hash_uniform(key: int, uids: np.ndarray, n_nodes: int, n_slots: int) -> np.ndarray:
-    """Uniform [0, 1) numbers that depend only on ``(key, uid, node, slot)``; ``(k, nc, s)``."""
-    h = _mix64(uids.astype(np.uint64)[:, None, None] * _M1 + np.uint64(key))
-    h = _mix64(h ^ (np.arange(n_nodes, dtype=np.uint64)[None, :, None] * _M2 + _M1))
-    h = _mix64(h ^ (np.arange(n_slots, dtype=np.uint64)[None, None, :] * _M3 + _M2))
-    return (h >> np.uint64(11)).astype(np.float64) * 2.0**-53
-
-
-def _random_perms(u: np.ndarray, rank: np.ndarray) -> np.ndarray:
-    idx = np.minimum((u * _FACTORIAL[rank]).astype(np.int64), _FACTORIAL[rank] - 1)
-    return _perm_table()[rank[None, :], idx]
-
-
 def _config_block(p: LayoutProblem, uids: np.ndarray, search: str, key: int) -> np.ndarray:
     """``node_config_feat`` rows (float32 ``(k, nc, 18)``) of the unique configs ``uids``."""
     nc = len(p.ids)
-    u = _hash_uniform(key, uids, nc, 8)
+    u = hash_uniform(key, uids, nc, 8)
     parts = [
-        _random_perms(u[..., i], rank)
+        random_perms(u[..., i], rank)
         for i, rank in enumerate((p.out_rank, p.in_rank, p.kernel_rank))
     ]
     if search == "default":  # uid 0 is the compiler default; others change a few nodes
