@@ -29,6 +29,14 @@ def add_parsers(sub: Any) -> None:
         help="tiny: seconds, for tests; small: the demo; full: real-size graphs (default: small)",
     )
     synth.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    synth.add_argument(
+        "--law",
+        choices=("second-order", "first-order"),
+        default="second-order",
+        help="hidden layout cost law: second-order adds element-type tiles, matrix-unit "
+        "layouts, bitcasts and mismatch classes; first-order is padding and copies only "
+        "(default: second-order)",
+    )
     synth.add_argument("--quiet", action="store_true", help="print only the final line")
     synth.set_defaults(handler=_cmd_synth)
 
@@ -51,7 +59,9 @@ def _cmd_synth(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     progress = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    summary = generate_dataset(args.out, scale=args.scale, seed=args.seed, progress=progress)
+    summary = generate_dataset(
+        args.out, scale=args.scale, seed=args.seed, progress=progress, law=args.law
+    )
     n_files = summary["n_files"]
     print(f"wrote {n_files} files to {args.out} in {time.perf_counter() - t0:.1f} s")
     return 0

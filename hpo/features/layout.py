@@ -24,6 +24,12 @@ from hpo.data.load import LayoutGraph, iter_config_chunks
 from hpo.data.opcodes import CONVOLUTION, DOT, RESHAPE, TRANSPOSE
 from hpo.features.graph import graph_descriptor, graph_descriptor_names
 from hpo.features.hashing import hash_rows
+from hpo.features.layout_second_order import (
+    SecondOrderStatic,
+    second_order_chunk,
+    second_order_names,
+    second_order_static,
+)
 from hpo.features.relative import relative_features, relative_names
 from hpo.features.spec import FeatureSpec
 
@@ -56,6 +62,7 @@ _PER_CONFIG = [
     "log_input_padded_volume",
     "frac_default_kernel",
     "mean_minor_index",
+    *second_order_names(),
     "log_pattern_count",
 ]
 _STATIC = [
@@ -91,6 +98,7 @@ class LayoutStatic:
     reshape: np.ndarray  # (nc,) bool
     producer: np.ndarray  # (nc,) int, configurable producer index or -1
     sibling_first: np.ndarray  # (nc,) int, first consumer of the same producer, or -1
+    second_order: SecondOrderStatic | None = None  # see hpo.features.layout_second_order
 
 
 def _first_operand(edge_index: np.ndarray, n: int) -> np.ndarray:
@@ -146,6 +154,7 @@ def layout_static(graph: LayoutGraph, spec: FeatureSpec) -> LayoutStatic:
         reshape=(ops == RESHAPE) | (ops == TRANSPOSE),
         producer=producer,
         sibling_first=sibling_first,
+        second_order=second_order_static(graph, dims, rank, producer),
     )
 
 
@@ -235,6 +244,8 @@ def _chunk_features(raw: np.ndarray, st: LayoutStatic) -> np.ndarray:
         ker_default,
         out[..., 0].clip(0, 5).mean(1) if nc else np.zeros(k),
     ]
+    if st.second_order is not None:
+        cols.append(second_order_chunk(raw, out, d0, d1, st, st.second_order))
     return np.column_stack(cols)
 
 

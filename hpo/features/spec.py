@@ -14,7 +14,7 @@ from hpo.errors import ConfigError
 __all__ = ["FEATURE_VERSION", "FeatureSpec"]
 
 #: Bumped whenever any extractor changes its output; part of every cache key and model folder.
-FEATURE_VERSION = 1
+FEATURE_VERSION = 2
 
 
 @dataclass(frozen=True, kw_only=True)

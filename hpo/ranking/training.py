@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from hpo.data.load import is_layout
+from hpo.features.groups import GROUP_PREFIX, columns_for, switches_from_hyperparameters
 from hpo.features.table import FeatureTable
 from hpo.ranking.datasets import DatasetCache, rows_digest
 from hpo.ranking.metrics import kendall_tau
@@ -49,22 +50,27 @@ def _as_bool(value: Any) -> bool:
 
 
 def feature_columns(table: FeatureTable, hyperparameters: Mapping[str, Any]) -> np.ndarray:
-    """Indices of the feature columns to use (relative features can be switched off)."""
-    use_relative = _as_bool(hyperparameters.get("relative_features", True))
-    names = table.feature_names
-    keep = [
-        i
-        for i, n in enumerate(names)
-        if use_relative or not (n.endswith("_dmed") or n.endswith("_prank"))
-    ]
-    return np.asarray(keep, dtype=np.int64)
+    """Indices of the feature columns to use.
+
+    ``relative_features`` switches the relative columns and every ``use_group_<name>`` the
+    feature group ``<name>`` (:mod:`hpo.features.groups`); absent switches are on.
+    """
+    return columns_for(
+        table.feature_names,
+        switches_from_hyperparameters(hyperparameters),
+        relative=_as_bool(hyperparameters.get("relative_features", True)),
+    )
 
 
 def make_ranker(
     hyperparameters: Mapping[str, Any], *, num_boost_round: int, seed: int, n_threads: int = 1
 ) -> LambdaRanker:
     """Build an unfitted :class:`LambdaRanker` from a flat hyperparameter mapping."""
-    params = {k: v for k, v in hyperparameters.items() if k not in RANKER_KEYS}
+    params = {
+        k: v
+        for k, v in hyperparameters.items()
+        if k not in RANKER_KEYS and not k.startswith(GROUP_PREFIX)
+    }
     for key, value in list(params.items()):
         if isinstance(value, np.generic):
             params[key] = value.item()

@@ -25,6 +25,7 @@ import numpy as np
 
 from hpo.data.load import COLLECTIONS, SPLITS, collection_dir, is_layout
 from hpo.errors import UsageError
+from hpo.synth.graph import LAWS
 from hpo.synth.layout import write_layout_file
 from hpo.synth.tile import write_tile_file
 
@@ -204,7 +205,13 @@ def _log_uniform(rng: np.random.Generator, bounds: tuple[int, int]) -> int:
 
 
 def _write_graph(
-    path: Path, rng: np.random.Generator, spec: ScaleSpec, collection: str, split: str, index: int
+    path: Path,
+    rng: np.random.Generator,
+    spec: ScaleSpec,
+    collection: str,
+    split: str,
+    index: int,
+    law: str = "second-order",
 ) -> tuple[int, int]:
     """Write one graph file; return ``(nodes, configs)``."""
     labeled = split != "test"
@@ -233,6 +240,7 @@ def _write_graph(
         n_config_nodes=n_config_nodes,
         n_configs=n_configs,
         labeled=labeled,
+        law=law,
     )
     return n_nodes, n_configs
 
@@ -244,6 +252,7 @@ def generate_dataset(
     progress: Callable[[str], None] | None = None,
     *,
     overwrite: bool = False,
+    law: str = "second-order",
 ) -> dict:
     """Write a synthetic dataset of all five collections and three splits under ``out``.
 
@@ -261,6 +270,9 @@ def generate_dataset(
     overwrite
         Delete ``.npz`` files in the collection folders that this run would not write (from
         another seed or scale). Without it such files are an error.
+    law
+        Hidden layout cost law: ``"second-order"`` or ``"first-order"`` (the older law,
+        byte-identical to earlier versions for a seed); tile files do not depend on it.
 
     Returns
     -------
@@ -274,6 +286,8 @@ def generate_dataset(
         If ``scale`` is unknown, or ``out`` holds other graph files and ``overwrite`` is False.
     """
     spec = scale_spec(scale)
+    if law not in LAWS:
+        raise UsageError(f"unknown law '{law}' (expected one of {', '.join(LAWS)})")
     root = Path(out)
     plan = _plan_stems(seed, spec)
     stale: list[Path] = []
@@ -308,7 +322,7 @@ def generate_dataset(
             for gi, stem in enumerate(plan[(collection, split)]):
                 rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(ci, si, gi)))
                 path = folder / f"{stem}.npz"
-                n_nodes, n_configs = _write_graph(path, rng, spec, collection, split, gi)
+                n_nodes, n_configs = _write_graph(path, rng, spec, collection, split, gi, law)
                 summary["n_files"] += 1
                 summary["configs"][collection] += n_configs
                 summary["bytes"] += path.stat().st_size

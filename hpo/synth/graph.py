@@ -31,6 +31,8 @@ SELECT, SLICE, SUBTRACT, TANH, TUPLE, LOGISTIC = 83, 92, 95, 96, 100, 107
 # node_feat columns.
 COL_IS_ROOT = 0
 COL_ETYPE_PRED, COL_ETYPE_S32, COL_ETYPE_F32, COL_ETYPE_BF16, COL_ETYPE_TUPLE = 3, 6, 13, 15, 18
+COL_ETYPE_S8, COL_ETYPE_F16 = 4, 12
+COL_ETYPES = 2  # 2-20 one-hot element type
 COL_SHAPE = 21  # 21-26 dims, 27 sum, 28 product
 COL_TUPLE_SIZE, COL_PARAM_NUMBER, COL_DIMENSIONS = 29, 30, 31
 COL_WINDOW_SIZE, COL_WINDOW_STRIDE = 37, 45  # 6 dims + sum + product each
@@ -41,9 +43,14 @@ COL_LAYOUT = 134  # 134-139 minor_to_major, zero padded
 NODE_FEAT_DIM = 140
 MAX_RANK = 6
 
-_ETYPE_COLS = np.array([COL_ETYPE_PRED, COL_ETYPE_S32, COL_ETYPE_F32, COL_ETYPE_BF16])
-_ETYPE_BYTES = np.array([1.0, 4.0, 4.0, 2.0])
-_PRED, _S32, _F32, _BF16 = 0, 1, 2, 3
+# Appended types (s8, f16) come last so the first-order law's argmax over one-hots is unchanged.
+_ETYPE_COLS = np.array(
+    [COL_ETYPE_PRED, COL_ETYPE_S32, COL_ETYPE_F32, COL_ETYPE_BF16, COL_ETYPE_S8, COL_ETYPE_F16]
+)
+_ETYPE_BYTES = np.array([1.0, 4.0, 4.0, 2.0, 1.0, 2.0])
+_PRED, _S32, _F32, _BF16, _S8 = 0, 1, 2, 3, 4
+#: The hidden layout laws ``hpo data synth --law`` can draw.
+LAWS: tuple[str, ...] = ("second-order", "first-order")
 
 # Shape classes: a fresh shape, the first operand's shape, derived from it, or no array.
 _FRESH, _INHERIT, _DERIVED, _NONE = 0, 1, 2, 3
@@ -355,7 +362,12 @@ def _resolve_shapes(
 
 
 def build_hlo_graph(
-    rng: np.random.Generator, n_nodes: int, *, source: str, n_computations: int = 1
+    rng: np.random.Generator,
+    n_nodes: int,
+    *,
+    source: str,
+    n_computations: int = 1,
+    law: str = "first-order",
 ) -> HloGraph:
     """Draw one HLO graph in topological order.
 
@@ -369,6 +381,10 @@ def build_hlo_graph(
         ``"xla"`` (convolution networks) or ``"nlp"`` (transformers): opcode and shape mix.
     n_computations
         Number of HLO computations; each starts with 1-4 parameters and ends with its root.
+    law
+        ``"second-order"`` re-draws element types (a bf16/f32 mix with a few 8-bit tensors)
+        and writes the spatial dimension numbers of 3-D convolutions, after every draw of the
+        first-order graph, so ``"first-order"`` graphs stay byte-identical to older versions.
     """
     n = int(n_nodes)
     starts = _computation_starts(rng, n, n_computations)
@@ -422,12 +438,41 @@ def build_hlo_graph(
     feat[conv, COL_FEATURE_GROUPS] = 1.0
     feat[conv, COL_BATCH_GROUPS] = 1.0
     feat[:, COL_LAYOUT : COL_LAYOUT + MAX_RANK] = np.maximum(layouts, 0)
+    if law == "second-order":
+        _second_order_node_feat(rng, feat, opcode, ranks, source)
     return HloGraph(
         node_feat=feat,
         node_opcode=opcode.astype(np.uint8),
         edge_index=edges,
         node_splits=starts,
     )
+
+
+def _second_order_node_feat(
+    rng: np.random.Generator, feat: np.ndarray, opcode: np.ndarray, ranks: np.ndarray, source: str
+) -> None:
+    """Element types and conv dimension numbers of the second-order law, in place.
+
+    Mixed precision as on TPUs: each graph has a dominant float type (bf16 more often in nlp),
+    a share of the other float type, a few int8 (quantized) and int32 tensors; compares give
+    pred, iota int32. The element type decides the hardware tile (8, 16 or 32 rows), so the
+    mix must vary inside a graph for that effect to be learnable.
+    """
+    n = len(opcode)
+    dominant = _BF16 if rng.random() < (0.45 if source == "xla" else 0.7) else _F32
+    other = _F32 if dominant == _BF16 else _BF16
+    etype = rng.choice([dominant, other, _S8, _S32], size=n, p=[0.74, 0.18, 0.05, 0.03])
+    etype[opcode == COMPARE] = _PRED
+    etype[opcode == IOTA] = _S32
+    tuples = opcode == TUPLE
+    feat[~tuples, COL_ETYPES:21] = 0.0
+    feat[np.flatnonzero(~tuples), _ETYPE_COLS[etype[~tuples]]] = 1.0
+    conv3d = (opcode == CONVOLUTION) & (ranks == 5)
+    nchw = feat[:, COL_CONV_DIMS + 1] == 1  # input feature dim 1: channels first
+    spatial = np.where(nchw[:, None], (2, 3, 4), (1, 2, 3))
+    feat[conv3d, COL_CONV_DIMS + 2 : COL_CONV_DIMS + 5] = spatial[conv3d]
+    feat[conv3d, COL_CONV_DIMS + 6 : COL_CONV_DIMS + 8] = (3, 4)  # kernel DHWIO in/out feature
+    feat[conv3d, COL_CONV_DIMS + 8 : COL_CONV_DIMS + 11] = (0, 1, 2)
 
 
 def _put_sequence(

@@ -11,7 +11,10 @@ an opcode factor (convolution and dot heavier, cheaper when their feature / last
 most minor), plus smaller input and kernel terms; plus a copy when a node's input layout
 differs from the output layout of its nearest configurable producer (walking back through at
 most three shape-preserving nodes) or from the input layout of its first sibling fed by the
-same producer. A base runtime from the non-configurable nodes dominates.
+same producer. A base runtime from the non-configurable nodes dominates. That is the
+``first-order`` law; the default ``second-order`` law (:mod:`hpo.synth.layout_law`) adds
+element-type tiles, matrix-unit layouts, bitcast reshapes, mismatch classes and copies for
+non-configurable readers.
 
 The default search changes a few nodes per configuration (sometimes to the layout with the
 least padding, or to the input layout its producer already has, so a change is not always a
@@ -23,10 +26,8 @@ memory does not grow with the number of configurations.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -35,14 +36,21 @@ from hpo.data.opcodes import CONVOLUTION, DOT, RESHAPE, TRANSPOSE
 from hpo.synth.graph import (
     COL_CONV_OUT_FEATURE,
     FUSION,
+    LAWS,
     MAX_RANK,
     HloGraph,
     NodeTable,
     NpzWriter,
     build_hlo_graph,
 )
+from hpo.synth.layout_draw import FACTORIAL, hash_uniform, perm_table, random_perms
+from hpo.synth.layout_law import (
+    SecondOrderProblem,
+    second_order_cost_terms,
+    second_order_problem,
+)
 
-__all__ = ["CONFIGURABLE_OPCODES", "write_layout_file"]
+__all__ = ["CONFIGURABLE_OPCODES", "noiseless_layout_cost", "write_layout_file"]
 
 CONFIGURABLE_OPCODES: tuple[int, ...] = (CONVOLUTION, DOT, RESHAPE, TRANSPOSE, FUSION)
 _OPCODE_FACTOR = np.ones(256)
@@ -55,12 +63,6 @@ _NODE_NS = 150.0  # base runtime per node
 _LANES, _SUBLANES = 128, 8
 _CHUNK_CELLS = 1 << 18  # configs x configurable nodes per chunk
 _CALIBRATION_CONFIGS = 512  # unique configs sampled to scale the config-dependent cost
-_FACTORIAL = np.array([1, 1, 2, 6, 24, 120, 720])
-_M1, _M2, _M3 = (
-    np.uint64(0x9E3779B97F4A7C15),
-    np.uint64(0xBF58476D1CE4E5B9),
-    np.uint64(0x94D049BB133111EB),
-)
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,6 +92,7 @@ class LayoutProblem:
     best_out: np.ndarray
     aligned_in: np.ndarray
     base_ns: float
+    second: SecondOrderProblem | None = None  # set: the second-order law prices configs
 
 
 def _layout_problem(
@@ -97,6 +100,7 @@ def _layout_problem(
     node_opcode: np.ndarray,
     edge_index: np.ndarray,
     node_config_ids: np.ndarray,
+    law: str = "first-order",
 ) -> LayoutProblem:
     """Derive the :class:`LayoutProblem` of a layout file from its stored arrays."""
     t = NodeTable.from_arrays(node_feat, node_opcode, edge_index)
@@ -132,6 +136,11 @@ def _layout_problem(
     heavy = np.where(np.isin(node_opcode, (CONVOLUTION, DOT)), 2.5, 1.0)
     base = (t.volumes * t.elem_bytes * heavy)[rest].sum() * _BYTE_NS + _NODE_NS * len(rest)
     out_default = t.layouts[ids]
+    second = None
+    if law == "second-order":
+        second = second_order_problem(
+            t, node_feat, node_opcode, edge_index, ids, producer.astype(np.int64), leader
+        )
     return LayoutProblem(
         ids=ids,
         out_shape=t.shapes[ids],
@@ -156,6 +165,7 @@ def _layout_problem(
         best_out=_best_layouts(t.shapes[ids], t.ranks[ids], t.volumes[ids], bonus),
         aligned_in=np.where((producer >= 0)[:, None], out_default[np.maximum(producer, 0)], -1),
         base_ns=float(base),
+        second=second,
     )
 
 
@@ -163,10 +173,10 @@ def _best_layouts(
     shape: np.ndarray, rank: np.ndarray, volume: np.ndarray, bonus_dim: np.ndarray
 ) -> np.ndarray:
     """Per node, the output layout with the smallest (bonus-weighted) padded volume."""
-    perms = _perm_table()[rank].astype(np.int64).transpose(1, 0, 2)  # (720, nc, 6)
+    perms = perm_table()[rank].astype(np.int64).transpose(1, 0, 2)  # (720, nc, 6)
     cost = _padded_volume(shape, rank, volume, perms)
     cost *= np.where(perms[..., 0] == bonus_dim, _MINOR_BONUS, 1.0)
-    cost[np.arange(perms.shape[0])[:, None] >= _FACTORIAL[rank]] = np.inf
+    cost[np.arange(perms.shape[0])[:, None] >= FACTORIAL[rank]] = np.inf
     return perms[cost.argmin(axis=0), np.arange(len(rank))]
 
 
@@ -209,41 +219,43 @@ def _config_cost_terms(p: LayoutProblem, feat: np.ndarray) -> tuple[np.ndarray, 
     return node.sum(axis=1), other.sum(axis=1)
 
 
-@cache
-def _perm_table() -> np.ndarray:
-    """``table[r, i]``: the i-th permutation of ``range(r)``, -1 padded; shape (7, 720, 6)."""
-    table = np.full((MAX_RANK + 1, 720, MAX_RANK), -1, dtype=np.int8)
-    for r in range(1, MAX_RANK + 1):
-        perms = np.array(list(itertools.permutations(range(r))), dtype=np.int8)
-        table[r, : len(perms), :r] = perms
-    return table
+def _law_cost(p: LayoutProblem, feat: np.ndarray) -> np.ndarray:
+    """Config-dependent cost ``(k,)`` under the problem's law."""
+    if p.second is None:
+        node, other = _config_cost_terms(p, feat)
+    else:
+        node, other = second_order_cost_terms(p.second, feat)
+    return node + other
 
 
-def _mix64(x: np.ndarray) -> np.ndarray:
-    x = (x ^ (x >> np.uint64(30))) * _M2
-    x = (x ^ (x >> np.uint64(27))) * _M3
-    return x ^ (x >> np.uint64(31))
+def noiseless_layout_cost(path: Path, law: str = "second-order") -> np.ndarray:
+    """The hidden law's config-dependent cost of every config of a generated layout file.
 
+    The measured runtime is ``(base + scale * cost) * noise`` with a positive scale, so the
+    Kendall tau between this cost and the stored runtimes is the best a ranker can reach:
+    the noise ceiling the benchmarks compare against.
+    """
+    from hpo.data.load import iter_config_chunks
 
-def _hash_uniform(key: int, uids: np.ndarray, n_nodes: int, n_slots: int) -> np.ndarray:
-    """Uniform [0, 1) numbers that depend only on ``(key, uid, node, slot)``; ``(k, nc, s)``."""
-    h = _mix64(uids.astype(np.uint64)[:, None, None] * _M1 + np.uint64(key))
-    h = _mix64(h ^ (np.arange(n_nodes, dtype=np.uint64)[None, :, None] * _M2 + _M1))
-    h = _mix64(h ^ (np.arange(n_slots, dtype=np.uint64)[None, None, :] * _M3 + _M2))
-    return (h >> np.uint64(11)).astype(np.float64) * 2.0**-53
-
-
-def _random_perms(u: np.ndarray, rank: np.ndarray) -> np.ndarray:
-    idx = np.minimum((u * _FACTORIAL[rank]).astype(np.int64), _FACTORIAL[rank] - 1)
-    return _perm_table()[rank[None, :], idx]
+    with np.load(path) as npz:
+        arrays = {k: npz[k] for k in ("node_feat", "node_opcode", "edge_index", "node_config_ids")}
+    p = _layout_problem(
+        arrays["node_feat"],
+        arrays["node_opcode"],
+        arrays["edge_index"],
+        arrays["node_config_ids"],
+        law,
+    )
+    parts = [_law_cost(p, block) for _, block in iter_config_chunks(path, 2048)]
+    return np.concatenate(parts) if parts else np.zeros(0)
 
 
 def _config_block(p: LayoutProblem, uids: np.ndarray, search: str, key: int) -> np.ndarray:
     """``node_config_feat`` rows (float32 ``(k, nc, 18)``) of the unique configs ``uids``."""
     nc = len(p.ids)
-    u = _hash_uniform(key, uids, nc, 8)
+    u = hash_uniform(key, uids, nc, 8)
     parts = [
-        _random_perms(u[..., i], rank)
+        random_perms(u[..., i], rank)
         for i, rank in enumerate((p.out_rank, p.in_rank, p.kernel_rank))
     ]
     if search == "default":  # uid 0 is the compiler default; others change a few nodes
@@ -275,13 +287,12 @@ def _calibrate(
     spread = rng.uniform(*((0.02, 0.08) if search == "default" else (0.3, 1.5)))
     share = rng.uniform(0.05, 0.3)
     sample = np.arange(min(n_unique, _CALIBRATION_CONFIGS))
-    node, other = _config_cost_terms(p, _config_block(p, sample, search, key))
-    cost = node + other
+    cost = _law_cost(p, _config_block(p, sample, search, key))
     low, high = np.quantile(cost, [0.0, 1.0] if search == "default" else [0.02, 0.98])
     if high - low > 1e-6 * high:
         return float(spread * p.base_ns / (high - low))
-    node, other = _config_cost_terms(p, np.full((1, len(p.ids), 18), -1.0, np.float32))
-    return float(share * p.base_ns / max(float(node[0] + other[0]), 1e-9))
+    default_cost = _law_cost(p, np.full((1, len(p.ids), 18), -1.0, np.float32))
+    return float(share * p.base_ns / max(float(default_cost[0]), 1e-9))
 
 
 def _choose_config_nodes(
@@ -327,6 +338,7 @@ def write_layout_file(
     n_configs: int,
     labeled: bool,
     progress: Callable[[int, int], None] | None = None,
+    law: str = "second-order",
 ) -> int:
     """Draw one layout graph with ``n_configs`` configurations and write it to ``path``.
 
@@ -349,16 +361,21 @@ def write_layout_file(
         False for the test split: all runtimes 0.
     progress
         Called with ``(configs written, n_configs)`` after each chunk.
+    law
+        The hidden cost law, one of ``hpo.synth.graph.LAWS``: ``"second-order"`` (default)
+        or ``"first-order"`` (padding and copies only; byte-identical to older versions).
 
     Returns
     -------
     int
         The number of configurable nodes.
     """
+    if law not in LAWS:
+        raise ValueError(f"unknown law '{law}' (expected one of {', '.join(LAWS)})")
     n_comp = max(1, n_nodes // int(rng.integers(300, 900)))
-    graph = build_hlo_graph(rng, n_nodes, source=source, n_computations=n_comp)
+    graph = build_hlo_graph(rng, n_nodes, source=source, n_computations=n_comp, law=law)
     graph, ids = _choose_config_nodes(rng, graph, n_config_nodes)
-    problem = _layout_problem(graph.node_feat, graph.node_opcode, graph.edge_index, ids)
+    problem = _layout_problem(graph.node_feat, graph.node_opcode, graph.edge_index, ids, law)
     nc, c = len(ids), int(n_configs)
     key = int(rng.integers(2**62))
     n_unique = max(
@@ -375,8 +392,7 @@ def write_layout_file(
             stop = min(start + rows, c)
             feat = _config_block(problem, uids[start:stop], search, key)
             if labeled:
-                node, other = _config_cost_terms(problem, feat)
-                clean = problem.base_ns + kappa * (node + other)
+                clean = problem.base_ns + kappa * _law_cost(problem, feat)
                 runtime[start:stop] = np.maximum(np.rint(clean * noise[start:stop]), 1)
             yield feat
             if progress is not None:

@@ -13,6 +13,7 @@ from fake_runs import FAKE_COLLECTIONS, build_fake_run
 
 from hpo.cli import main
 from hpo.data.load import COLLECTIONS, list_graphs
+from hpo.features import FEATURE_VERSION
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -206,7 +207,7 @@ def test_incompatible_model(
         line = _error_line(capsys)
         assert line == (
             f"hpo: error: {old}: model was exported with feature version 0, this hpo "
-            "extracts feature version 1; re-export the model with this hpo"
+            f"extracts feature version {FEATURE_VERSION}; re-export the model with this hpo"
         )
     assert not (tmp_path / "s.csv").exists()
 

@@ -1,0 +1,70 @@
+"""A model folder that reads an older column list (before the second-order features) still
+loads and predicts: a model is bound to its column names, not to the table's width."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import lightgbm as lgb
+import numpy as np
+
+from hpo.data.load import list_graphs, load_layout_graph
+from hpo.deploy.model import load_model
+from hpo.features import FEATURE_VERSION, FeatureSpec, extract_layout_features
+from hpo.features.layout import layout_feature_names
+
+COLLECTION = "layout:xla:random"
+
+
+def _old_columns(spec: FeatureSpec) -> list[str]:
+    """The layout columns of feature version 1: everything but the second-order ones."""
+    return [n for n in layout_feature_names(spec) if not n.startswith("so_")]
+
+
+def test_model_with_the_old_column_list_loads_and_predicts(tiny_root: Path, tmp_path: Path) -> None:
+    spec = FeatureSpec()
+    names = layout_feature_names(spec)
+    old = _old_columns(spec)
+    assert len(old) == 220  # the width of feature version 1
+    idx = [names.index(n) for n in old]
+    rows, groups, target = [], [], []
+    for path in list_graphs(tiny_root, COLLECTION, "train"):
+        graph = load_layout_graph(path)
+        X, _ = extract_layout_features(graph, COLLECTION, spec)
+        rows.append(X[:, idx])
+        groups.append(len(X))
+        runtime = np.asarray(graph.config_runtime, dtype=np.float64)
+        target.append(np.argsort(np.argsort(-runtime)) * 4 // max(len(runtime), 1))
+    booster = lgb.train(
+        {"objective": "lambdarank", "verbose": -1, "min_data_in_leaf": 2, "seed": 0},
+        lgb.Dataset(np.concatenate(rows), np.concatenate(target), group=groups),
+        num_boost_round=5,
+    )
+    folder = tmp_path / "old"
+    folder.mkdir()
+    text = booster.model_to_string()
+    (folder / "layout.txt").write_text(text)
+    meta = {
+        "feature_version": FEATURE_VERSION,
+        "feature_spec": spec.to_dict(),
+        "collections": [COLLECTION],
+        "hyperparameters": {"relative_features": True},
+        "families": {
+            "layout": {
+                "file": "layout.txt",
+                "sha256": hashlib.sha256(text.encode()).hexdigest(),
+                "columns": old,
+            }
+        },
+    }
+    (folder / "model.json").write_text(json.dumps(meta))
+
+    model = load_model(folder)
+    assert model.families["layout"].booster.num_feature() == len(old)
+    path = list_graphs(tiny_root, COLLECTION, "test")[0]
+    scores = model.predict_graph(path, COLLECTION)
+    X, _ = extract_layout_features(load_layout_graph(path), COLLECTION, spec)
+    np.testing.assert_allclose(scores, -booster.predict(X[:, idx]))
+    assert sorted(model.rank_graph(path, COLLECTION).tolist()) == list(range(len(scores)))

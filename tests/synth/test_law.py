@@ -1,0 +1,144 @@
+"""The generator's two hidden layout laws: first-order kept byte-identical, second-order effects."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import kendalltau
+
+from hpo.cli.main import main
+from hpo.data.load import list_graphs
+from hpo.data.opcodes import DOT, PARAMETER, TRANSPOSE
+from hpo.errors import UsageError
+from hpo.synth.dataset import generate_dataset
+from hpo.synth.layout import _layout_problem, noiseless_layout_cost
+from hpo.synth.layout_law import padded_volume, second_order_cost_terms, sublane_tile
+
+# sha256 over (relative path, bytes) of every file of `hpo data synth --scale tiny`, computed
+# with the code before the second-order law existed (commit ea354a3).
+FIRST_ORDER_TINY = {
+    0: "13120d61191acd549d669c4cddad282a5cfc58beeb94d04a8c72474c583b5aa7",
+    3: "1fd8d2d64707becf0b199d49d240e3baa345ee8ce5dec6e15089338d8522a1f3",
+}
+ADD = 2
+
+
+def _digest(root: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*.npz")):
+        h.update(str(p.relative_to(root)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+@pytest.mark.parametrize("seed", sorted(FIRST_ORDER_TINY))
+def test_first_order_law_is_byte_identical_to_the_old_generator(tmp_path: Path, seed: int) -> None:
+    code = main(
+        ["data", "synth", "--out", str(tmp_path), "--scale", "tiny", "--seed", str(seed)]
+        + ["--law", "first-order", "--quiet"]
+    )
+    assert code == 0
+    assert _digest(tmp_path) == FIRST_ORDER_TINY[seed]
+
+
+def test_second_order_law_is_reproducible_and_differs(tmp_path: Path) -> None:
+    generate_dataset(tmp_path / "a", "tiny", seed=0)
+    generate_dataset(tmp_path / "b", "tiny", seed=0, law="second-order")
+    assert _digest(tmp_path / "a") == _digest(tmp_path / "b")
+    assert _digest(tmp_path / "a") != FIRST_ORDER_TINY[0]
+    tiles = [_digest(p) for p in (tmp_path / "a" / "npz" / "tile", tmp_path / "b" / "npz" / "tile")]
+    assert tiles[0] == tiles[1]
+
+
+def test_unknown_law_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="unknown law 'third-order'"):
+        generate_dataset(tmp_path, "tiny", law="third-order")
+
+
+def test_second_order_graphs_mix_element_types(tmp_path: Path) -> None:
+    generate_dataset(tmp_path, "tiny", seed=1)
+    counts = np.zeros(21)
+    for path in list_graphs(tmp_path, "layout:nlp:random", "train"):
+        with np.load(path) as npz:
+            counts += npz["node_feat"][:, :21].sum(axis=0)
+    assert counts[13] > 0  # f32
+    assert counts[15] > 0  # bf16
+    assert counts[4] > 0  # s8: 8-bit tensors pad to 32 rows
+
+
+def test_noise_ceiling_is_high_but_not_perfect(tmp_path: Path) -> None:
+    generate_dataset(tmp_path, "tiny", seed=2)
+    for path in list_graphs(tmp_path, "layout:xla:random", "train")[:2]:
+        cost = noiseless_layout_cost(path)
+        with np.load(path) as npz:
+            runtime = npz["config_runtime"]
+        assert cost.shape == runtime.shape
+        tau = kendalltau(cost, runtime).statistic
+        assert 0.8 < tau < 1.0
+
+
+def test_sublane_tile_by_element_size() -> None:
+    np.testing.assert_array_equal(sublane_tile(np.array([4.0, 2.0, 1.0])), [8, 16, 32])
+    shape = np.array([[12, 128, 0, 0, 0, 0]] * 3)
+    rank = np.array([2, 2, 2])
+    volume = np.full(3, 12 * 128.0)
+    layout = np.array([[[1, 0, -1, -1, -1, -1]] * 3])
+    padded = padded_volume(shape, rank, volume, np.array([4.0, 2.0, 1.0]), layout)
+    np.testing.assert_array_equal(padded[0], [16 * 128, 16 * 128, 32 * 128])
+
+
+def _graph(opcode: list[int], shapes: list[list[int]], edges: list[list[int]]) -> dict:
+    n = len(opcode)
+    feat = np.zeros((n, 140), dtype=np.float32)
+    for i, shape in enumerate(shapes):
+        feat[i, 21 : 21 + len(shape)] = shape
+        feat[i, 134 : 134 + len(shape)] = list(range(len(shape)))[::-1]
+        feat[i, 13] = 1  # f32
+    return {
+        "node_feat": feat,
+        "node_opcode": np.array(opcode, dtype=np.uint8),
+        "edge_index": np.array(edges, dtype=np.int64),
+    }
+
+
+def _costs(g: dict, ids: list[int], configs: np.ndarray) -> np.ndarray:
+    p = _layout_problem(
+        g["node_feat"], g["node_opcode"], g["edge_index"], np.array(ids), "second-order"
+    )
+    assert p.second is not None
+    node, other = second_order_cost_terms(p.second, configs.astype(np.float32))
+    return node + other
+
+
+def test_law_mismatch_in_major_positions_is_cheap() -> None:
+    g = _graph([PARAMETER, DOT, DOT], [[4, 8, 16, 128]] * 3, [[1, 0], [2, 1]])
+    configs = np.full((3, 2, 18), -1)
+    configs[:, 0, 0:4] = [3, 2, 1, 0]
+    configs[0, 1, 6:10] = [3, 2, 1, 0]
+    configs[1, 1, 6:10] = [3, 2, 0, 1]  # major positions only
+    configs[2, 1, 6:10] = [2, 3, 1, 0]  # the two minor positions
+    match, major, minor = _costs(g, [1, 2], configs)
+    assert match < major < minor
+    assert major - match < 0.1 * (minor - match)
+
+
+def test_law_transpose_keeping_the_minor_dim_is_almost_free() -> None:
+    g = _graph([PARAMETER, TRANSPOSE], [[64, 256], [256, 64]], [[1, 0]])
+    g["node_feat"][1, 31:33] = [1, 0]
+    configs = np.full((2, 1, 18), -1)
+    configs[0, 0, 0:2] = [0, 1]  # bitcast
+    configs[1, 0, 0:2] = [1, 0]  # moves the tensor
+    bitcast, move = _costs(g, [1], configs)
+    assert bitcast < 0.5 * move
+
+
+def test_law_prefers_the_feature_dim_minor_for_dot() -> None:
+    g = _graph([PARAMETER, DOT, ADD], [[256, 512]] * 3, [[1, 0]])
+    configs = np.full((2, 1, 18), -1)
+    configs[0, 0, 0:2] = [1, 0]
+    configs[1, 0, 0:2] = [0, 1]
+    minor, not_minor = _costs(g, [1], configs)
+    assert minor < not_minor
