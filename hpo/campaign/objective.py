@@ -226,7 +226,7 @@ def build_objective(
         The objective, and ``data_to_scatter`` for SMAC's Dask runner (``None`` when trials
         run in this process, where the objective holds the tables itself).
     """
-    from hpo.features import FeatureSpec, build_tables
+    from hpo.features import FeatureSpec, SampleCaps, build_tables
 
     tables = build_tables(
         Path(cfg.data_root),
@@ -234,6 +234,7 @@ def build_objective(
         ("train", "valid"),
         FeatureSpec(),
         cache_dir=Path(cfg.cache_dir) if cfg.cache_dir else None,
+        caps=SampleCaps.from_settings(cfg),
         n_jobs=n_jobs or min(4, os.cpu_count() or 1),
         on_file=progress,
     )

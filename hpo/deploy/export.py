@@ -37,7 +37,7 @@ from hpo.deploy.model import (
     ProgressFn,
 )
 from hpo.errors import ConfigError, UsageError
-from hpo.features import FEATURE_VERSION, FeatureSpec, family_of
+from hpo.features import FEATURE_VERSION, FeatureSpec, SampleCaps, family_of
 from hpo.ranking.training import DEFAULT_FIXED_ROUNDS
 from hpo.runs.history import RunHistory, load_run
 
@@ -95,6 +95,7 @@ def _train_families(
     n_threads: int,
     n_jobs: int,
     progress: ProgressFn | None,
+    caps: SampleCaps | None = None,
 ) -> _Trained:
     """Train one ranker per family on ``splits`` and score it on every valid graph."""
     from hpo.data.load import list_graphs
@@ -110,7 +111,14 @@ def _train_families(
             progress(done[0], total, f"features {Path(path).name}")
 
     tables = build_tables(
-        root, collections, TRAIN_SPLITS, spec, cache_dir=cache_dir, n_jobs=n_jobs, on_file=on_file
+        root,
+        collections,
+        TRAIN_SPLITS,
+        spec,
+        cache_dir=cache_dir,
+        caps=caps,
+        n_jobs=n_jobs,
+        on_file=on_file,
     )
     out = _Trained({}, {}, {}, {})
     families = sorted({family_of(c) for c in collections})
@@ -231,6 +239,7 @@ def export_model(
         n_threads=n_threads,
         n_jobs=n_jobs or min(4, os.cpu_count() or 1),
         progress=progress,
+        caps=SampleCaps.from_settings(settings),  # the rows the run was tuned on
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"

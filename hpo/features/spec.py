@@ -77,8 +77,9 @@ class FeatureSpec:
     def cache_token(self) -> str:
         """The part of a cache key that depends on the spec and on the extractors' code.
 
-        The chunk size is left out (it does not change rows); a digest of the source of
-        ``hpo.features`` is included, so editing an extractor can never serve stale rows.
+        The chunk size is left out (it does not change rows); a digest of the source of every
+        module that shapes a row (``hpo.features`` and ``hpo.data``: loading, ``.npy``
+        streaming, the opcode schema) is included, so editing one can never serve stale rows.
         """
         return (
             f"v{self.version}-rel{int(self.relative)}-gd{int(self.graph_descriptor)}"
@@ -86,9 +87,20 @@ class FeatureSpec:
         )
 
 
+#: Packages whose source shapes a feature row (relative to the ``hpo`` package folder).
+ROW_SOURCES: tuple[str, ...] = ("features", "data")
+
+
+def row_source_files() -> list[Path]:
+    """The source files hashed into every cache key, in a fixed order."""
+    package = Path(__file__).resolve().parent.parent
+    return [path for sub in ROW_SOURCES for path in sorted((package / sub).glob("*.py"))]
+
+
 @functools.cache
 def _source_digest() -> str:
-    h = hashlib.blake2b(digest_size=4)
-    for path in sorted(Path(__file__).parent.glob("*.py")):
+    h = hashlib.blake2b(digest_size=6)
+    for path in row_source_files():
+        h.update(f"{path.parent.name}/{path.name}\0".encode())
         h.update(path.read_bytes())
     return h.hexdigest()
