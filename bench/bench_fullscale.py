@@ -138,7 +138,9 @@ def _caps(args: argparse.Namespace) -> int:
     from hpo.ranking.spaces import load_space
 
     space = load_space("lambdarank", seed=args.seed)
-    configs = [space.get_default_configuration(), *space.sample_configuration(args.configs - 1)]
+    configs = [space.get_default_configuration()]
+    for _ in range(args.configs - 1):
+        configs.append(space.sample_configuration())
     print("| train cap N | train rows | extract s | train+score s | " + " | ".join(COLLECTIONS))
     for cap in args.caps:
         caps = SampleCaps(train_configs=cap, valid_configs=0, seed=args.seed)
