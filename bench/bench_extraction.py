@@ -5,7 +5,10 @@ configurable nodes, 1.15 GB of node_config_feat) and measures, each in a fresh s
 
 - ``stream``: only streaming node_config_feat (iter_config_chunks) — the I/O floor;
 - ``full``: np.load of node_config_feat whole — the memory a naive reader needs;
-- ``extract``: hpo's extract_file (no cache): all features of every config.
+- ``extract``: hpo's extract_file (no cache): all features of every config;
+- ``train-capped`` / ``valid-capped``: ``extract_rows`` under the default caps' rule of a
+  train graph (``DEFAULT_TRAIN_CONFIGS`` distinct configs, biased to fast ones, duplicates
+  merged) and of a valid layout graph (``DEFAULT_VALID_CONFIGS`` uniform configs).
 
 With ``--dataset ROOT`` it instead extracts every train and valid file of a dataset root
 (e.g. ``hpo data synth --scale full``) with ``build_tables``, without cache: once in one
@@ -31,12 +34,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-MODES = ("stream", "full", "extract")
+MODES = ("stream", "full", "extract", "train-capped", "valid-capped")
 
 
 def _measure(mode: str, path: Path, chunk: int) -> dict[str, float]:
     from hpo.data.load import iter_config_chunks
-    from hpo.features import FeatureSpec, extract_file
+    from hpo.features import FeatureSpec, SampleCaps, extract_file, extract_rows
 
     start = time.perf_counter()
     rows = 0
@@ -46,9 +49,14 @@ def _measure(mode: str, path: Path, chunk: int) -> dict[str, float]:
     elif mode == "full":
         with np.load(path) as npz:
             rows = npz["node_config_feat"].shape[0]
-    else:
+    elif mode == "extract":
         X = extract_file(path, "layout:nlp:random", FeatureSpec(chunk_size=chunk), None)[0]
         rows = X.shape[0]
+    else:
+        split = mode.split("-")[0]
+        rule = SampleCaps().rule(split, layout=True, merge=split == "train")
+        got, _ = extract_rows(path, "layout:nlp:random", FeatureSpec(chunk_size=chunk), rule)
+        rows = got.n_configs  # rows/s counts configs of the file, all of which are read
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"seconds": seconds, "peak_mib": peak, "rows": rows}
@@ -152,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
         "stream": "stream node_config_feat (I/O floor)",
         "full": 'np.load(...)["node_config_feat"] (memory)',
         "extract": "extract_file: all layout features",
+        "train-capped": "extract_rows, train caps (merge + biased)",
+        "valid-capped": "extract_rows, valid layout cap (uniform)",
     }
     for mode in MODES:
         r = results[mode]
@@ -162,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     ex, st, full = results["extract"], results["stream"], results["full"]
     print(
         f"\nextract / stream wall time: {ex['seconds'] / st['seconds']:.2f}; "
+        f"train-capped / stream: {results['train-capped']['seconds'] / st['seconds']:.2f}; "
+        f"valid-capped / stream: {results['valid-capped']['seconds'] / st['seconds']:.2f}; "
         f"extract / full-load peak RSS: {ex['peak_mib'] / full['peak_mib']:.3f}"
     )
     return 0

@@ -16,6 +16,11 @@ from typing import Any
 
 from hpo.data.load import COLLECTIONS
 from hpo.errors import ConfigError, UsageError
+from hpo.features.sampling import (
+    DEFAULT_KEEP_FASTEST,
+    DEFAULT_TRAIN_CONFIGS,
+    DEFAULT_VALID_CONFIGS,
+)
 from hpo.features.spec import FeatureSpec
 from hpo.ranking.spaces import DEFAULT_SPACE
 from hpo.ranking.training import DEFAULT_FIXED_ROUNDS
@@ -120,6 +125,10 @@ class CampaignConfig:
     features: FeatureSpec = field(default_factory=FeatureSpec)
     fixed_rounds: int = DEFAULT_FIXED_ROUNDS
     fast_bias: float = 2.0
+    # per-graph config caps of the feature tables (0: no cap); see hpo.features.sampling
+    train_configs: int = DEFAULT_TRAIN_CONFIGS
+    valid_configs: int = DEFAULT_VALID_CONFIGS
+    keep_fastest: int = DEFAULT_KEEP_FASTEST
 
     def __post_init__(self) -> None:
         put = object.__setattr__
@@ -189,6 +198,8 @@ class CampaignConfig:
                     "other (the scheduler's workers are used)"
                 )
         put(self, "crash_cost", _positive("crash_cost", self.crash_cost))
+        for key in ("train_configs", "valid_configs", "keep_fastest"):
+            _int(key, getattr(self, key), 0)
 
     def _check_budgets(self) -> None:
         default_min, default_max = FIDELITY_BUDGETS[self.fidelity]

@@ -229,7 +229,7 @@ def build_objective(
         The objective, and ``data_to_scatter`` for SMAC's Dask runner (``None`` when trials
         run in this process, where the objective holds the tables itself).
     """
-    from hpo.features import build_tables
+    from hpo.features import SampleCaps, build_tables
 
     assert cfg.max_budget is not None  # CampaignConfig fills it in
     tables = build_tables(
@@ -238,6 +238,7 @@ def build_objective(
         ("train", "valid"),
         cfg.features,
         cache_dir=Path(cfg.cache_dir) if cfg.cache_dir else None,
+        caps=SampleCaps.from_settings(cfg),
         n_jobs=n_jobs or min(4, os.cpu_count() or 1),
         on_file=progress,
     )

@@ -40,6 +40,9 @@ _SETTINGS = {
     "threads": "threads",
     "dask_scheduler": "dask_scheduler",
     "cache_dir": "cache_dir",
+    "train_configs": "train_configs",
+    "valid_configs": "valid_configs",
+    "keep_fastest": "keep_fastest",
 }
 
 
@@ -168,6 +171,26 @@ def add_parsers(subparsers: Any) -> None:
     )
     p.add_argument(
         "--cache-dir", metavar="DIR", type=Path, help=f"feature cache (default: {d['cache_dir']})"
+    )
+    p.add_argument(
+        "--train-configs",
+        type=int,
+        metavar="N",
+        help="distinct configs kept per train graph, biased toward fast ones; 0: all "
+        f"(default: {d['train_configs']})",
+    )
+    p.add_argument(
+        "--valid-configs",
+        type=int,
+        metavar="M",
+        help="configs drawn uniformly per valid layout graph (tile valid keeps all); 0: all "
+        f"(default: {d['valid_configs']})",
+    )
+    p.add_argument(
+        "--keep-fastest",
+        type=int,
+        metavar="K",
+        help=f"fastest configs of a train graph always kept (default: {d['keep_fastest']})",
     )
     p.add_argument("--quiet", action="store_true", help="plain log lines, no live view")
     mode = p.add_mutually_exclusive_group()

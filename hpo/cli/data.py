@@ -24,9 +24,10 @@ def add_parsers(sub: Any) -> None:
     synth.add_argument("--out", type=Path, required=True, help="dataset root to create")
     synth.add_argument(
         "--scale",
-        choices=("tiny", "small", "full"),
+        choices=("tiny", "small", "full", "real"),
         default="small",
-        help="tiny: seconds, for tests; small: the demo; full: real-size graphs (default: small)",
+        help="tiny: seconds, for tests; small: the demo; full: real statistics scaled down; "
+        "real: real per-graph sizes, about 11 GB (default: small)",
     )
     synth.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     synth.add_argument(

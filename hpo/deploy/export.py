@@ -16,7 +16,10 @@ it was validated at (the campaign's largest budget, where the incumbent is chose
 lower-budget booster, LightGBM restarted its bagging and feature-fraction random streams, and
 for two trials in ``bench/README.md`` a fresh training moved the score by more than 0.05. The
 copy's validation metrics therefore equal the trial's recorded ones (``model.json`` keeps
-both and their largest difference).
+both and their largest difference): they are computed on the valid rows the trials were
+scored on, which with a valid cap (``valid_configs``) is the run's uniform sample of each
+layout graph's configs; ``hpo evaluate`` scores every config, an unbiased estimate of the
+same figure that differs from it by that sample's noise.
 
 On request (``retrain=True``, implied by training on ``train+valid``) the incumbent is
 trained again from scratch with the run's feature spec and fidelity settings: with the
@@ -43,9 +46,9 @@ from hpo.deploy.model import (
     ProgressFn,
     load_model,
 )
-from hpo.deploy.scored import copy_scored_boosters, run_feature_spec
+from hpo.deploy.scored import copy_scored_boosters, run_feature_spec, score_on_run_rows
 from hpo.errors import ConfigError, UsageError
-from hpo.features import FEATURE_VERSION, FeatureSpec, family_of
+from hpo.features import FeatureSpec, SampleCaps, family_of
 from hpo.ranking.training import DEFAULT_FIXED_ROUNDS
 from hpo.runs.folder import data_fingerprint, jsonable, package_versions, write_json_atomic
 from hpo.runs.history import RunHistory, Trial, load_run
@@ -104,6 +107,7 @@ def _train_families(
     n_threads: int,
     n_jobs: int,
     progress: ProgressFn | None,
+    caps: SampleCaps | None = None,
 ) -> _Trained:
     """Train one ranker per family on ``splits`` and score it on every valid graph."""
     from hpo.data.load import list_graphs
@@ -119,7 +123,14 @@ def _train_families(
             progress(done[0], total, f"features {Path(path).name}")
 
     tables = build_tables(
-        root, collections, TRAIN_SPLITS, spec, cache_dir=cache_dir, n_jobs=n_jobs, on_file=on_file
+        root,
+        collections,
+        TRAIN_SPLITS,
+        spec,
+        cache_dir=cache_dir,
+        caps=caps,
+        n_jobs=n_jobs,
+        on_file=on_file,
     )
     out = _Trained({}, {}, {}, {})
     families = sorted({family_of(c) for c in collections})
@@ -252,6 +263,7 @@ def export_model(
                 n_threads=n_threads,
                 n_jobs=n_jobs or min(4, os.cpu_count() or 1),
                 progress=progress,
+                caps=SampleCaps.from_settings(settings),  # the rows the run was tuned on
             )
             families: dict[str, dict[str, Any]] = {}
             for family, booster in trained.boosters.items():
@@ -269,13 +281,17 @@ def export_model(
         write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
         if retrain:
             metrics = trained.metrics
-        else:  # score the copy as `hpo evaluate` does: the figures a user will check
-            from hpo.deploy.evaluate import evaluate_model
-
-            report = evaluate_model(
-                load_model(tmp), root, "valid", cache_dir=cache or None, progress=progress
+        else:  # score the copy on the rows its trial was scored on: it must match exactly
+            if progress is not None:
+                progress(0, 1, "scoring the copied boosters on valid")
+            metrics = score_on_run_rows(
+                load_model(tmp),
+                history,
+                root,
+                spec,
+                cache_dir=Path(cache) if cache else None,
+                n_jobs=n_jobs or min(4, os.cpu_count() or 1),
             )
-            metrics = {c: float(v["metric"]) for c, v in report["collections"].items()}
         meta["validation"] = _validation(metrics, inc, in_training="valid" in splits)
         write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
     except BaseException:
@@ -313,7 +329,7 @@ def _model_meta(
     run_fingerprint = history.campaign.get("data_fingerprint")
     return {
         "format": MODEL_FORMAT,
-        "feature_version": FEATURE_VERSION,
+        "feature_version": spec.version,  # of the run: its columns are named below
         "feature_spec": spec.to_dict(),
         "hyperparameters": inc.config,
         "collections": list(history.collections),

@@ -21,7 +21,14 @@ from typing import Any
 import numpy as np
 
 from hpo.errors import ConfigError, UsageError
-from hpo.features import FEATURE_VERSION, FeatureSpec, extract_file, family_of, feature_names
+from hpo.features import (
+    FEATURE_VERSION,
+    READABLE_VERSIONS,
+    FeatureSpec,
+    extract_file,
+    family_of,
+    feature_names,
+)
 
 __all__ = [
     "MODEL_FILE",
@@ -193,13 +200,16 @@ def load_model(path: Path | str) -> ExportedModel:
     if not isinstance(meta, dict):
         raise ConfigError(f"{meta_file}: expected a JSON object")
     version = meta.get("feature_version")
-    if version != FEATURE_VERSION:
+    if isinstance(version, bool) or version not in READABLE_VERSIONS:
         raise ConfigError(
             f"{folder}: model was exported with feature version {version}, this hpo extracts "
-            f"feature version {FEATURE_VERSION}; re-export the model with this hpo"
+            f"feature version {FEATURE_VERSION} and reads "
+            f"{', '.join(str(v) for v in READABLE_VERSIONS)}; re-export the model with this hpo"
         )
     try:
-        spec = FeatureSpec.from_dict(dict(meta["feature_spec"]))
+        # today's extractors compute every column an older readable version had, unchanged:
+        # the boosters' columns are found by name among today's rows
+        spec = FeatureSpec.from_dict(dict(meta["feature_spec"])).extracting()
         collections = tuple(str(c) for c in meta["collections"])
         family_meta = dict(meta["families"])
         hyperparameters = dict(meta["hyperparameters"])

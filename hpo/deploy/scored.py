@@ -88,3 +88,44 @@ def copy_scored_boosters(
             "booster": source.name,
         }
     return families
+
+
+def score_on_run_rows(
+    model: Any,
+    run: RunHistory,
+    root: Path,
+    spec: FeatureSpec,
+    *,
+    cache_dir: Path | None,
+    n_jobs: int,
+) -> dict[str, float]:
+    """Per-collection valid metrics of an exported ``model`` on the rows its trials were scored on.
+
+    A run with a valid cap scored each layout valid graph on a uniform sample of its configs
+    (:mod:`hpo.features.sampling`); scoring the copy on every config (as ``hpo evaluate``
+    does) would give another, equally unbiased figure that no longer checks the copy against
+    its trial. The sample is rebuilt from the run's caps and seed, from the feature cache.
+    """
+    from hpo.features import SampleCaps, build_tables
+    from hpo.ranking.metrics import collection_metric
+
+    tables = build_tables(
+        root,
+        run.collections,
+        ("valid",),
+        spec.extracting(),  # the model reads its columns by name among today's rows
+        cache_dir=cache_dir,
+        caps=SampleCaps.from_settings(run.settings),
+        n_jobs=n_jobs,
+    )
+    per_graph: dict[str, list[float]] = {}
+    for (family, _), table in tables.items():
+        pred = model.families[family].predict(table.X)
+        bounds = table.group_bounds()
+        for g, ref in enumerate(table.graphs):
+            if not ref.labeled or ref.collection not in run.collections:
+                continue
+            a, b = int(bounds[g]), int(bounds[g + 1])
+            metric = collection_metric(ref.collection, pred[a:b], table.target[a:b])
+            per_graph.setdefault(ref.collection, []).append(metric)
+    return {c: float(np.mean(v)) for c, v in per_graph.items()}

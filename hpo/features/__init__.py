@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from hpo.features.layout import extract_layout_features, layout_feature_names
 from hpo.features.relative import relative_features
-from hpo.features.spec import FEATURE_VERSION, FeatureSpec
+from hpo.features.rows import GraphRows
+from hpo.features.sampling import SampleCaps, SampleRule
+from hpo.features.spec import FEATURE_VERSION, READABLE_VERSIONS, FeatureSpec
 from hpo.features.table import (
     FeatureTable,
     GraphRef,
     build_tables,
     extract_file,
+    extract_rows,
     family_of,
     feature_names,
 )
@@ -17,11 +20,16 @@ from hpo.features.tile import extract_tile_features, tile_feature_names
 
 __all__ = [
     "FEATURE_VERSION",
+    "READABLE_VERSIONS",
     "FeatureSpec",
     "FeatureTable",
     "GraphRef",
+    "GraphRows",
+    "SampleCaps",
+    "SampleRule",
     "build_tables",
     "extract_file",
+    "extract_rows",
     "extract_layout_features",
     "extract_tile_features",
     "family_of",

@@ -23,7 +23,7 @@ import numpy as np
 from hpo.data.load import LayoutGraph, iter_config_chunks
 from hpo.data.opcodes import CONVOLUTION, DOT, RESHAPE, TRANSPOSE
 from hpo.features.graph import graph_descriptor, graph_descriptor_names
-from hpo.features.hashing import hash_rows
+from hpo.features.hashing import hash_int8_rows
 from hpo.features.layout_second_order import (
     SecondOrderStatic,
     second_order_chunk,
@@ -33,7 +33,14 @@ from hpo.features.layout_second_order import (
 from hpo.features.relative import relative_features, relative_names
 from hpo.features.spec import FeatureSpec
 
-__all__ = ["LayoutStatic", "extract_layout_features", "layout_feature_names", "layout_static"]
+__all__ = [
+    "LayoutStatic",
+    "extract_layout_features",
+    "layout_config_features",
+    "layout_feature_names",
+    "layout_rows",
+    "layout_static",
+]
 
 _PER_CONFIG = [
     "log_padded_volume",
@@ -249,6 +256,97 @@ def _chunk_features(raw: np.ndarray, st: LayoutStatic) -> np.ndarray:
     return np.column_stack(cols)
 
 
+def layout_config_features(
+    graph: LayoutGraph, spec: FeatureSpec, wanted: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-config features of the ``wanted`` configs and hashes of every config, in one pass.
+
+    Every chunk of ``node_config_feat`` is read and hashed (the duplicate counts behind
+    ``log_pattern_count`` and the merging of identical train configs need every config), but
+    only the rows in ``wanted`` are featurized: with the sampling caps that is a few thousand
+    of up to 100,000 configs, which keeps extraction near the cost of reading the file.
+
+    Parameters
+    ----------
+    graph
+        A loaded layout graph.
+    spec
+        Feature settings.
+    wanted
+        Sorted, distinct config indices to featurize (``None``: every config).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        float64 per-config features (len(wanted), len(_PER_CONFIG)) in ``wanted`` order, and
+        uint64 hashes (c,) of every config (equal configs have equal hashes).
+    """
+    st = layout_static(graph, spec)
+    c = graph.n_configs
+    rows = np.arange(c, dtype=np.int64) if wanted is None else np.asarray(wanted, dtype=np.int64)
+    per_config = np.empty((rows.size, len(_PER_CONFIG)), dtype=np.float64)
+    hashes = np.empty(c, dtype=np.uint64)
+    for start, block in iter_config_chunks(graph.path, spec.chunk_size):
+        stop = start + block.shape[0]
+        # layouts are integers -1..5 (exact in any float dtype): a plain cast is exact and costs
+        # a sixth of rint + cast; int8 keeps the chunk small for the features and the hash
+        raw = block.astype(np.int8)
+        hashes[start:stop] = hash_int8_rows(raw.reshape(raw.shape[0], -1))
+        lo, hi = np.searchsorted(rows, [start, stop])
+        if hi > lo:
+            picked = raw if hi - lo == raw.shape[0] else raw[rows[lo:hi] - start]
+            per_config[lo:hi, :-1] = _chunk_features(picked, st)
+    uniq, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
+    del uniq
+    per_config[:, -1] = np.log(counts[inverse[rows]])
+    return per_config, hashes
+
+
+def layout_rows(
+    graph: LayoutGraph,
+    collection: str,
+    spec: FeatureSpec,
+    per_config: np.ndarray,
+    reference: np.ndarray | None = None,
+) -> np.ndarray:
+    """Assemble full feature rows from per-config features of some configs of one graph.
+
+    Parameters
+    ----------
+    per_config
+        Output of :func:`layout_config_features` for the configs that become rows.
+    reference
+        Per-config features of a uniform sample of the graph's configs, against which the
+        relative columns are computed (``None``: ``per_config`` itself). A biased train sample
+        passes a uniform reference, so its relative columns mean what they mean on a test
+        graph, whose configs are all featurized.
+
+    Returns
+    -------
+    numpy.ndarray
+        float32 rows (len(per_config), len(layout_feature_names(spec))).
+    """
+    st = layout_static(graph, spec)
+    k = per_config.shape[0]
+    static = np.array(
+        [
+            np.log1p(graph.n_config_nodes),
+            np.log1p(st.volume.sum()),
+            st.convdot.mean(),
+            st.reshape.mean(),
+            (st.producer >= 0).mean(),
+            np.log1p(graph.n_configs),
+        ]
+    )
+    parts = [per_config.astype(np.float32), np.broadcast_to(static, (k, static.size))]
+    if spec.relative:
+        parts.append(relative_features(per_config, reference=reference))
+    if spec.graph_descriptor:
+        desc = graph_descriptor(graph.node_opcode, graph.edge_index, graph.node_feat, collection)
+        parts.append(np.broadcast_to(desc, (k, desc.size)))
+    return np.ascontiguousarray(np.concatenate(parts, axis=1), dtype=np.float32)
+
+
 def extract_layout_features(
     graph: LayoutGraph, collection: str, spec: FeatureSpec
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -262,31 +360,5 @@ def extract_layout_features(
         float32 features (c, len(layout_feature_names(spec))) with row i for config i, and
         uint64 config hashes (c,) (equal configs have equal hashes).
     """
-    st = layout_static(graph, spec)
-    c = graph.n_configs
-    per_config = np.empty((c, len(_PER_CONFIG)), dtype=np.float64)
-    hashes = np.empty(c, dtype=np.uint64)
-    for start, block in iter_config_chunks(graph.path, spec.chunk_size):
-        stop = start + block.shape[0]
-        raw = np.rint(block).astype(np.int8)  # layouts are -1..5: int8 keeps the chunk small
-        per_config[start:stop, :-1] = _chunk_features(raw, st)
-        hashes[start:stop] = hash_rows(raw.reshape(raw.shape[0], -1))
-    _, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
-    per_config[:, -1] = np.log(counts[inverse])
-    static = np.array(
-        [
-            np.log1p(graph.n_config_nodes),
-            np.log1p(st.volume.sum()),
-            st.convdot.mean(),
-            st.reshape.mean(),
-            (st.producer >= 0).mean(),
-            np.log1p(c),
-        ]
-    )
-    parts = [per_config.astype(np.float32), np.broadcast_to(static, (c, static.size))]
-    if spec.relative:
-        parts.append(relative_features(per_config))
-    if spec.graph_descriptor:
-        desc = graph_descriptor(graph.node_opcode, graph.edge_index, graph.node_feat, collection)
-        parts.append(np.broadcast_to(desc, (c, desc.size)))
-    return np.ascontiguousarray(np.concatenate(parts, axis=1), dtype=np.float32), hashes
+    per_config, hashes = layout_config_features(graph, spec)
+    return layout_rows(graph, collection, spec, per_config), hashes

@@ -19,7 +19,9 @@ def relative_names(names: list[str], ranks: bool = True) -> list[str]:
     return [f"{n}_dmed" for n in names] + ([f"{n}_prank" for n in names] if ranks else [])
 
 
-def relative_features(values: np.ndarray, ranks: bool = True) -> np.ndarray:
+def relative_features(
+    values: np.ndarray, ranks: bool = True, reference: np.ndarray | None = None
+) -> np.ndarray:
     """Return ``[values - median, percentile rank]`` computed over the configs of one graph.
 
     Parameters
@@ -29,6 +31,10 @@ def relative_features(values: np.ndarray, ranks: bool = True) -> np.ndarray:
     ranks
         Also return the percentile ranks (measured: they help layout collections and hurt
         the tile score badly, whose best configs sit at the extremes; see bench/README.md).
+    reference
+        Per-config features of the configs the median and ranks are taken over, shape
+        (r, p) (``None``: ``values`` itself). A sampled graph passes a uniform sample of its
+        configs, so a biased training sample gets the columns a fully featurized graph would.
 
     Returns
     -------
@@ -37,12 +43,30 @@ def relative_features(values: np.ndarray, ranks: bool = True) -> np.ndarray:
         [0, 1] (ties share the average rank); a single-config graph gets 0.5.
     """
     v = np.asarray(values, dtype=np.float64)
-    c = v.shape[0]
-    dmed = v - np.median(v, axis=0, keepdims=True)
+    ref = v if reference is None else np.asarray(reference, dtype=np.float64)
+    dmed = v - np.median(ref, axis=0, keepdims=True)
     if not ranks:
         return dmed.astype(np.float32)
-    if c > 1:
-        prank = (rankdata(v, axis=0, method="average") - 1.0) / (c - 1)
+    if reference is None:
+        c = v.shape[0]
+        if c > 1:
+            prank = (rankdata(v, axis=0, method="average") - 1.0) / (c - 1)
+        else:
+            prank = np.full_like(v, 0.5)
     else:
-        prank = np.full_like(v, 0.5)
+        prank = _reference_ranks(v, ref)
     return np.concatenate([dmed, prank], axis=1).astype(np.float32)
+
+
+def _reference_ranks(v: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """Average-tie percentile rank of each value among ``ref`` (equals rankdata when v is ref)."""
+    r = ref.shape[0]
+    if r < 2:
+        return np.full_like(v, 0.5)
+    prank = np.empty_like(v)
+    for j in range(v.shape[1]):  # loop over the ~27 columns, vectorised over configs
+        col = np.sort(ref[:, j])
+        below = np.searchsorted(col, v[:, j], side="left")
+        upto = np.searchsorted(col, v[:, j], side="right")
+        prank[:, j] = (below + upto - 1) / 2.0 / (r - 1)
+    return np.clip(prank, 0.0, 1.0)

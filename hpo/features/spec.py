@@ -11,10 +11,17 @@ from typing import Any
 
 from hpo.errors import ConfigError
 
-__all__ = ["FEATURE_VERSION", "FeatureSpec"]
+__all__ = ["ADDED_IN_VERSION", "FEATURE_VERSION", "READABLE_VERSIONS", "FeatureSpec"]
 
 #: Bumped whenever any extractor changes its output; part of every cache key and model folder.
 FEATURE_VERSION = 2
+#: For each version, the base-name prefixes of the columns it added. A later version that only
+#: *adds* columns can still serve the runs and models of an earlier one: their rows are
+#: today's rows without the columns added since (version 2 added the second-order ``so_*``
+#: columns and left version 1's unchanged, which tests/features check on generated data).
+ADDED_IN_VERSION: dict[int, tuple[str, ...]] = {2: ("so_",)}
+#: Versions whose runs can be resumed or exported and whose model folders can be loaded.
+READABLE_VERSIONS = (1, 2)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,18 +74,39 @@ class FeatureSpec:
         unknown = set(data) - known
         if unknown:
             raise ConfigError(f"feature spec: unknown keys {sorted(unknown)}")
-        if data.get("version", FEATURE_VERSION) != FEATURE_VERSION:
+        version = data.get("version", FEATURE_VERSION)
+        if isinstance(version, bool) or version not in READABLE_VERSIONS:
+            readable = ", ".join(str(v) for v in READABLE_VERSIONS)
             raise ConfigError(
-                f"feature spec version {data.get('version')} is not supported by this hpo "
-                f"(feature version {FEATURE_VERSION}); re-export the model with this version"
+                f"feature spec version {version!r} is not supported by this hpo (it reads "
+                f"feature versions {readable}); use the hpo version that made it"
             )
         return cls(**data)
+
+    def extracting(self) -> FeatureSpec:
+        """The spec today's extractors run with: this one at :data:`FEATURE_VERSION`.
+
+        The rows of an older readable version are those rows without the columns added
+        since (:func:`hpo.features.table.feature_names` leaves them out).
+        """
+        return dataclasses.replace(self, version=FEATURE_VERSION)
+
+    def drops(self, name: str) -> bool:
+        """Whether column ``name`` was added after this spec's version (so is not one of its)."""
+        base = name.removesuffix("_dmed").removesuffix("_prank")
+        return any(
+            base.startswith(prefix)
+            for version, prefixes in ADDED_IN_VERSION.items()
+            if version > self.version
+            for prefix in prefixes
+        )
 
     def cache_token(self) -> str:
         """The part of a cache key that depends on the spec and on the extractors' code.
 
-        The chunk size is left out (it does not change rows); a digest of the source of
-        ``hpo.features`` is included, so editing an extractor can never serve stale rows.
+        The chunk size is left out (it does not change rows); a digest of the source of every
+        module that shapes a row (``hpo.features`` and ``hpo.data``: loading, ``.npy``
+        streaming, the opcode schema) is included, so editing one can never serve stale rows.
         """
         return (
             f"v{self.version}-rel{int(self.relative)}-gd{int(self.graph_descriptor)}"
@@ -86,9 +114,20 @@ class FeatureSpec:
         )
 
 
+#: Packages whose source shapes a feature row (relative to the ``hpo`` package folder).
+ROW_SOURCES: tuple[str, ...] = ("features", "data")
+
+
+def row_source_files() -> list[Path]:
+    """The source files hashed into every cache key, in a fixed order."""
+    package = Path(__file__).resolve().parent.parent
+    return [path for sub in ROW_SOURCES for path in sorted((package / sub).glob("*.py"))]
+
+
 @functools.cache
 def _source_digest() -> str:
-    h = hashlib.blake2b(digest_size=4)
-    for path in sorted(Path(__file__).parent.glob("*.py")):
+    h = hashlib.blake2b(digest_size=6)
+    for path in row_source_files():
+        h.update(f"{path.parent.name}/{path.name}\0".encode())
         h.update(path.read_bytes())
     return h.hexdigest()

@@ -1,8 +1,12 @@
-"""Feature tables: every graph of a split turned into rows, cached on disk, built in parallel.
+"""Feature tables: the graphs of a split turned into rows, cached on disk, built in parallel.
 
-Extraction results are cached per file under ``cache_dir``, keyed by a hash of the file's
-bytes, the collection and the feature spec, so a campaign extracts each file once, not
-once per trial, and a second campaign on the same data extracts nothing.
+Which configs of a file become rows is set by the campaign's :class:`SampleCaps` (see
+:mod:`hpo.features.sampling`): a capped number per train and valid layout graph, so memory is
+bounded by the caps, not by the size of the dataset. Extraction results are cached per file
+under ``cache_dir``, keyed by a hash of the file's bytes, the collection, the feature spec
+(with the source of every module that shapes a row) and the file's sampling rule, so a
+campaign extracts each file once, not once per trial, and a second campaign with the same
+caps on the same data extracts nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ import numpy as np
 from hpo.data.load import is_layout, list_graphs, load_layout_graph, load_tile_graph
 from hpo.errors import DataFormatError
 from hpo.features.layout import extract_layout_features, layout_feature_names
-from hpo.features.spec import FeatureSpec
+from hpo.features.rows import GraphRows, extract_graph_rows
+from hpo.features.sampling import EVERY_CONFIG, SampleCaps, SampleRule
+from hpo.features.spec import FEATURE_VERSION, FeatureSpec
 from hpo.features.tile import extract_tile_features, tile_feature_names
 
 __all__ = [
@@ -27,6 +33,7 @@ __all__ = [
     "GraphRef",
     "build_tables",
     "extract_file",
+    "extract_rows",
     "family_of",
     "feature_names",
 ]
@@ -38,8 +45,18 @@ def family_of(collection: str) -> str:
 
 
 def feature_names(family: str, spec: FeatureSpec) -> list[str]:
-    """Column names of a family's feature rows."""
-    return layout_feature_names(spec) if family == "layout" else tile_feature_names(spec)
+    """Column names of a family's feature rows under ``spec`` (and of its feature version)."""
+    current = spec.extracting()
+    names = layout_feature_names(current) if family == "layout" else tile_feature_names(current)
+    return [n for n in names if not spec.drops(n)]
+
+
+def _version_columns(family: str, spec: FeatureSpec) -> np.ndarray | None:
+    """Indices of today's columns that make the rows of ``spec``'s version (None: all)."""
+    if spec.version == FEATURE_VERSION:
+        return None
+    current = feature_names(family, spec.extracting())
+    return np.flatnonzero([not spec.drops(n) for n in current])
 
 
 @dataclass(frozen=True)
@@ -107,9 +124,69 @@ def _file_digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def _cache_path(cache_dir: Path, path: Path, collection: str, spec: FeatureSpec) -> Path:
+def _cache_path(
+    cache_dir: Path, path: Path, collection: str, spec: FeatureSpec, rule: SampleRule | None = None
+) -> Path:
     key = f"{_file_digest(path)}-{spec.cache_token()}"
+    if rule is not None:
+        key += f"-{rule.token()}"
     return cache_dir / collection.replace(":", "_") / f"{path.stem}-{key}.npz"
+
+
+def _read_rows_cache(path: Path) -> GraphRows | None:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return GraphRows(
+                X=z["X"],
+                target=z["target"],
+                config_index=z["config_index"],
+                dup_count=z["dup_count"],
+                labeled=bool(z["labeled"]),
+                n_configs=int(z["n_configs"]),
+            )
+    except (OSError, ValueError, KeyError, EOFError):
+        return None  # a damaged cache entry is simply recomputed
+
+
+def _write_npz(path: Path, **arrays: np.ndarray) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
+    os.close(fd)
+    np.savez(tmp, allow_pickle=False, **arrays)
+    os.replace(tmp, path)
+
+
+def extract_rows(
+    path: Path,
+    collection: str,
+    spec: FeatureSpec,
+    rule: SampleRule = EVERY_CONFIG,
+    cache_dir: Path | None = None,
+) -> tuple[GraphRows, bool]:
+    """The rows of one file under ``rule``, from the cache when possible.
+
+    Returns
+    -------
+    tuple
+        ``(rows, cache_hit)``.
+    """
+    cache_file = _cache_path(cache_dir, path, collection, spec, rule) if cache_dir else None
+    if cache_file is not None and cache_file.exists():
+        cached = _read_rows_cache(cache_file)
+        if cached is not None:
+            return cached, True
+    rows = extract_graph_rows(path, collection, spec, rule)
+    if cache_file is not None:
+        _write_npz(
+            cache_file,
+            X=rows.X,
+            target=rows.target,
+            config_index=rows.config_index,
+            dup_count=rows.dup_count,
+            labeled=np.array(rows.labeled),
+            n_configs=np.array(rows.n_configs),
+        )
+    return rows, False
 
 
 def _read_cache(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool] | None:
@@ -123,17 +200,15 @@ def _read_cache(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool] |
 def _write_cache(
     path: Path, X: np.ndarray, target: np.ndarray, hashes: np.ndarray, labeled: bool
 ) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
-    os.close(fd)
-    np.savez(tmp, X=X, target=target, hashes=hashes, labeled=np.array(labeled))
-    os.replace(tmp, path)
+    _write_npz(path, X=X, target=target, hashes=hashes, labeled=np.array(labeled))
 
 
 def extract_file(
     path: Path, collection: str, spec: FeatureSpec, cache_dir: Path | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool, bool]:
-    """Features, target and config hashes of one file, from the cache when possible.
+    """Features, target and config hashes of EVERY config of one file, from the cache.
+
+    What prediction uses: a test graph is never sampled, every config is ranked.
 
     Returns
     -------
@@ -160,19 +235,6 @@ def extract_file(
     return X, target, hashes, labeled, False
 
 
-def _merge_duplicates(
-    X: np.ndarray, target: np.ndarray, hashes: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Keep the first row of each set of identical configs, with their mean target."""
-    _, first, inverse, counts = np.unique(
-        hashes, return_index=True, return_inverse=True, return_counts=True
-    )
-    mean_target = np.bincount(inverse, weights=target) / counts
-    order = np.argsort(first)
-    keep = first[order]
-    return X[keep], mean_target[order], keep.astype(np.int64), counts[order].astype(np.int64)
-
-
 def build_tables(
     root: Path,
     collections: Sequence[str],
@@ -181,6 +243,7 @@ def build_tables(
     *,
     cache_dir: Path | None = None,
     merge_duplicates_in: Sequence[str] = ("train",),
+    caps: SampleCaps | None = None,
     n_jobs: int = 1,
     on_file: Callable[[str, bool], None] | None = None,
 ) -> dict[tuple[str, str], FeatureTable]:
@@ -199,6 +262,9 @@ def build_tables(
     merge_duplicates_in
         Splits whose identical configs are merged into one row with their mean target
         (training); other splits keep every config (prediction and scoring).
+    caps
+        Configs kept per train graph and per valid layout graph (``None``: every config).
+        Only kept configs are featurized and held in memory.
     n_jobs
         Files extracted in parallel (joblib processes).
     on_file
@@ -217,21 +283,26 @@ def build_tables(
         for collection in collections
         for path in list_graphs(root, collection, split)
     ]
+    caps = caps if caps is not None else SampleCaps.unlimited()
+    rules = {
+        (collection, split): caps.rule(split, is_layout(collection), split in merge_duplicates_in)
+        for split in splits
+        for collection in collections
+    }
     results = Parallel(n_jobs=n_jobs, return_as="generator")(
-        delayed(extract_file)(path, collection, spec, cache_dir) for collection, split, path in jobs
+        delayed(extract_rows)(
+            path, collection, spec.extracting(), rules[(collection, split)], cache_dir
+        )
+        for collection, split, path in jobs
     )
     parts: dict[tuple[str, str], list[tuple[GraphRef, tuple[np.ndarray, ...]]]] = {}
-    for (collection, split, path), (X, target, hashes, labeled, hit) in zip(
-        jobs, results, strict=True
-    ):
+    for (collection, split, path), (rows, hit) in zip(jobs, results, strict=True):
         if on_file is not None:
             on_file(str(path), hit)
-        if split in merge_duplicates_in:
-            arrays = _merge_duplicates(X, target, hashes)
-        else:
-            n = X.shape[0]
-            arrays = (X, target, np.arange(n, dtype=np.int64), np.ones(n, dtype=np.int64))
-        ref = GraphRef(collection, path.stem, int(X.shape[0]), labeled)
+        keep = _version_columns(family_of(collection), spec)
+        X = rows.X if keep is None else rows.X[:, keep]
+        arrays = (X, rows.target, rows.config_index, rows.dup_count)
+        ref = GraphRef(collection, path.stem, rows.n_configs, rows.labeled)
         parts.setdefault((family_of(collection), split), []).append((ref, arrays))
     tables: dict[tuple[str, str], FeatureTable] = {}
     for (family, split), items in parts.items():

@@ -44,6 +44,10 @@ FORMAT_1_SETTINGS: dict[str, Any] = {
     },
     "fixed_rounds": 200,
     "fast_bias": 2.0,
+    # every config of every graph became a row (per-graph caps came with format 2)
+    "train_configs": 0,
+    "valid_configs": 0,
+    "keep_fastest": 0,
 }
 
 

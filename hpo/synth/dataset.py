@@ -31,7 +31,7 @@ from hpo.synth.tile import write_tile_file
 
 __all__ = ["SCALES", "ScaleSpec", "generate_dataset", "scale_spec"]
 
-SCALES: tuple[str, ...] = ("tiny", "small", "full")
+SCALES: tuple[str, ...] = ("tiny", "small", "full", "real")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,6 +51,8 @@ class ScaleSpec:
     big_layout_configs
         Configurations of the first train graph of each ``nlp`` layout collection (the
         real nlp files are the largest), or None.
+    nlp_layout_configs
+        Configurations of every labeled ``nlp`` layout graph, or None (``layout_configs``).
     """
 
     name: str
@@ -63,6 +65,7 @@ class ScaleSpec:
     layout_configs: tuple[int, int]
     layout_test_configs: tuple[int, int]
     big_layout_configs: tuple[int, int] | None = None
+    nlp_layout_configs: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         for field in (
@@ -129,6 +132,23 @@ def scale_spec(scale: str) -> ScaleSpec:
             layout_configs=(2000, 12000),
             layout_test_configs=(900, 1100),
             big_layout_configs=(20000, 40000),
+        )
+    if scale == "real":  # real per-graph sizes, few graphs: memory and time of full-size files
+        return ScaleSpec(
+            name="real",
+            tile_graphs=(100, 20, 20),
+            tile_nodes=(10, 60),
+            tile_configs=(
+                300,
+                6000,
+            ),  # log-uniform, mean about 1,900 (real tile graphs: about 1,500)
+            layout_graphs=(2, 1, 1),
+            layout_nodes=(4000, 12000),
+            # real graphs reach 600+ configurable nodes; 400 keeps the dataset near 11 GB
+            layout_config_nodes=(200, 400),
+            layout_configs=(8000, 10000),  # the real xla graphs
+            layout_test_configs=(900, 1100),
+            nlp_layout_configs=(60000, 100000),  # real nlp graphs: median 67,000, max 100,040
         )
     raise UsageError(f"unknown scale '{scale}' (expected one of {', '.join(SCALES)})")
 
@@ -229,6 +249,8 @@ def _write_graph(
         n_configs = _log_uniform(rng, spec.layout_test_configs)
     elif big is not None and source == "nlp" and split == "train" and index == 0:
         n_configs = _log_uniform(rng, big)
+    elif spec.nlp_layout_configs is not None and source == "nlp":
+        n_configs = _log_uniform(rng, spec.nlp_layout_configs)
     else:
         n_configs = _log_uniform(rng, spec.layout_configs)
     write_layout_file(

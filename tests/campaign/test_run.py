@@ -347,11 +347,17 @@ def test_resume_of_a_finished_campaign_runs_nothing(data_root: Path, runs: Path)
 
 
 def test_a_format_1_run_resumes_with_the_settings_of_its_time(data_root: Path, runs: Path) -> None:
-    cfg = toy_config(runs, data_root, trials=4)
+    from hpo.features import FeatureSpec
+    from hpo.runs.campaign_file import FORMAT_1_SETTINGS
+
+    # what format-1 runs were made with: feature version 1, no per-graph caps
+    then = {k: v for k, v in FORMAT_1_SETTINGS.items() if k != "features"}
+    features = FeatureSpec.from_dict(FORMAT_1_SETTINGS["features"])
+    cfg = toy_config(runs, data_root, trials=4, features=features, **then)
     first = _run(cfg)
     path = cfg.run_dir / "campaign.json"
     data = json.loads(path.read_text())
-    for key in ("features", "fixed_rounds", "fast_bias"):
+    for key in FORMAT_1_SETTINGS:
         del data["config"][key]
     path.write_text(json.dumps({**data, "format": 1}))
     assert read_campaign(cfg.run_dir)["config"] == cfg

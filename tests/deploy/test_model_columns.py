@@ -9,6 +9,7 @@ from pathlib import Path
 
 import lightgbm as lgb
 import numpy as np
+import pytest
 
 from hpo.data.load import list_graphs, load_layout_graph
 from hpo.deploy.model import load_model
@@ -23,7 +24,11 @@ def _old_columns(spec: FeatureSpec) -> list[str]:
     return [n for n in layout_feature_names(spec) if not n.startswith("so_")]
 
 
-def test_model_with_the_old_column_list_loads_and_predicts(tiny_root: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", [1, FEATURE_VERSION])
+def test_model_with_the_old_column_list_loads_and_predicts(
+    tiny_root: Path, tmp_path: Path, version: int
+) -> None:
+    """Exported as feature version 1 (a model of before), or as today's version by name."""
     spec = FeatureSpec()
     names = layout_feature_names(spec)
     old = _old_columns(spec)
@@ -47,8 +52,8 @@ def test_model_with_the_old_column_list_loads_and_predicts(tiny_root: Path, tmp_
     text = booster.model_to_string()
     (folder / "layout.txt").write_text(text)
     meta = {
-        "feature_version": FEATURE_VERSION,
-        "feature_spec": spec.to_dict(),
+        "feature_version": version,
+        "feature_spec": {**spec.to_dict(), "version": version},
         "collections": [COLLECTION],
         "hyperparameters": {"relative_features": True},
         "families": {

@@ -13,7 +13,14 @@ from hpo.errors import ConfigError
 from hpo.runs.campaign_file import CAMPAIGN_FORMAT, FORMAT_1_SETTINGS
 from hpo.runs.history import load_run
 
-NEW_KEYS = ("features", "fixed_rounds", "fast_bias")
+NEW_KEYS = (
+    "features",
+    "fixed_rounds",
+    "fast_bias",
+    "train_configs",
+    "valid_configs",
+    "keep_fastest",
+)
 
 
 def _rewrite(run_dir: Path, **changes: object) -> Path:
@@ -52,7 +59,7 @@ def test_format_1_run_reads_with_the_settings_of_its_time(tmp_path: Path, tiny_r
     assert run.campaign["format"] == 1
     assert {k: run.settings[k] for k in NEW_KEYS} == FORMAT_1_SETTINGS
     assert run_feature_spec(run) == FeatureSpec(relative=True, graph_descriptor=True,
-                                                producer_hops=4)  # fmt: skip
+                                                producer_hops=4, version=1)  # fmt: skip
     cfg = read_campaign(run_dir)["config"]
     assert (cfg.fixed_rounds, cfg.fast_bias) == (200, 2.0)
     assert cfg.features == run_feature_spec(run)

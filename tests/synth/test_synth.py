@@ -69,9 +69,12 @@ def _spread(runtime: np.ndarray) -> float:
 
 
 def test_scales_and_specs() -> None:
-    assert SCALES == ("tiny", "small", "full")
-    specs = [scale_spec(s) for s in SCALES]
+    assert SCALES == ("tiny", "small", "full", "real")
+    specs = [scale_spec(s) for s in SCALES[:3]]  # 'real' has few graphs, of real sizes
     assert all(isinstance(s, ScaleSpec) for s in specs)
+    real = scale_spec("real")
+    assert real.nlp_layout_configs == (60000, 100000)
+    assert real.layout_graphs == (2, 1, 1)
     assert [s.graphs("tile:xla", "train") for s in specs] == sorted(
         s.graphs("tile:xla", "train") for s in specs
     )

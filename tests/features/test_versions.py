@@ -1,0 +1,46 @@
+"""Feature versions: a run or model of an older readable version is served today's rows
+without the columns added since, so it sees exactly the columns it was tuned on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hpo.errors import ConfigError
+from hpo.features import FEATURE_VERSION, FeatureSpec, build_tables, feature_names
+
+COLLECTIONS = ("tile:xla", "layout:xla:random")
+
+
+def test_version_1_names_are_todays_without_the_second_order_columns() -> None:
+    old, new = FeatureSpec(version=1), FeatureSpec()
+    for family in ("tile", "layout"):
+        kept = feature_names(family, old)
+        assert not any(n.startswith("so_") for n in kept)
+        assert kept == [n for n in feature_names(family, new) if n in kept]
+    assert len(feature_names("layout", old)) == 220  # the width feature version 1 had
+    assert len(feature_names("layout", new)) > 220
+
+
+def test_version_1_tables_are_todays_columns(tiny_root: Path, tmp_path: Path) -> None:
+    old = build_tables(
+        tiny_root, COLLECTIONS, ("valid",), FeatureSpec(version=1), cache_dir=tmp_path
+    )
+    new = build_tables(tiny_root, COLLECTIONS, ("valid",), FeatureSpec(), cache_dir=tmp_path)
+    for key, table in old.items():
+        names = list(new[key].feature_names)
+        idx = [names.index(n) for n in table.feature_names]
+        assert table.X.shape[1] == len(table.feature_names)
+        np.testing.assert_array_equal(table.X, new[key].X[:, idx])
+
+
+@pytest.mark.parametrize("version", [0, 99, True])
+def test_unreadable_versions_are_refused(version: object) -> None:
+    with pytest.raises(ConfigError, match=r"feature spec version .* is not supported"):
+        FeatureSpec.from_dict({"version": version})
+
+
+def test_a_readable_spec_extracts_with_todays_version() -> None:
+    assert FeatureSpec(version=1).extracting().version == FEATURE_VERSION
