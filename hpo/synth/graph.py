@@ -11,22 +11,30 @@ only, so the hidden cost laws are functions of what a file holds.
 
 from __future__ import annotations
 
-import zipfile
-from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
-from types import TracebackType
 
 import numpy as np
 
-from hpo.data.opcodes import CONVOLUTION, DOT, PARAMETER, RESHAPE, TRANSPOSE
-
-# The other opcode ids the generator draws (same table as hpo.data.opcodes).
-ADD, BITCAST, BROADCAST, COMPARE, CONCATENATE = 2, 11, 13, 20, 22
-CONSTANT, CONVERT, COPY, DIVIDE = 24, 25, 27, 32
-EXPONENTIAL, FUSION, GET_TUPLE_ELEMENT, IOTA, MAXIMUM, MULTIPLY = 37, 41, 45, 48, 57, 59
-PAD, REDUCE, REDUCE_WINDOW, RSQRT = 62, 70, 72, 81
-SELECT, SLICE, SUBTRACT, TANH, TUPLE, LOGISTIC = 83, 92, 95, 96, 100, 107
+from hpo.data.opcodes import CONVOLUTION, DOT, PARAMETER, TRANSPOSE
+from hpo.synth.hlo_tables import (
+    _ARITY_HI,
+    _ARITY_LO,
+    _BATCH_SIZES,
+    _DERIVED,
+    _DIM_POOL,
+    _INHERIT,
+    _MAX_VOLUME,
+    _NONE,
+    _OPCODE_MIX,
+    _RANK_P,
+    _SHAPE_CLASS,
+    _SMALL_DIMS,
+    COMPARE,
+    CONSTANT,
+    IOTA,
+    REDUCE_WINDOW,
+    TUPLE,
+)
 
 # node_feat columns.
 COL_IS_ROOT = 0
@@ -51,149 +59,6 @@ _ETYPE_BYTES = np.array([1.0, 4.0, 4.0, 2.0, 1.0, 2.0])
 _PRED, _S32, _F32, _BF16, _S8 = 0, 1, 2, 3, 4
 #: The hidden layout laws ``hpo data synth --law`` can draw.
 LAWS: tuple[str, ...] = ("second-order", "first-order")
-
-# Shape classes: a fresh shape, the first operand's shape, derived from it, or no array.
-_FRESH, _INHERIT, _DERIVED, _NONE = 0, 1, 2, 3
-_OPCODE_TABLE: dict[int, tuple[int, int, int]] = {  # opcode: (shape class, min, max arity)
-    PARAMETER: (_FRESH, 0, 0),
-    CONSTANT: (_FRESH, 0, 0),
-    IOTA: (_FRESH, 0, 0),
-    BROADCAST: (_FRESH, 1, 1),
-    RESHAPE: (_FRESH, 1, 1),
-    SLICE: (_FRESH, 1, 1),
-    GET_TUPLE_ELEMENT: (_FRESH, 1, 1),
-    PAD: (_FRESH, 2, 2),
-    REDUCE_WINDOW: (_FRESH, 2, 2),
-    CONVOLUTION: (_FRESH, 2, 2),
-    DOT: (_FRESH, 2, 2),
-    CONCATENATE: (_FRESH, 2, 3),
-    BITCAST: (_INHERIT, 1, 1),
-    CONVERT: (_INHERIT, 1, 1),
-    COPY: (_INHERIT, 1, 1),
-    EXPONENTIAL: (_INHERIT, 1, 1),
-    RSQRT: (_INHERIT, 1, 1),
-    TANH: (_INHERIT, 1, 1),
-    LOGISTIC: (_INHERIT, 1, 1),
-    ADD: (_INHERIT, 2, 2),
-    SUBTRACT: (_INHERIT, 2, 2),
-    MULTIPLY: (_INHERIT, 2, 2),
-    DIVIDE: (_INHERIT, 2, 2),
-    MAXIMUM: (_INHERIT, 2, 2),
-    COMPARE: (_INHERIT, 2, 2),
-    SELECT: (_INHERIT, 3, 3),
-    FUSION: (_INHERIT, 1, 4),
-    TRANSPOSE: (_DERIVED, 1, 1),
-    REDUCE: (_DERIVED, 2, 2),
-    TUPLE: (_NONE, 2, 4),
-}
-
-
-def _opcode_lookup(field: int, fill: int) -> np.ndarray:
-    """A table indexed by opcode id holding one field of ``_OPCODE_TABLE``."""
-    table = np.full(256, fill, dtype=np.int64)
-    table[list(_OPCODE_TABLE)] = [row[field] for row in _OPCODE_TABLE.values()]
-    return table
-
-
-_SHAPE_CLASS = _opcode_lookup(0, _FRESH)
-_ARITY_LO = _opcode_lookup(1, 1)
-_ARITY_HI = _opcode_lookup(2, 1)
-
-_OPCODE_MIX: dict[str, dict[int, float]] = {  # relative frequency of non-parameter opcodes
-    "xla": {
-        CONVOLUTION: 8,
-        DOT: 2,
-        ADD: 10,
-        MULTIPLY: 8,
-        SUBTRACT: 2,
-        MAXIMUM: 4,
-        DIVIDE: 2,
-        RSQRT: 1,
-        EXPONENTIAL: 1,
-        COMPARE: 2,
-        SELECT: 2,
-        CONVERT: 3,
-        COPY: 1,
-        RESHAPE: 8,
-        TRANSPOSE: 3,
-        BROADCAST: 7,
-        REDUCE: 5,
-        REDUCE_WINDOW: 1,
-        FUSION: 14,
-        CONSTANT: 5,
-        GET_TUPLE_ELEMENT: 3,
-        TUPLE: 1,
-        SLICE: 2,
-        PAD: 1,
-        CONCATENATE: 1,
-        BITCAST: 2,
-    },
-    "nlp": {
-        DOT: 8,
-        CONVOLUTION: 0.5,
-        ADD: 10,
-        MULTIPLY: 9,
-        SUBTRACT: 2,
-        MAXIMUM: 1,
-        DIVIDE: 3,
-        RSQRT: 2,
-        EXPONENTIAL: 2,
-        TANH: 1,
-        LOGISTIC: 1,
-        COMPARE: 2,
-        SELECT: 3,
-        CONVERT: 4,
-        COPY: 1,
-        RESHAPE: 9,
-        TRANSPOSE: 5,
-        BROADCAST: 8,
-        REDUCE: 4,
-        FUSION: 15,
-        CONSTANT: 5,
-        GET_TUPLE_ELEMENT: 3,
-        TUPLE: 1,
-        SLICE: 2,
-        CONCATENATE: 1,
-        IOTA: 0.5,
-    },
-}
-_RANK_P = {"xla": (0.03, 0.12, 0.25, 0.12, 0.43, 0.05), "nlp": (0.03, 0.15, 0.35, 0.35, 0.10, 0.02)}
-_DIM_POOL = {  # sizes of tensor dimensions and their weights
-    "xla": (
-        (
-            1,
-            2,
-            3,
-            7,
-            8,
-            14,
-            16,
-            28,
-            32,
-            56,
-            64,
-            96,
-            112,
-            128,
-            192,
-            224,
-            256,
-            384,
-            512,
-            1000,
-            1024,
-            2048,
-        ),
-        (6, 2, 3, 4, 3, 4, 4, 4, 6, 4, 7, 2, 3, 7, 2, 2, 6, 2, 5, 1, 2, 2),
-    ),
-    "nlp": (
-        (1, 2, 8, 12, 16, 32, 64, 100, 128, 256, 384, 512, 768, 1024, 2048, 3072, 4096, 30522),
-        (6, 2, 3, 4, 5, 5, 8, 1, 9, 5, 4, 7, 7, 4, 2, 2, 1, 0.3),
-    ),
-}
-_SMALL_DIMS = np.array([1, 2, 3, 7, 8, 16, 32])
-_BATCH_SIZES = np.array([1, 8, 16, 32, 64, 128, 256])
-_MAX_VOLUME = 1 << 24
 
 
 @dataclass(frozen=True, eq=False)
@@ -485,68 +350,3 @@ def _put_sequence(
     feat[:, col + MAX_RANK + 1] = np.where(
         nonempty, np.where(values > 0, values, 1).prod(axis=1), product_of_empty
     )
-
-
-class NpzWriter:
-    """Write an uncompressed ``.npz`` whose bytes depend only on the arrays and their order.
-
-    Members get a fixed timestamp (1980-01-01) and are written in call order; one member can
-    be streamed block by block (:meth:`add_rows`) so memory does not grow with its size.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self._path = Path(path)
-        self._zf = zipfile.ZipFile(self._path, "w", compression=zipfile.ZIP_STORED, allowZip64=True)
-
-    def __enter__(self) -> NpzWriter:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._zf.close()
-        if exc_type is not None:
-            self._path.unlink(missing_ok=True)
-
-    def _member(self, key: str) -> zipfile.ZipInfo:
-        info = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-        info.compress_type = zipfile.ZIP_STORED
-        return info
-
-    def add(self, key: str, array: np.ndarray) -> None:
-        """Write one whole array as member ``key``."""
-        with self._zf.open(self._member(key), "w", force_zip64=True) as fh:
-            np.lib.format.write_array(fh, np.ascontiguousarray(array), allow_pickle=False)
-
-    def add_rows(
-        self, key: str, shape: tuple[int, ...], dtype: np.dtype, blocks: Iterable[np.ndarray]
-    ) -> None:
-        """Write member ``key`` of ``shape`` from consecutive blocks of rows.
-
-        Raises
-        ------
-        ValueError
-            If a block has the wrong dtype or row shape, or the rows do not add up to
-            ``shape[0]``.
-        """
-        header = {
-            "descr": np.lib.format.dtype_to_descr(np.dtype(dtype)),
-            "fortran_order": False,
-            "shape": tuple(int(s) for s in shape),
-        }
-        rows = 0
-        with self._zf.open(self._member(key), "w", force_zip64=True) as fh:
-            np.lib.format.write_array_header_1_0(fh, header)
-            for block in blocks:
-                if block.dtype != dtype or block.shape[1:] != tuple(shape[1:]):
-                    raise ValueError(
-                        f"{key}: block {block.dtype}{block.shape} does not match "
-                        f"{np.dtype(dtype)}{shape}"
-                    )
-                fh.write(np.ascontiguousarray(block).data.cast("B"))
-                rows += block.shape[0]
-        if rows != shape[0]:
-            raise ValueError(f"{key}: wrote {rows} rows, header says {shape[0]}")

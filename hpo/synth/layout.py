@@ -35,20 +35,25 @@ import numpy as np
 from hpo.data.opcodes import CONVOLUTION, DOT, RESHAPE, TRANSPOSE
 from hpo.synth.graph import (
     COL_CONV_OUT_FEATURE,
-    FUSION,
     LAWS,
     MAX_RANK,
-    HloGraph,
     NodeTable,
-    NpzWriter,
     build_hlo_graph,
 )
-from hpo.synth.layout_draw import FACTORIAL, hash_uniform, perm_table, random_perms
+from hpo.synth.hlo_tables import FUSION
+from hpo.synth.layout_draw import (
+    FACTORIAL,
+    choose_config_nodes,
+    hash_uniform,
+    perm_table,
+    random_perms,
+)
 from hpo.synth.layout_law import (
     SecondOrderProblem,
     second_order_cost_terms,
     second_order_problem,
 )
+from hpo.synth.npz_writer import NpzWriter
 
 __all__ = ["CONFIGURABLE_OPCODES", "noiseless_layout_cost", "write_layout_file"]
 
@@ -295,38 +300,6 @@ def _calibrate(
     return float(share * p.base_ns / max(float(default_cost[0]), 1e-9))
 
 
-def _choose_config_nodes(
-    rng: np.random.Generator, graph: HloGraph, n_config: int
-) -> tuple[HloGraph, np.ndarray]:
-    """Pick the configurable nodes, turning elementwise nodes into fusions if too few."""
-    t = NodeTable.from_arrays(graph.node_feat, graph.node_opcode, graph.edge_index)
-    op = graph.node_opcode.astype(np.int64)
-    eligible = (t.ranks >= 2) & (t.first_operand >= 0)
-    cand = eligible & np.isin(op, CONFIGURABLE_OPCODES)
-    short = n_config - int(cand.sum())
-    if short > 0:
-        pool = np.flatnonzero(eligible & ~cand & t.shape_preserving)
-        promote = rng.choice(pool, size=min(short, len(pool)), replace=False)
-        op[promote] = FUSION
-        cand[promote] = True
-    weight = np.where(np.isin(op, (CONVOLUTION, DOT)), 3.0, 1.0)[cand]
-    ids = np.sort(
-        rng.choice(
-            np.flatnonzero(cand),
-            size=min(n_config, int(cand.sum())),
-            replace=False,
-            p=weight / weight.sum(),
-        )
-    )
-    graph = HloGraph(
-        node_feat=graph.node_feat,
-        node_opcode=op.astype(np.uint8),
-        edge_index=graph.edge_index,
-        node_splits=graph.node_splits,
-    )
-    return graph, ids.astype(np.int64)
-
-
 def write_layout_file(
     path: Path,
     rng: np.random.Generator,
@@ -374,7 +347,7 @@ def write_layout_file(
         raise ValueError(f"unknown law '{law}' (expected one of {', '.join(LAWS)})")
     n_comp = max(1, n_nodes // int(rng.integers(300, 900)))
     graph = build_hlo_graph(rng, n_nodes, source=source, n_computations=n_comp, law=law)
-    graph, ids = _choose_config_nodes(rng, graph, n_config_nodes)
+    graph, ids = choose_config_nodes(CONFIGURABLE_OPCODES, rng, graph, n_config_nodes)
     problem = _layout_problem(graph.node_feat, graph.node_opcode, graph.edge_index, ids, law)
     nc, c = len(ids), int(n_configs)
     key = int(rng.integers(2**62))

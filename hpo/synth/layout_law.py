@@ -27,7 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from hpo.data.opcodes import CONVOLUTION, DOT, RESHAPE, TRANSPOSE
-from hpo.synth.graph import COL_CONV_DIMS, COL_DIMENSIONS, FUSION, MAX_RANK, NodeTable
+from hpo.synth.graph import COL_CONV_DIMS, COL_DIMENSIONS, MAX_RANK, NodeTable
+from hpo.synth.hlo_tables import FUSION
 
 __all__ = ["SecondOrderProblem", "second_order_cost_terms", "second_order_problem"]
 

@@ -27,11 +27,11 @@ from hpo.data.opcodes import CONVOLUTION, DOT, PARAMETER
 from hpo.synth.graph import (
     COL_IS_ROOT,
     MAX_RANK,
-    REDUCE,
     NodeTable,
-    NpzWriter,
     build_hlo_graph,
 )
+from hpo.synth.hlo_tables import REDUCE
+from hpo.synth.npz_writer import NpzWriter
 
 __all__ = ["write_tile_file"]
 

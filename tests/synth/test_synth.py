@@ -21,8 +21,9 @@ from hpo.data.load import (
 )
 from hpo.errors import UsageError
 from hpo.synth.dataset import SCALES, ScaleSpec, generate_dataset, scale_spec
-from hpo.synth.graph import NodeTable, NpzWriter
+from hpo.synth.graph import NodeTable
 from hpo.synth.layout import CONFIGURABLE_OPCODES, _config_cost_terms, _layout_problem
+from hpo.synth.npz_writer import NpzWriter
 
 HEX32 = re.compile(r"[0-9a-f]{32}")
 TILE_KEYS = [
