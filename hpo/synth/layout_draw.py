@@ -63,7 +63,7 @@ def random_perms(u: np.ndarray, rank: np.ndarray) -> np.ndarray:
 
 
 def choose_config_nodes(
-    configurable: np.ndarray,
+    configurable: tuple[int, ...],
     rng: np.random.Generator,
     graph: HloGraph,
     n_config: int,
