@@ -39,6 +39,7 @@ _SETTINGS = {
     "workers": "workers",
     "dask_scheduler": "dask_scheduler",
     "cache_dir": "cache_dir",
+    "per": "per",
 }
 
 
@@ -148,6 +149,13 @@ def add_parsers(subparsers: Any) -> None:
         choices=("rounds", "configs"),
         help="what the budget counts: boosting rounds, or configs sampled per "
         f"training graph (default: {d['fidelity']})",
+    )
+    p.add_argument(
+        "--per",
+        choices=("none", "family", "collection"),
+        help="one campaign for all collections (none), or one per family or per collection, "
+        "each tuned on its own rows and metric, one after the other with the walltime split "
+        f"equally and --trials each, in RUNS_DIR/NAME/<subset>/ (default: {d['per']})",
     )
     p.add_argument("--seed", type=int, help=f"seed of everything (default: {d['seed']})")
     p.add_argument(

@@ -94,7 +94,7 @@ def _progress(label: str) -> Iterator[Any]:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from hpo.runs.history import list_runs
+    from hpo.runs.nested import list_runs
 
     runs = list_runs(args.runs_dir)
     if not runs:

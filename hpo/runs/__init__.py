@@ -42,10 +42,8 @@ from hpo.runs.folder import (
 from hpo.runs.history import (
     DEFAULT_RUNS_DIR,
     RunHistory,
-    RunSummary,
     TrajectoryPoint,
     Trial,
-    list_runs,
     load_run,
     resolve_run_dir,
 )
@@ -59,6 +57,13 @@ from hpo.runs.importance import (
 from hpo.runs.incumbent import (
     choose_incumbent,
     config_key,
+)
+from hpo.runs.nested import (
+    RunSummary,
+    SubsetRun,
+    list_runs,
+    load_any,
+    load_subset_run,
 )
 from hpo.runs.plots import (
     plot_compare,
@@ -88,6 +93,7 @@ __all__ = [
     "RunLock",
     "RunSummary",
     "SMAC_DIR",
+    "SubsetRun",
     "TRIALS_FILE",
     "TrajectoryPoint",
     "Trial",
@@ -97,7 +103,9 @@ __all__ = [
     "hyperparameter_importance",
     "jsonable",
     "list_runs",
+    "load_any",
     "load_run",
+    "load_subset_run",
     "lock_is_held",
     "package_versions",
     "plot_compare",
