@@ -68,6 +68,7 @@ from hpo.runs.nested import (
 from hpo.runs.plots import (
     plot_compare,
     plot_run,
+    plot_subsets,
 )
 
 __all__ = [
@@ -110,6 +111,7 @@ __all__ = [
     "package_versions",
     "plot_compare",
     "plot_run",
+    "plot_subsets",
     "read_json",
     "read_lock",
     "read_trials",
