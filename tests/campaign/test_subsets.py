@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.console import Console
-from toy_objectives import InterruptAfter, toy_config
+from toy_objectives import InterruptAfter, ToyObjective, toy_config
 
 from hpo.campaign import CampaignConfig, read_campaign, run_campaign
 from hpo.campaign.subsets import SubsetsResult, plan_subsets, subset_config
@@ -23,6 +26,7 @@ from hpo.runs.folder import read_json, read_trials, run_state
 from hpo.runs.nested import load_any
 
 TWO = ("tile:xla", "layout:xla:default")
+TESTS = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -146,3 +150,30 @@ def test_an_existing_run_is_refused_and_overwrite_starts_again(
         _run(cfg, InterruptAfter(10**6))
     result = _run(cfg, InterruptAfter(10**6), overwrite=True)
     assert all(r.n_trials == 3 for r in result.subsets.values())
+
+
+@pytest.mark.slow
+def test_kill_9_in_the_second_subset_then_resume(tmp_path: Path, data_root: Path) -> None:
+    cfg = _cfg(tmp_path, data_root, name="killed", trials=8, optimizer="random-hb")
+    child = subprocess.Popen(
+        [sys.executable, str(TESTS / "campaign_child.py"), str(cfg.runs_dir), str(data_root),
+         "killed", "8", "random-hb", "collection"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    log = cfg.run_dir / "layout-xla-default" / "trials.jsonl"
+    deadline = time.time() + 60
+    while (not log.exists() or len(read_trials(log)) < 2) and time.time() < deadline:
+        assert child.poll() is None, child.stderr.read().decode() if child.stderr else ""
+        time.sleep(0.05)
+    time.sleep(0.15)  # in the middle of the next 0.3 s trial
+    child.kill()
+    child.wait()
+    first = _files(cfg.run_dir / "tile-xla")
+    before = read_trials(log)
+    assert run_state(cfg.run_dir) == "interrupted"  # the lock's pid is dead
+    result = _run(cfg, ToyObjective(sleep=0.3), resume=True)
+    assert _files(cfg.run_dir / "tile-xla") == first
+    after = read_trials(log)
+    assert after[: len(before)] == before
+    assert len(after) == 8
+    assert result.score is not None
