@@ -174,14 +174,21 @@ def _parent_record(cfg: CampaignConfig, plan: dict[str, tuple[str, ...]]) -> dic
 
 
 def _check_parent(cfg: CampaignConfig) -> None:
-    """A resumed per-subset run must have the saved settings (each subset checks its data)."""
-    saved = read_campaign(cfg.run_dir)["config"]
+    """A resumed per-subset run must have the saved settings and data: a subset not started
+    yet would otherwise tune on other data than the finished ones."""
+    record = read_campaign(cfg.run_dir)
+    saved = record["config"]
     if dataclasses.replace(saved, runs_dir=cfg.runs_dir) != cfg:
         old, new = saved.to_dict(), cfg.to_dict()
         keys = [k for k in new if new[k] != old.get(k) and k != "runs_dir"]
         raise ConfigError(
             f"{cfg.run_dir / CAMPAIGN_FILE}: cannot resume with different settings: "
             + ", ".join(f"{k} (saved {old.get(k)!r}, now {new[k]!r})" for k in keys)
+        )
+    if data_fingerprint(cfg.data_root, cfg.collections) != record.get("data_fingerprint"):
+        raise ConfigError(
+            f"{cfg.data_root}: the data of {', '.join(cfg.collections)} changed since campaign "
+            f"'{cfg.name}' started; resuming would mix results (start a new campaign)"
         )
 
 

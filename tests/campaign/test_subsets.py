@@ -141,6 +141,15 @@ def test_resume_with_other_settings_is_refused(tmp_path: Path, data_root: Path) 
         _run(other, InterruptAfter(10**6), resume=True)
 
 
+def test_resume_after_the_data_changed_is_refused(tmp_path: Path, data_root: Path) -> None:
+    cfg = _cfg(tmp_path, data_root)
+    with pytest.raises(KeyboardInterrupt):  # inside the first subset: the second never began
+        _run(cfg, InterruptAfter(2))
+    (data_root / "npz" / "layout" / "xla" / "default" / "valid" / "g.npz").write_bytes(b"new")
+    with pytest.raises(ConfigError, match="data of tile:xla, layout:xla:default changed"):
+        _run(cfg, InterruptAfter(10**6), resume=True)
+
+
 def test_an_existing_run_is_refused_and_overwrite_starts_again(
     tmp_path: Path, data_root: Path
 ) -> None:
