@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -97,10 +98,20 @@ def _per_subset_folder(folder: Path, root: Path) -> tuple[Path, dict[str, float]
     return folder, signs
 
 
-def test_each_graph_gets_the_booster_of_its_subset(tmp_path: Path, tiny_root: Path) -> None:
+@pytest.fixture(scope="module")
+def per_subset(
+    tmp_path_factory: pytest.TempPathFactory, tiny_root: Path
+) -> tuple[Path, dict[str, float]]:
+    """The format-2 folder of :func:`_per_subset_folder`, written once (tests copy to edit)."""
+    return _per_subset_folder(tmp_path_factory.mktemp("routing") / "model", tiny_root)
+
+
+def test_each_graph_gets_the_booster_of_its_subset(
+    per_subset: tuple[Path, dict[str, float]], tiny_root: Path
+) -> None:
     import lightgbm as lgb
 
-    folder, signs = _per_subset_folder(tmp_path / "model", tiny_root)
+    folder, signs = per_subset
     model = load_model(folder)
     assert model.format == 2
     assert len(model.families) == 5
@@ -119,8 +130,10 @@ def test_each_graph_gets_the_booster_of_its_subset(tmp_path: Path, tiny_root: Pa
                 assert not np.allclose(got, -boosters[o].predict(X)), f"{c} {path.name} {o}"
 
 
-def test_one_submission_covers_every_test_graph(tmp_path: Path, tiny_root: Path) -> None:
-    folder, _ = _per_subset_folder(tmp_path / "model", tiny_root)
+def test_one_submission_covers_every_test_graph(
+    per_subset: tuple[Path, dict[str, float]], tmp_path: Path, tiny_root: Path
+) -> None:
+    folder, _ = per_subset
     out = tmp_path / "submission.csv"
     counts = write_submission(load_model(folder), tiny_root, out)
     ids = [line.split(",")[0] for line in out.read_text().splitlines()[1:]]
@@ -165,9 +178,9 @@ def test_an_old_model_folder_still_loads(
 
 
 def test_an_unknown_format_or_a_collection_in_two_subsets_is_refused(
-    tmp_path: Path, tiny_root: Path
+    per_subset: tuple[Path, dict[str, float]], tmp_path: Path
 ) -> None:
-    folder, _ = _per_subset_folder(tmp_path / "model", tiny_root)
+    folder = Path(shutil.copytree(per_subset[0], tmp_path / "model"))
     meta = json.loads((folder / "model.json").read_text())
     (folder / "model.json").write_text(json.dumps({**meta, "format": 3}))
     with pytest.raises(ConfigError, match="model format 3 is not read by this hpo"):
