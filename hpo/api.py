@@ -22,8 +22,9 @@ from hpo.deploy.evaluate import evaluate_model
 from hpo.deploy.export import export_model
 from hpo.deploy.model import ExportedModel, load_model
 from hpo.deploy.predict import write_submission
-from hpo.runs.history import RunHistory, RunSummary, list_runs, load_run
+from hpo.runs.history import RunHistory, load_run
 from hpo.runs.importance import Importance, hyperparameter_importance
+from hpo.runs.nested import RunSummary, list_runs
 from hpo.runs.plots import plot_compare, plot_run
 
 __all__ = [

@@ -33,6 +33,7 @@ __all__ = [
     "LEGACY_OPTIMIZERS",
     "MULTI_FIDELITY",
     "OPTIMIZERS",
+    "PER_MODES",
     "CampaignConfig",
     "read_campaign",
 ]
@@ -54,6 +55,9 @@ FIDELITY_BUDGETS: dict[str, tuple[float, float]] = {
     "rounds": (25.0, 675.0),
     "configs": (16.0, 432.0),
 }
+#: ``per``: one campaign for all collections (``none``), one per family (tile, layout) or one
+#: per collection, each tuned on its own rows and metric (see :mod:`hpo.campaign.subsets`).
+PER_MODES = ("none", "family", "collection")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
@@ -88,7 +92,8 @@ class CampaignConfig:
     today's defaults: ``features`` (the feature spec; a dict is accepted), ``fidelity``,
     ``fixed_rounds`` (boosting rounds of every trial with the ``configs`` fidelity),
     ``fast_bias`` (bias toward fast configs when sampling configs per graph), ``space`` and
-    ``seed``.
+    ``seed``. ``per`` splits the run into one campaign per family or per collection
+    (:data:`PER_MODES`, :mod:`hpo.campaign.subsets`).
 
     Raises
     ------
@@ -129,6 +134,7 @@ class CampaignConfig:
     train_configs: int = DEFAULT_TRAIN_CONFIGS
     valid_configs: int = DEFAULT_VALID_CONFIGS
     keep_fastest: int = DEFAULT_KEEP_FASTEST
+    per: str = "none"
 
     def __post_init__(self) -> None:
         put = object.__setattr__
@@ -200,6 +206,8 @@ class CampaignConfig:
         put(self, "crash_cost", _positive("crash_cost", self.crash_cost))
         for key in ("train_configs", "valid_configs", "keep_fastest"):
             _int(key, getattr(self, key), 0)
+        if self.per not in PER_MODES:
+            raise _bad("per", f"one of {', '.join(PER_MODES)}", self.per)
 
     def _check_budgets(self) -> None:
         default_min, default_max = FIDELITY_BUDGETS[self.fidelity]

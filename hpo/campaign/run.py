@@ -50,7 +50,7 @@ from hpo.runs.incumbent import choose_incumbent
 if TYPE_CHECKING:
     from dask.distributed import Client
 
-__all__ = ["run_campaign"]
+__all__ = ["run_campaign", "run_single_campaign"]
 
 #: Seconds to wait for a Dask scheduler to answer, and for it to have a worker.
 DASK_CONNECT_TIMEOUT = 30.0
@@ -212,8 +212,40 @@ def run_campaign(
     resume: bool = False,
     overwrite: bool = False,
     console: Console | None = None,
-) -> CampaignResult:
+) -> Any:
     """Run (or resume) a SMAC campaign in ``cfg.run_dir`` and return its incumbent.
+
+    With ``cfg.per`` other than ``none`` the run is one campaign per subset, run one after
+    the other by :func:`hpo.campaign.subsets.run_subsets`, which returns a
+    :class:`~hpo.campaign.subsets.SubsetsResult`; otherwise a :class:`CampaignResult`.
+    The parameters and errors are those of :func:`run_single_campaign`.
+    """
+    kwargs: dict[str, Any] = {
+        "objective": objective,
+        "data_to_scatter": data_to_scatter,
+        "quiet": quiet,
+        "resume": resume,
+        "overwrite": overwrite,
+        "console": console,
+    }
+    if cfg.per != "none":
+        from hpo.campaign.subsets import run_subsets
+
+        return run_subsets(cfg, run_single_campaign, **kwargs)
+    return run_single_campaign(cfg, **kwargs)
+
+
+def run_single_campaign(
+    cfg: CampaignConfig,
+    *,
+    objective: Callable[..., Any] | None = None,
+    data_to_scatter: dict[str, Any] | None = None,
+    quiet: bool = False,
+    resume: bool = False,
+    overwrite: bool = False,
+    console: Console | None = None,
+) -> CampaignResult:
+    """Run (or resume) one SMAC campaign in ``cfg.run_dir`` and return its incumbent.
 
     Parameters
     ----------

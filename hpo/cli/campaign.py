@@ -43,6 +43,7 @@ _SETTINGS = {
     "train_configs": "train_configs",
     "valid_configs": "valid_configs",
     "keep_fastest": "keep_fastest",
+    "per": "per",
 }
 
 
@@ -152,6 +153,13 @@ def add_parsers(subparsers: Any) -> None:
         choices=("rounds", "configs"),
         help="what the budget counts: boosting rounds, or configs sampled per "
         f"training graph (default: {d['fidelity']})",
+    )
+    p.add_argument(
+        "--per",
+        choices=("none", "family", "collection"),
+        help="one campaign for all collections (none), or one per family or per collection, "
+        "each tuned on its own rows and metric, one after the other with the walltime split "
+        f"equally and --trials each, in RUNS_DIR/NAME/<subset>/ (default: {d['per']})",
     )
     p.add_argument("--seed", type=int, help=f"seed of everything (default: {d['seed']})")
     p.add_argument(

@@ -72,12 +72,18 @@ def _collections(spec: str | None) -> tuple[str, ...] | None:
     return resolve_collections(spec) if spec else None
 
 
+def _hp_line(hp: dict[str, Any]) -> str:
+    return "  ".join(
+        f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(hp.items())
+    )
+
+
 def _cmd_export(args: argparse.Namespace) -> int:
     from hpo.deploy.export import export_model
     from hpo.deploy.model import load_model
-    from hpo.runs.history import load_run
+    from hpo.runs.nested import load_any
 
-    run = load_run(args.name, args.runs_dir)
+    run = load_any(args.name, args.runs_dir)
     out = args.out if args.out is not None else Path("models") / run.name
     with _progress("export") as progress:
         export_model(
@@ -95,19 +101,21 @@ def _cmd_export(args: argparse.Namespace) -> int:
     metrics = "  ".join(f"{k} {_f(v)}" for k, v in model.validation_metrics.items())
     val = model.meta["validation"]
     note = " (valid was trained on)" if val.get("in_training") else ""
-    how = (
-        f"retrained on {'+'.join(model.meta['train_on'])}"
-        if model.meta.get("source") == "retrained"
-        else f"the boosters trial {model.meta['run']['trial']} was scored with"
-    )
-    print(f"wrote {out}: {model.meta['rounds']} rounds, {how}")
-    hp = model.meta.get("hyperparameters", {})
-    print(
-        "best configuration: "
-        + "  ".join(
-            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(hp.items())
+    retrained = model.meta.get("source") == "retrained"
+    if "subsets" in model.meta:
+        how = f"retrained on {'+'.join(model.meta['train_on'])}" if retrained else "copied"
+        print(f"wrote {out}: one booster set per {model.meta['per']} ({how})")
+        for name, sub in model.meta["subsets"].items():
+            scored = "" if retrained else f", the boosters trial {sub['run']['trial']} scored"
+            print(f"  {name}: {sub['rounds']} rounds{scored}: {_hp_line(sub['hyperparameters'])}")
+    else:
+        how = (
+            f"retrained on {'+'.join(model.meta['train_on'])}"
+            if retrained
+            else f"the boosters trial {model.meta['run']['trial']} was scored with"
         )
-    )
+        print(f"wrote {out}: {model.meta['rounds']} rounds, {how}")
+        print("best configuration: " + _hp_line(model.meta.get("hyperparameters", {})))
     print(f"valid score {_f(val.get('score'))}{note}: {metrics}")
     return 0
 

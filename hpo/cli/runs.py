@@ -21,6 +21,7 @@ from hpo.cli.baseline import baseline_json, print_baseline, smac_line
 if TYPE_CHECKING:
     from hpo.runs.history import RunHistory, Trial
     from hpo.runs.importance import Importance
+    from hpo.runs.nested import SubsetRun
 
 __all__ = ["add_parsers"]
 
@@ -94,7 +95,7 @@ def _progress(label: str) -> Iterator[Any]:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from hpo.runs.history import list_runs
+    from hpo.runs.nested import list_runs
 
     runs = list_runs(args.runs_dir)
     if not runs:
@@ -184,11 +185,89 @@ def _run_json(run: RunHistory, imp: Importance) -> dict[str, Any]:
     }
 
 
-def _cmd_show(args: argparse.Namespace) -> int:
-    from hpo.runs.history import load_run
-    from hpo.runs.importance import hyperparameter_importance
+def _subsets_json(run: SubsetRun) -> dict[str, Any]:
+    """What ``hpo runs show --json`` prints for a per-subset run."""
+    subsets: dict[str, Any] = {}
+    for name, collections in run.plan.items():
+        sub = run.subsets.get(name)
+        inc = None if sub is None else sub.incumbent
+        subsets[name] = {
+            "collections": list(collections),
+            "state": "not started" if sub is None else sub.state,
+            "n_trials": 0 if sub is None else len(sub.trials),
+            "n_failed": 0 if sub is None else len(sub.crashed),
+            "incumbent": None if inc is None else _trial_json(inc),
+            "trajectory": [] if sub is None else [dataclasses.asdict(p) for p in sub.trajectory()],
+        }
+    return {
+        "name": run.name,
+        "path": str(run.path),
+        "state": run.state,
+        "per": run.per,
+        "settings": run.settings,
+        "subsets": subsets,
+        "metrics": run.metrics,
+        "score": run.score,
+    }
 
-    run = load_run(args.name, args.runs_dir)
+
+def _show_subsets(run: SubsetRun, as_json: bool) -> int:
+    """``hpo runs show`` of a per-subset run: one line per subset, trajectories, combined score."""
+    if as_json:
+        print(json.dumps(_subsets_json(run), indent=2, default=str))
+        return 0
+    console = stdout_console()
+    s = run.settings
+    console.print(
+        f"[bold]{run.name}[/bold]  {run.state}  {run.optimizer} per {run.per}  fidelity "
+        f"{run.fidelity} [{_b(s.get('min_budget'))}, {_b(s.get('max_budget'))}]  space "
+        f"{s.get('space')}  seed {s.get('seed')}\ndata {s.get('data_root')}\nstarted "
+        f"{_when(run.started)}  folder {run.path}",
+        highlight=False,
+    )
+    table = Table(title="Subsets (each its own campaign)", title_justify="left")
+    for col in ("subset", "state", "trials", "failed", "trial", "budget", "score", "metrics"):
+        table.add_column(col, justify="left" if col in ("subset", "state", "metrics") else "right")
+    traj = Table(title="Trajectories (each new best per subset)", title_justify="left")
+    for col in ("subset", "elapsed", "trial", "budget", "score"):
+        traj.add_column(col, justify="left" if col == "subset" else "right")
+    for name in run.plan:
+        sub = run.subsets.get(name)
+        if sub is None:
+            table.add_row(name, "not started", "0", "0", "-", "-", "-", "")
+            continue
+        inc = sub.incumbent
+        metrics = "" if inc is None else "  ".join(f"{k} {_f(v)}" for k, v in inc.metrics.items())
+        table.add_row(
+            name,
+            sub.state,
+            str(len(sub.trials)),
+            str(len(sub.crashed)),
+            "-" if inc is None else str(inc.trial),
+            "-" if inc is None else _b(inc.budget),
+            "-" if inc is None else _f(inc.score),
+            metrics,
+        )
+        for p in sub.trajectory():
+            traj.add_row(name, f"{p.elapsed:.1f} s", str(p.trial), _b(p.budget), _f(p.score))
+    console.print(table)
+    console.print(traj)
+    console.print(
+        f"combined score (mean over collections of each subset's incumbent): {_f(run.score)}\n"
+        f"details of a subset: hpo runs show {run.name}/<subset>",
+        highlight=False,
+    )
+    return 0
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    from hpo.runs.history import RunHistory
+    from hpo.runs.importance import hyperparameter_importance
+    from hpo.runs.nested import load_any
+
+    run = load_any(args.name, args.runs_dir)
+    if not isinstance(run, RunHistory):
+        return _show_subsets(run, args.json)
     imp = hyperparameter_importance(run)
     if args.json:
         print(json.dumps(_run_json(run, imp), indent=2, default=str))
@@ -263,20 +342,29 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from hpo.runs.history import load_run
-    from hpo.runs.plots import plot_run
+    from hpo.runs.history import RunHistory
+    from hpo.runs.nested import load_any
+    from hpo.runs.plots import plot_run, plot_subsets
 
-    run = load_run(args.name, args.runs_dir)
-    out = plot_run(run, args.out if args.out is not None else run.path / "run.png")
+    run = load_any(args.name, args.runs_dir)
+    out_png = args.out if args.out is not None else run.path / "run.png"
+    out = plot_run(run, out_png) if isinstance(run, RunHistory) else plot_subsets(run, out_png)
     print(f"wrote {out}")
     return 0
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from hpo.runs.history import load_run
+    from hpo.runs.history import RunHistory
+    from hpo.runs.nested import load_any
     from hpo.runs.plots import plot_compare
 
-    runs = [load_run(name, args.runs_dir) for name in args.names]
+    runs: list[RunHistory] = []
+    for name in args.names:  # a per-subset run is one curve per subset, named run/subset
+        run = load_any(name, args.runs_dir)
+        if isinstance(run, RunHistory):
+            runs.append(run)
+        else:
+            runs += [dataclasses.replace(s, name=f"{run.name}/{k}") for k, s in run.subsets.items()]
     out = plot_compare(runs, args.out)
     print(f"wrote {out}")
     return 0

@@ -38,8 +38,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from hpo.deploy.model import (
     MODEL_FILE,
     MODEL_FORMAT,
@@ -47,11 +45,13 @@ from hpo.deploy.model import (
     load_model,
 )
 from hpo.deploy.scored import copy_scored_boosters, run_feature_spec, score_on_run_rows
+from hpo.deploy.subsets import Member, subset_members, subsets_meta, validation_entry
 from hpo.errors import ConfigError, UsageError
 from hpo.features import FeatureSpec, SampleCaps, family_of
 from hpo.ranking.training import DEFAULT_FIXED_ROUNDS
 from hpo.runs.folder import data_fingerprint, jsonable, package_versions, write_json_atomic
-from hpo.runs.history import RunHistory, Trial, load_run
+from hpo.runs.history import RunHistory, Trial
+from hpo.runs.nested import SubsetRun, load_any
 
 __all__ = ["export_model", "export_rounds"]
 
@@ -183,7 +183,7 @@ def _install(tmp: Path, out_dir: Path) -> None:
 
 
 def export_model(
-    run: RunHistory | Path | str,
+    run: RunHistory | SubsetRun | Path | str,
     out_dir: Path | str,
     *,
     retrain: bool = False,
@@ -196,10 +196,14 @@ def export_model(
 ) -> Path:
     """Write a model folder of a run's incumbent: its scored boosters, or retrained ones.
 
+    A per-subset run (``hpo run --per ...``) gives one folder (model format 2) holding each
+    subset's incumbent boosters, with its own hyperparameters, rounds and feature columns,
+    under ``<subset>/``; ``evaluate`` and ``predict`` route each graph to its subset's.
+
     Parameters
     ----------
     run
-        A loaded run, or the path of a run folder.
+        A loaded run (single or per-subset), or the path of a run folder.
     out_dir
         The model folder to write (an earlier model folder there is replaced).
     retrain
@@ -228,71 +232,70 @@ def export_model(
     Raises
     ------
     UsageError
-        If the run has no successful trial, the incumbent's boosters are not in the run (and
-        ``retrain`` is off), or ``out_dir`` is a non-empty non-model folder.
+        If the run (or a subset) has no successful trial, the incumbent's boosters are not
+        in the run (and ``retrain`` is off), or ``out_dir`` is a non-empty non-model folder.
     """
-    history = run if isinstance(run, RunHistory) else load_run(Path(run))
+    history = run if isinstance(run, (RunHistory, SubsetRun)) else load_any(Path(run))
     splits = _parse_train_on(train_on)
     retrain = retrain or splits != ("train",)
     out = Path(out_dir)
     _check_out_dir(out)
-    inc = history.incumbent
-    if inc is None:
-        raise UsageError(f"run '{history.name}' has no successful trial to export")
+    members = subset_members(history) if isinstance(history, SubsetRun) else {"": history}
     settings = history.settings
     root = Path(data_root if data_root is not None else settings.get("data_root", ""))
     cache = cache_dir if cache_dir is not None else settings.get("cache_dir")
-    seed = inc.seed if inc.seed is not None else int(settings.get("seed", 0))
-    rounds = export_rounds(history, inc.budget)
-    spec = run_feature_spec(history)
+    spec = run_feature_spec(next(iter(members.values())))
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     try:
-        if retrain:
-            trained = _train_families(
-                root,
-                history.collections,
-                inc.config,
+        written = {
+            prefix: _write_member(
+                member,
+                tmp,
+                prefix,
                 spec,
-                rounds=rounds,
-                seed=seed,
+                retrain=retrain,
                 splits=splits,
+                root=root,
                 cache_dir=Path(cache) if cache else None,
                 n_threads=n_threads,
                 n_jobs=n_jobs or min(4, os.cpu_count() or 1),
                 progress=progress,
-                caps=SampleCaps.from_settings(settings),  # the rows the run was tuned on
+                caps=SampleCaps.from_settings(member.settings),  # the rows it was tuned on
             )
-            families: dict[str, dict[str, Any]] = {}
-            for family, booster in trained.boosters.items():
-                booster.save_model(str(tmp / f"{family}.txt"))
-                families[family] = {
-                    "file": f"{family}.txt",
-                    "columns": trained.columns[family],
-                    "training_rows": trained.rows[family],
-                }
+            for prefix, member in members.items()
+        }
+        if isinstance(history, SubsetRun):
+            meta = subsets_meta(history, written, spec, splits, root, retrain)
+            recorded = history.metrics
         else:
-            families = copy_scored_boosters(history, inc, seed, spec, tmp)
-        for entry in families.values():
-            entry["sha256"] = hashlib.sha256((tmp / entry["file"]).read_bytes()).hexdigest()
-        meta = _model_meta(history, inc, spec, families, rounds, seed, splits, root, retrain)
+            one = written[""]
+            meta = _model_meta(
+                history, one.inc, spec, one.families, one.rounds, one.seed, splits, root, retrain
+            )
+            recorded = one.inc.metrics
         write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
         if retrain:
-            metrics = trained.metrics
-        else:  # score the copy on the rows its trial was scored on: it must match exactly
+            metrics = {c: v for w in written.values() for c, v in (w.metrics or {}).items()}
+        else:  # score the copy on the rows its trials were scored on: it must match exactly
             if progress is not None:
                 progress(0, 1, "scoring the copied boosters on valid")
-            metrics = score_on_run_rows(
-                load_model(tmp),
-                history,
-                root,
-                spec,
-                cache_dir=Path(cache) if cache else None,
-                n_jobs=n_jobs or min(4, os.cpu_count() or 1),
-            )
-        meta["validation"] = _validation(metrics, inc, in_training="valid" in splits)
+            model = load_model(tmp)
+            metrics = {}
+            for member in members.values():
+                metrics.update(
+                    score_on_run_rows(
+                        model,
+                        member,
+                        root,
+                        spec,
+                        cache_dir=Path(cache) if cache else None,
+                        n_jobs=n_jobs or min(4, os.cpu_count() or 1),
+                    )
+                )
+        meta["validation"] = validation_entry(metrics, recorded, in_training="valid" in splits)
         write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -301,16 +304,60 @@ def export_model(
     return out
 
 
-def _validation(metrics: dict[str, float], inc: Trial, *, in_training: bool) -> dict[str, Any]:
-    """``model.json``'s validation entry; ``max_abs_difference`` is against the trial's record."""
-    shared = [c for c in metrics if c in inc.metrics]
-    return {
-        "split": "valid",
-        "metrics": metrics,
-        "score": float(np.mean(list(metrics.values()))),
-        "in_training": in_training,
-        "max_abs_difference": max((abs(metrics[c] - inc.metrics[c]) for c in shared), default=None),
-    }
+def _write_member(
+    history: RunHistory,
+    tmp: Path,
+    prefix: str,
+    spec: FeatureSpec,
+    *,
+    retrain: bool,
+    splits: tuple[str, ...],
+    root: Path,
+    cache_dir: Path | None,
+    n_threads: int,
+    n_jobs: int,
+    caps: SampleCaps,
+    progress: ProgressFn | None,
+) -> Member:
+    """Put one run's incumbent boosters into ``tmp/<prefix>`` (copied or retrained)."""
+    inc = history.incumbent
+    if inc is None:
+        raise UsageError(f"run '{history.name}' has no successful trial to export")
+    seed = inc.seed if inc.seed is not None else int(history.settings.get("seed", 0))
+    rounds = export_rounds(history, inc.budget)
+    folder = tmp / prefix
+    folder.mkdir(parents=True, exist_ok=True)
+    metrics: dict[str, float] | None = None
+    if retrain:
+        trained = _train_families(
+            root,
+            history.collections,
+            inc.config,
+            spec,
+            rounds=rounds,
+            seed=seed,
+            splits=splits,
+            cache_dir=cache_dir,
+            n_threads=n_threads,
+            n_jobs=n_jobs,
+            progress=progress,
+            caps=caps,
+        )
+        families: dict[str, dict[str, Any]] = {}
+        for family, booster in trained.boosters.items():
+            booster.save_model(str(folder / f"{family}.txt"))
+            families[family] = {
+                "file": f"{family}.txt",
+                "columns": trained.columns[family],
+                "training_rows": trained.rows[family],
+            }
+        metrics = trained.metrics
+    else:
+        families = copy_scored_boosters(history, inc, seed, spec, folder)
+    for entry in families.values():
+        entry["file"] = f"{prefix}{entry['file']}"
+        entry["sha256"] = hashlib.sha256((tmp / entry["file"]).read_bytes()).hexdigest()
+    return Member(inc, families, rounds, seed, metrics)
 
 
 def _model_meta(

@@ -1,10 +1,21 @@
-"""Exported model folders, loaded with only ``hpo``: one LightGBM booster per family.
+"""Exported model folders, loaded with only ``hpo``: LightGBM boosters routed by collection.
 
-A model folder ``models/<name>/`` holds ``model.json`` (feature spec and ``FEATURE_VERSION``,
-hyperparameters, collections served, per family its model file, checksum and feature columns,
-rounds, validation metrics, training data fingerprint, package versions) and ``tile.txt`` /
-``layout.txt``. :func:`hpo.deploy.export.export_model` writes one; :func:`load_model` reads it,
-refusing a folder from another feature version or with damaged files in one line.
+Two formats of ``model.json`` are read (its key ``format``):
+
+1. *One configuration* (``hpo export`` of a single campaign, and every older folder):
+   feature spec and ``FEATURE_VERSION``, hyperparameters, collections served, per family its
+   model file, checksum and feature columns, rounds, validation metrics, training data
+   fingerprint, package versions; the files ``tile.txt`` / ``layout.txt``. Every collection
+   is served by the booster of its family.
+2. *One configuration per subset* (``hpo export`` of a ``--per family|collection`` run):
+   the same top-level keys except ``hyperparameters`` / ``families`` / ``rounds``, plus
+   ``per`` and ``subsets``: ``{subset: {"collections", "hyperparameters", "rounds", "seed",
+   "families": {family: {"file": "<subset>/<family>.txt", "columns", "sha256"}}, "run"}}``.
+   Each collection is served by the booster of its family *in its subset*, so every graph
+   is ranked by the model tuned for it; one feature spec serves all (one run, one spec).
+
+:func:`hpo.deploy.export.export_model` writes one; :func:`load_model` reads either, refusing a
+folder from another feature version, of an unknown format or with damaged files in one line.
 """
 
 from __future__ import annotations
@@ -32,6 +43,8 @@ from hpo.features import (
 
 __all__ = [
     "MODEL_FILE",
+    "MODEL_FORMAT",
+    "SUBSETS_MODEL_FORMAT",
     "ExportedModel",
     "FamilyModel",
     "GraphPrediction",
@@ -40,7 +53,10 @@ __all__ = [
 ]
 
 MODEL_FILE = "model.json"
+#: Format of a one-configuration folder, and of a per-subset one.
 MODEL_FORMAT = 1
+SUBSETS_MODEL_FORMAT = 2
+MODEL_FORMATS = (MODEL_FORMAT, SUBSETS_MODEL_FORMAT)
 #: ``progress(done, total, label)``, called as work advances.
 ProgressFn = Callable[[int, int, str], None]
 
@@ -84,13 +100,16 @@ class ExportedModel:
     spec
         Feature settings the model was trained with.
     hyperparameters
-        The incumbent's hyperparameters.
+        The incumbent's hyperparameters (format 1; ``{}`` for a per-subset model, whose
+        subsets each have their own: ``meta["subsets"][name]["hyperparameters"]``).
     collections
         Collections the model serves.
     families
-        ``{family: FamilyModel}``.
+        ``{family: FamilyModel}`` (format 1) or ``{"<subset>/<family>": FamilyModel}``.
     meta
         The whole ``model.json``.
+    routes
+        ``{collection: FamilyModel}``: the booster that ranks each collection's graphs.
     """
 
     path: Path
@@ -99,6 +118,12 @@ class ExportedModel:
     collections: tuple[str, ...]
     families: dict[str, FamilyModel]
     meta: dict[str, Any]
+    routes: dict[str, FamilyModel]
+
+    @property
+    def format(self) -> int:
+        """``model.json``'s format: 1 (one configuration) or 2 (one per subset)."""
+        return int(self.meta.get("format", MODEL_FORMAT))
 
     @property
     def validation_metrics(self) -> dict[str, float]:
@@ -117,7 +142,7 @@ class ExportedModel:
             raise UsageError(
                 f"model {self.path} serves {', '.join(self.collections)}, not {collection}"
             )
-        return self.families[family_of(collection)]
+        return self.routes[collection]
 
     def predict_file(
         self, path: Path | str, collection: str, *, cache_dir: Path | None = None
@@ -180,14 +205,74 @@ def _read_booster(model_file: Path, sha256: Any) -> Any:
         raise ConfigError(f"{model_file}: not a readable LightGBM model ({first})") from exc
 
 
-def load_model(path: Path | str) -> ExportedModel:
-    """Load a model folder written by :func:`export_model`.
+def _load_families(
+    folder: Path,
+    meta_file: Path,
+    spec: FeatureSpec,
+    collections: tuple[str, ...],
+    family_meta: Any,
+    where: str,
+) -> dict[str, FamilyModel]:
+    """Load the boosters of ``family_meta`` (``{family: entry}``) the collections need."""
+    if not isinstance(family_meta, dict):
+        raise ConfigError(f"{meta_file}: {where}key 'families': expected a JSON object")
+    families: dict[str, FamilyModel] = {}
+    for family in sorted({family_of(c) for c in collections}):
+        entry = family_meta.get(family)
+        if not isinstance(entry, dict) or "file" not in entry or "columns" not in entry:
+            raise ConfigError(f"{meta_file}: {where}no '{family}' model entry for {collections}")
+        model_file = folder / str(entry["file"])
+        booster = _read_booster(model_file, entry.get("sha256"))
+        columns = _family_columns(family, spec, list(entry["columns"]), folder)
+        if booster.num_feature() != len(columns):
+            raise ConfigError(
+                f"{model_file}: model reads {booster.num_feature()} features, model.json lists "
+                f"{len(columns)}"
+            )
+        n_features = len(feature_names(family, spec))
+        families[family] = FamilyModel(family, booster, columns, n_features)
+    return families
+
+
+def _subset_families(
+    folder: Path, meta_file: Path, spec: FeatureSpec, meta: dict[str, Any]
+) -> tuple[dict[str, FamilyModel], dict[str, FamilyModel]]:
+    """Format 2: ``({"<subset>/<family>": model}, {collection: model})``.
 
     Raises
     ------
     ConfigError
-        If the folder or ``model.json`` is missing or corrupt, a model file is missing or
-        unreadable, or the model was built with another feature version.
+        If ``subsets`` is malformed, a collection is in two subsets, or a served collection
+        is in none.
+    """
+    subsets = meta.get("subsets")
+    if not isinstance(subsets, dict) or not subsets:
+        raise ConfigError(f"{meta_file}: key 'subsets': expected a non-empty JSON object")
+    families: dict[str, FamilyModel] = {}
+    routes: dict[str, FamilyModel] = {}
+    for name, entry in subsets.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("collections"), list):
+            raise ConfigError(f"{meta_file}: subset '{name}': expected 'collections' (a list)")
+        collections = tuple(str(c) for c in entry["collections"])
+        loaded = _load_families(
+            folder, meta_file, spec, collections, entry.get("families"), f"subset '{name}': "
+        )
+        families.update({f"{name}/{f}": m for f, m in loaded.items()})
+        for c in collections:
+            if c in routes:
+                raise ConfigError(f"{meta_file}: collection {c} is in two subsets")
+            routes[c] = loaded[family_of(c)]
+    return families, routes
+
+
+def load_model(path: Path | str) -> ExportedModel:
+    """Load a model folder written by :func:`export_model` (either format).
+
+    Raises
+    ------
+    ConfigError
+        If the folder or ``model.json`` is missing or corrupt, of an unknown format, a model
+        file is missing or unreadable, or the model was built with another feature version.
     """
     folder = Path(path)
     meta_file = folder / MODEL_FILE
@@ -199,6 +284,12 @@ def load_model(path: Path | str) -> ExportedModel:
         raise ConfigError(f"{meta_file}: not valid JSON ({exc})") from exc
     if not isinstance(meta, dict):
         raise ConfigError(f"{meta_file}: expected a JSON object")
+    fmt = meta.get("format", MODEL_FORMAT)
+    if isinstance(fmt, bool) or fmt not in MODEL_FORMATS:
+        raise ConfigError(
+            f"{meta_file}: model format {fmt!r} is not read by this hpo (it reads formats "
+            f"{', '.join(map(str, MODEL_FORMATS))}); use the hpo version that exported it"
+        )
     version = meta.get("feature_version")
     if isinstance(version, bool) or version not in READABLE_VERSIONS:
         raise ConfigError(
@@ -211,25 +302,18 @@ def load_model(path: Path | str) -> ExportedModel:
         # the boosters' columns are found by name among today's rows
         spec = FeatureSpec.from_dict(dict(meta["feature_spec"])).extracting()
         collections = tuple(str(c) for c in meta["collections"])
-        family_meta = dict(meta["families"])
-        hyperparameters = dict(meta["hyperparameters"])
+        hyperparameters = dict(meta["hyperparameters"]) if fmt == MODEL_FORMAT else {}
+        family_meta = meta["families"] if fmt == MODEL_FORMAT else None
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"{meta_file}: missing or malformed key {exc}") from exc
-    families: dict[str, FamilyModel] = {}
-    for family in sorted({family_of(c) for c in collections}):
-        entry = family_meta.get(family)
-        if not isinstance(entry, dict) or "file" not in entry or "columns" not in entry:
-            raise ConfigError(f"{meta_file}: no '{family}' model entry for {collections}")
-        model_file = folder / str(entry["file"])
-        booster = _read_booster(model_file, entry.get("sha256"))
-        columns = _family_columns(family, spec, list(entry["columns"]), folder)
-        if booster.num_feature() != len(columns):
-            raise ConfigError(
-                f"{model_file}: model reads {booster.num_feature()} features, model.json lists "
-                f"{len(columns)}"
-            )
-        n_features = len(feature_names(family, spec))
-        families[family] = FamilyModel(family, booster, columns, n_features)
+    if fmt == MODEL_FORMAT:
+        families = _load_families(folder, meta_file, spec, collections, family_meta, "")
+        routes = {c: families[family_of(c)] for c in collections}
+    else:
+        families, routes = _subset_families(folder, meta_file, spec, meta)
+        missing = [c for c in collections if c not in routes]
+        if missing:
+            raise ConfigError(f"{meta_file}: collection {missing[0]} is in no subset")
     return ExportedModel(
         path=folder,
         spec=spec,
@@ -237,4 +321,5 @@ def load_model(path: Path | str) -> ExportedModel:
         collections=collections,
         families=families,
         meta=meta,
+        routes=routes,
     )

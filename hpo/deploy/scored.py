@@ -119,13 +119,13 @@ def score_on_run_rows(
         n_jobs=n_jobs,
     )
     per_graph: dict[str, list[float]] = {}
-    for (family, _), table in tables.items():
-        pred = model.families[family].predict(table.X)
+    for table in tables.values():
         bounds = table.group_bounds()
         for g, ref in enumerate(table.graphs):
             if not ref.labeled or ref.collection not in run.collections:
                 continue
             a, b = int(bounds[g]), int(bounds[g + 1])
-            metric = collection_metric(ref.collection, pred[a:b], table.target[a:b])
+            pred = model.family_model(ref.collection).predict(table.X[a:b])  # routed
+            metric = collection_metric(ref.collection, pred, table.target[a:b])
             per_graph.setdefault(ref.collection, []).append(metric)
     return {c: float(np.mean(v)) for c, v in per_graph.items()}

@@ -42,10 +42,8 @@ from hpo.runs.folder import (
 from hpo.runs.history import (
     DEFAULT_RUNS_DIR,
     RunHistory,
-    RunSummary,
     TrajectoryPoint,
     Trial,
-    list_runs,
     load_run,
     resolve_run_dir,
 )
@@ -60,9 +58,17 @@ from hpo.runs.incumbent import (
     choose_incumbent,
     config_key,
 )
+from hpo.runs.nested import (
+    RunSummary,
+    SubsetRun,
+    list_runs,
+    load_any,
+    load_subset_run,
+)
 from hpo.runs.plots import (
     plot_compare,
     plot_run,
+    plot_subsets,
 )
 
 __all__ = [
@@ -88,6 +94,7 @@ __all__ = [
     "RunLock",
     "RunSummary",
     "SMAC_DIR",
+    "SubsetRun",
     "TRIALS_FILE",
     "TrajectoryPoint",
     "Trial",
@@ -97,11 +104,14 @@ __all__ = [
     "hyperparameter_importance",
     "jsonable",
     "list_runs",
+    "load_any",
     "load_run",
+    "load_subset_run",
     "lock_is_held",
     "package_versions",
     "plot_compare",
     "plot_run",
+    "plot_subsets",
     "read_json",
     "read_lock",
     "read_trials",

@@ -13,8 +13,7 @@ trial at the highest budget any successful trial reached); when the campaign has
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,132 +29,20 @@ from hpo.runs.folder import (
     trial_key,
 )
 from hpo.runs.incumbent import choose_incumbent, config_key
+from hpo.runs.trial import TrajectoryPoint, Trial, baseline_record
+from hpo.runs.trial import finite_float as _float
 
 __all__ = [
     "DEFAULT_RUNS_DIR",
     "RunHistory",
-    "RunSummary",
     "TrajectoryPoint",
     "Trial",
     "baseline_record",
-    "list_runs",
     "load_run",
     "resolve_run_dir",
 ]
 
 DEFAULT_RUNS_DIR = Path("runs")
-
-
-def _float(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def baseline_record(records: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The ``trials.jsonl`` record marked ``"baseline": true``, if any.
-
-    The baseline is the space's default configuration at the largest budget, a campaign's
-    first trial; runs made before it existed have none.
-    """
-    return next((r for r in records if r.get("baseline") is True), None)
-
-
-@dataclass(frozen=True)
-class Trial:
-    """One finished trial of ``trials.jsonl``.
-
-    Attributes
-    ----------
-    trial
-        1-based position in the log.
-    config
-        Hyperparameters (a flat mapping).
-    budget
-        Fidelity value the trial was trained at (``None`` if not recorded).
-    status
-        SMAC status name (``SUCCESS``, ``CRASHED``, ``TIMEOUT`` ...).
-    score
-        Mean validation metric over the campaign's collections (higher is better);
-        ``None`` for a failed trial.
-    metrics
-        ``{collection: metric}`` on the valid split.
-    start, end
-        Epoch seconds.
-    error
-        Traceback or reason of a failed trial.
-    baseline
-        Whether this is the baseline: the space's default configuration at the largest
-        budget, evaluated first.
-    """
-
-    trial: int
-    config: dict[str, Any]
-    budget: float | None
-    status: str
-    score: float | None = None
-    cost: float | None = None
-    metrics: dict[str, float] = field(default_factory=dict)
-    seed: int | None = None
-    config_id: int | None = None
-    start: float | None = None
-    end: float | None = None
-    duration: float | None = None
-    worker: str | None = None
-    error: str | None = None
-    info: dict[str, Any] = field(default_factory=dict)
-    baseline: bool = False
-
-    @property
-    def ok(self) -> bool:
-        """Whether the trial succeeded with a finite score."""
-        return self.status == "SUCCESS" and self.score is not None
-
-    @property
-    def error_line(self) -> str:
-        """The last non-empty line of the error (the exception message), or the status."""
-        lines = [ln.strip() for ln in str(self.error or "").splitlines() if ln.strip()]
-        return lines[-1] if lines else self.status
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any], position: int) -> Trial:
-        """Build a trial from one ``trials.jsonl`` record (missing keys become ``None``)."""
-        score = _float(record.get("score"))
-        cost = _float(record.get("cost"))
-        if score is None and cost is not None and record.get("status") == "SUCCESS":
-            score = 1.0 - cost
-        metrics = record.get("metrics") or {}
-        seed = record.get("seed")
-        config_id = record.get("config_id")
-        trial = record.get("trial")
-        return cls(
-            trial=int(trial) if isinstance(trial, int) else position,
-            config=dict(record.get("config") or {}),
-            budget=_float(record.get("budget")),
-            status=str(record.get("status") or "UNKNOWN"),
-            score=score,
-            cost=cost,
-            metrics={str(k): float(v) for k, v in metrics.items() if _float(v) is not None},
-            seed=seed if isinstance(seed, int) else None,
-            config_id=config_id if isinstance(config_id, int) else None,
-            start=_float(record.get("start")),
-            end=_float(record.get("end")),
-            duration=_float(record.get("duration")),
-            worker=record.get("worker"),
-            error=record.get("error"),
-            info=dict(record.get("info") or {}),
-            baseline=record.get("baseline") is True,
-        )
-
-
-@dataclass(frozen=True)
-class TrajectoryPoint:
-    """A new best score: ``elapsed`` seconds after the start, reached by ``trial``."""
-
-    elapsed: float
-    trial: int
-    budget: float | None
-    score: float
 
 
 @dataclass(frozen=True, eq=False)
@@ -312,22 +199,6 @@ class RunHistory:
         return ranked[:n]
 
 
-@dataclass(frozen=True)
-class RunSummary:
-    """One line of ``hpo runs list``; ``problem`` says why a folder could not be read."""
-
-    name: str
-    path: Path
-    state: str
-    optimizer: str = "?"
-    n_trials: int = 0
-    n_failed: int = 0
-    best_score: float | None = None
-    best_budget: float | None = None
-    started: float | None = None
-    problem: str | None = None
-
-
 def resolve_run_dir(name_or_path: str | Path, runs_dir: str | Path | None = None) -> Path:
     """The folder of a run given its NAME (under ``runs_dir``) or its PATH.
 
@@ -388,35 +259,3 @@ def load_run(name_or_path: str | Path, runs_dir: str | Path | None = None) -> Ru
         trials=tuple(trials),
         result=result,
     )
-
-
-def list_runs(runs_dir: str | Path | None = None) -> list[RunSummary]:
-    """Summaries of every run folder under ``runs_dir``, oldest first.
-
-    A folder that cannot be read is listed with its ``problem`` instead of failing the list.
-    """
-    runs = Path(runs_dir) if runs_dir is not None else DEFAULT_RUNS_DIR
-    if not runs.is_dir():
-        return []
-    out: list[RunSummary] = []
-    for folder in sorted(p for p in runs.iterdir() if (p / CAMPAIGN_FILE).is_file()):
-        try:
-            run = load_run(folder)
-        except (ConfigError, UsageError) as exc:
-            out.append(RunSummary(folder.name, folder, run_state(folder), problem=str(exc)))
-            continue
-        inc = run.incumbent
-        out.append(
-            RunSummary(
-                name=run.name,
-                path=folder,
-                state=run.state,
-                optimizer=run.optimizer,
-                n_trials=len(run.trials),
-                n_failed=len(run.crashed),
-                best_score=None if inc is None else inc.score,
-                best_budget=None if inc is None else inc.budget,
-                started=run.started,
-            )
-        )
-    return sorted(out, key=lambda s: (s.started is None, s.started or 0.0, s.name))

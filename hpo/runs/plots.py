@@ -3,6 +3,7 @@
 - :func:`plot_run`: one run on four panels: the best validation score over wall time and over
   trials (every trial a dot coloured by its budget, failed trials as crosses at the bottom),
   the per-collection validation metrics of the incumbent, and the hyperparameter importance.
+- :func:`plot_subsets`: a per-subset run, one best-score-over-time panel per subset.
 - :func:`plot_compare`: the any-time curves (best score vs wall time) of several runs.
 """
 
@@ -16,8 +17,9 @@ import numpy as np
 
 from hpo.runs.history import RunHistory, Trial
 from hpo.runs.importance import Importance, hyperparameter_importance
+from hpo.runs.nested import SubsetRun
 
-__all__ = ["plot_compare", "plot_run"]
+__all__ = ["plot_compare", "plot_run", "plot_subsets"]
 
 _DPI = 110
 
@@ -301,6 +303,41 @@ def plot_run(run: RunHistory, out_png: Path | str, *, importance: Importance | N
     fig.suptitle(
         f"Run '{run.name}': {run.optimizer}, fidelity {run.fidelity}, {len(run.trials)} trials "
         f"({n_failed} failed), {run.state}",
+        fontsize=13,
+    )
+    out = Path(out_png)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out)
+    plt.close(fig)
+    return out
+
+
+def plot_subsets(run: SubsetRun, out_png: Path | str) -> Path:
+    """Draw one panel per subset of a per-subset run (its trials and best score over wall
+    time, titled with its incumbent's score) into ``out_png``; returns ``out_png``."""
+    plt = _pyplot()
+    n = max(1, len(run.plan))
+    cols = min(3, n)
+    rows = (n + cols - 1) // cols
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(5.5 * cols, 4.2 * rows), dpi=_DPI, layout="constrained", squeeze=False
+    )
+    for ax, name in zip(axes.flat, run.plan, strict=False):
+        sub = run.subsets.get(name)
+        if sub is None:
+            ax.text(0.5, 0.5, "not started", ha="center", va="center", transform=ax.transAxes)
+            ax.set_title(name)
+            continue
+        _panel_progress(ax, sub, True, _budget_colors(sub))
+        inc = sub.incumbent
+        shown = "no incumbent" if inc is None else f"incumbent {inc.score:.3f} (trial {inc.trial})"
+        ax.set_title(f"{name}: {shown}", fontsize=10)
+    for ax in list(axes.flat)[n:]:
+        ax.axis("off")
+    score = "-" if run.score is None else f"{run.score:.4f}"
+    fig.suptitle(
+        f"Run '{run.name}': {run.optimizer} per {run.per}, {run.n_trials} trials, {run.state}; "
+        f"combined score {score}",
         fontsize=13,
     )
     out = Path(out_png)

@@ -14,7 +14,8 @@ from fake_runs import FAKE_COLLECTIONS, build_fake_run
 
 from hpo.errors import ConfigError, UsageError
 from hpo.runs.folder import RunLock
-from hpo.runs.history import list_runs, load_run
+from hpo.runs.history import load_run
+from hpo.runs.nested import list_runs
 
 
 @pytest.fixture

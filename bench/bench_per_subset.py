@@ -1,0 +1,151 @@
+"""One joint configuration vs ``--per family`` vs ``--per collection``, scored on unseen graphs.
+
+For each mode a campaign runs on ``--data`` with the same total walltime; its incumbent(s) are
+exported (the boosters they were scored with) and evaluated on the *valid* split of
+``--unseen``, a second dataset generated with another seed, so no campaign trained or selected
+on those graphs. Per collection it reports the selection score (the incumbent's valid metric
+the campaign chose it by), the unseen score and their gap (selection minus unseen: how much the
+selection flattered itself).
+
+    hpo data synth --out /tmp/sel --scale small --seed 0
+    hpo data synth --out /tmp/unseen --scale small --seed 1
+    python bench/bench_per_subset.py --data /tmp/sel --unseen /tmp/unseen --walltime 20m \\
+        --seeds 0 1 2 --out bench/out/per_subset.json
+
+Runs are kept in ``--runs-dir`` (default ``bench/out/runs``) and reused when already finished,
+so an interrupted benchmark continues where it stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+MODES = ("none", "family", "collection")
+
+
+def selection_metrics(run: Any) -> dict[str, float]:
+    """The valid metrics each collection's incumbent was selected by (single or per-subset)."""
+    from hpo.runs.history import RunHistory
+
+    if isinstance(run, RunHistory):
+        inc = run.incumbent
+        return {} if inc is None else dict(inc.metrics)
+    return dict(run.metrics)
+
+
+def gap_rows(mode: str, seed: int, selected: dict[str, float], unseen: dict[str, float]) -> list:
+    """One row per collection (and ``overall``): selection, unseen, gap = selection - unseen."""
+    rows = []
+    for c in unseen:
+        s = selected.get(c)
+        rows.append(
+            {
+                "mode": mode,
+                "seed": seed,
+                "collection": c,
+                "selection": s,
+                "unseen": unseen[c],
+                "gap": None if s is None else s - unseen[c],
+            }
+        )
+    if unseen and all(c in selected for c in unseen):
+        sel = float(np.mean([selected[c] for c in unseen]))
+        uns = float(np.mean(list(unseen.values())))
+        rows.append(
+            {
+                "mode": mode,
+                "seed": seed,
+                "collection": "overall",
+                "selection": sel,
+                "unseen": uns,
+                "gap": sel - uns,
+            }
+        )
+    return rows
+
+
+def summary_table(rows: list[dict[str, Any]]) -> str:
+    """Markdown table: per mode and collection, the mean (over seeds) selection, unseen, gap."""
+    keys = sorted(
+        {(r["mode"], r["collection"]) for r in rows}, key=lambda k: (MODES.index(k[0]), k[1])
+    )
+    lines = [
+        "| mode | collection | selection | unseen | gap | seeds |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for mode, c in keys:
+        these = [r for r in rows if (r["mode"], r["collection"]) == (mode, c)]
+
+        def mean(key: str, these: list = these) -> str:
+            vals = [r[key] for r in these if r[key] is not None]
+            return "-" if not vals else f"{np.mean(vals):.4f}"
+
+        cells = [mode, c, mean("selection"), mean("unseen"), mean("gap"), str(len(these))]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def run_mode(args: argparse.Namespace, mode: str, seed: int) -> list[dict[str, Any]]:
+    """Run (or reuse) one campaign, export it, evaluate it on the unseen graphs."""
+    from rich.console import Console
+
+    from hpo.campaign import CampaignConfig, run_campaign
+    from hpo.deploy.evaluate import evaluate_model
+    from hpo.deploy.export import export_model
+    from hpo.deploy.model import load_model
+    from hpo.runs.folder import run_state
+    from hpo.runs.nested import load_any
+
+    cfg = CampaignConfig(
+        data_root=args.data,
+        name=f"per-{mode}-seed{seed}",
+        runs_dir=args.runs_dir,
+        cache_dir=args.cache_dir,
+        per=mode,
+        walltime=args.walltime,
+        trials=args.trials,
+        seed=seed,
+        optimizer=args.optimizer,
+    )
+    state = run_state(cfg.run_dir)
+    if state != "finished":
+        console = Console(file=io.StringIO())
+        run_campaign(cfg, quiet=True, resume=state == "interrupted", console=console)
+    run = load_any(cfg.run_dir)
+    model_dir = args.runs_dir.parent / "models" / cfg.name
+    export_model(run, model_dir, cache_dir=args.cache_dir)
+    report = evaluate_model(load_model(model_dir), args.unseen, "valid", cache_dir=args.cache_dir)
+    unseen = {c: float(v["metric"]) for c, v in report["collections"].items()}
+    return gap_rows(mode, seed, selection_metrics(run), unseen)
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", type=Path, required=True, help="dataset the campaigns tune on")
+    p.add_argument("--unseen", type=Path, required=True, help="dataset whose valid split scores")
+    p.add_argument("--walltime", type=float, default=600.0, help="seconds per campaign (total)")
+    p.add_argument("--trials", type=int, default=10_000, help="trial limit (per subset)")
+    p.add_argument("--optimizer", default="model-hb")
+    p.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
+    p.add_argument("--seeds", nargs="+", type=int, default=[0])
+    p.add_argument("--runs-dir", type=Path, default=Path("bench/out/runs"))
+    p.add_argument("--cache-dir", type=Path, default=Path(".hpo_cache"))
+    p.add_argument("--out", type=Path, default=Path("bench/out/per_subset.json"))
+    args = p.parse_args(argv)
+    rows: list[dict[str, Any]] = []
+    for seed in args.seeds:
+        for mode in args.modes:
+            rows += run_mode(args, mode, seed)
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(rows, indent=2))
+    print(summary_table(rows))
+
+
+if __name__ == "__main__":
+    main()

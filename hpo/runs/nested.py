@@ -1,0 +1,241 @@
+"""Reading per-subset runs (``hpo run --per family|collection``) and the list of runs.
+
+A per-subset run folder holds a ``campaign.json`` whose settings have ``per`` other than
+``none`` and whose key ``subsets`` maps each subset folder to its collections; every subset
+folder is a complete single-campaign run folder, read with :func:`hpo.runs.history.load_run`.
+:class:`SubsetRun` gathers them: each subset's incumbent and trajectory, and the combined
+leaderboard score, the mean over every collection of the metric of its subset's incumbent
+(what one submission built from the per-subset model would score on valid).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hpo.errors import ConfigError, UsageError
+from hpo.runs.campaign_file import read_campaign_file
+from hpo.runs.folder import CAMPAIGN_FILE, RESULT_FILE, read_json, run_state
+from hpo.runs.history import DEFAULT_RUNS_DIR, RunHistory, load_run, resolve_run_dir
+from hpo.runs.trial import Trial, finite_float
+
+__all__ = [
+    "RunSummary",
+    "SubsetRun",
+    "is_subset_run",
+    "list_runs",
+    "load_any",
+    "load_subset_run",
+]
+
+
+def _plan(campaign: dict[str, Any]) -> dict[str, tuple[str, ...]] | None:
+    """The ``subsets`` of a parent ``campaign.json``, ``None`` for a single campaign."""
+    per = (campaign.get("config") or {}).get("per", "none")
+    subsets = campaign.get("subsets")
+    if per == "none" or subsets is None:
+        return None
+    if not isinstance(subsets, dict) or not all(isinstance(v, list) for v in subsets.values()):
+        raise ConfigError("campaign.json: key 'subsets': expected {subset: [collections]}")
+    return {str(k): tuple(str(c) for c in v) for k, v in subsets.items()}
+
+
+def is_subset_run(path: Path | str) -> bool:
+    """Whether the run folder ``path`` is a per-subset run (its ``campaign.json`` has subsets)."""
+    return _plan(read_campaign_file(Path(path) / CAMPAIGN_FILE)) is not None
+
+
+@dataclass(frozen=True, eq=False)
+class SubsetRun:
+    """A per-subset run: its settings and one :class:`RunHistory` per started subset.
+
+    Attributes
+    ----------
+    name, path, settings, campaign, state, result
+        As for :class:`~hpo.runs.history.RunHistory` (``result`` is the parent's
+        ``result.json``, written when every subset has finished).
+    plan
+        ``{subset folder: its collections}``, every subset of the run in order.
+    subsets
+        ``{subset: RunHistory}`` of the subsets that have started.
+    """
+
+    name: str
+    path: Path
+    settings: dict[str, Any]
+    campaign: dict[str, Any]
+    state: str
+    result: dict[str, Any] | None
+    plan: dict[str, tuple[str, ...]]
+    subsets: dict[str, RunHistory]
+
+    @property
+    def per(self) -> str:
+        """``family`` or ``collection``."""
+        return str(self.settings.get("per"))
+
+    @property
+    def optimizer(self) -> str:
+        """Optimizer name of every subset's campaign."""
+        return str(self.settings.get("optimizer", "?"))
+
+    @property
+    def fidelity(self) -> str:
+        """What a budget means: ``rounds`` or ``configs``."""
+        return str(self.settings.get("fidelity", "rounds"))
+
+    @property
+    def collections(self) -> tuple[str, ...]:
+        """Every collection of the run."""
+        return tuple(c for cs in self.plan.values() for c in cs)
+
+    @property
+    def started(self) -> float | None:
+        """Epoch seconds the run started."""
+        return finite_float(self.campaign.get("created"))
+
+    @property
+    def n_trials(self) -> int:
+        """Trials of all subsets."""
+        return sum(len(r.trials) for r in self.subsets.values())
+
+    @property
+    def n_failed(self) -> int:
+        """Failed trials of all subsets."""
+        return sum(len(r.crashed) for r in self.subsets.values())
+
+    @property
+    def incumbents(self) -> dict[str, Trial | None]:
+        """``{subset: its incumbent trial}`` for every subset (``None``: none yet)."""
+        return {k: (self.subsets[k].incumbent if k in self.subsets else None) for k in self.plan}
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        """``{collection: metric of its subset's incumbent}`` for the collections that have one."""
+        out: dict[str, float] = {}
+        for name, inc in self.incumbents.items():
+            if inc is not None:
+                out.update({c: inc.metrics[c] for c in self.plan[name] if c in inc.metrics})
+        return out
+
+    @property
+    def score(self) -> float | None:
+        """The combined leaderboard score: mean over every collection of its subset's
+        incumbent metric; ``None`` until every collection has one."""
+        metrics = self.metrics
+        if not self.collections or any(c not in metrics for c in self.collections):
+            return None
+        return float(np.mean([metrics[c] for c in self.collections]))
+
+
+def load_subset_run(name_or_path: str | Path, runs_dir: str | Path | None = None) -> SubsetRun:
+    """Load a per-subset run folder and the subsets that have started.
+
+    Raises
+    ------
+    UsageError
+        If there is no such run, or it is a single campaign.
+    ConfigError
+        If a file of the run or of a subset is malformed.
+    """
+    path = resolve_run_dir(name_or_path, runs_dir)
+    campaign = read_campaign_file(path / CAMPAIGN_FILE)
+    plan = _plan(campaign)
+    if plan is None:
+        raise UsageError(f"{path}: a single campaign, not a per-subset run")
+    subsets = {k: load_run(path / k) for k in plan if (path / k / CAMPAIGN_FILE).is_file()}
+    result = read_json(path / RESULT_FILE) if (path / RESULT_FILE).is_file() else None
+    if result is not None and not isinstance(result, dict):
+        raise ConfigError(f"{path / RESULT_FILE}: expected a JSON object")
+    return SubsetRun(
+        name=path.name,
+        path=path,
+        settings=campaign["config"],
+        campaign=campaign,
+        state=run_state(path),
+        result=result,
+        plan=plan,
+        subsets=subsets,
+    )
+
+
+def load_any(
+    name_or_path: str | Path, runs_dir: str | Path | None = None
+) -> RunHistory | SubsetRun:
+    """Load a run folder: a :class:`SubsetRun` for a per-subset run, else a
+    :class:`~hpo.runs.history.RunHistory`."""
+    path = resolve_run_dir(name_or_path, runs_dir)
+    return load_subset_run(path) if is_subset_run(path) else load_run(path)
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One line of ``hpo runs list``; ``problem`` says why a folder could not be read.
+
+    A per-subset run is one line (``optimizer`` names ``per``, ``best_score`` is the combined
+    score) followed by one line per started subset, named ``<run>/<subset>``.
+    """
+
+    name: str
+    path: Path
+    state: str
+    optimizer: str = "?"
+    n_trials: int = 0
+    n_failed: int = 0
+    best_score: float | None = None
+    best_budget: float | None = None
+    started: float | None = None
+    problem: str | None = None
+
+
+def _summary(run: RunHistory, name: str) -> RunSummary:
+    inc = run.incumbent
+    return RunSummary(
+        name=name,
+        path=run.path,
+        state=run.state,
+        optimizer=run.optimizer,
+        n_trials=len(run.trials),
+        n_failed=len(run.crashed),
+        best_score=None if inc is None else inc.score,
+        best_budget=None if inc is None else inc.budget,
+        started=run.started,
+    )
+
+
+def _summaries(folder: Path) -> list[RunSummary]:
+    run = load_any(folder)
+    if isinstance(run, RunHistory):
+        return [_summary(run, run.name)]
+    head = RunSummary(
+        name=run.name,
+        path=folder,
+        state=run.state,
+        optimizer=f"{run.optimizer} per {run.per}",
+        n_trials=run.n_trials,
+        n_failed=run.n_failed,
+        best_score=run.score,
+        started=run.started,
+    )
+    return [head, *(_summary(sub, f"{run.name}/{k}") for k, sub in run.subsets.items())]
+
+
+def list_runs(runs_dir: str | Path | None = None) -> list[RunSummary]:
+    """Summaries of every run folder under ``runs_dir``, oldest first.
+
+    A folder that cannot be read is listed with its ``problem`` instead of failing the list.
+    """
+    runs = Path(runs_dir) if runs_dir is not None else DEFAULT_RUNS_DIR
+    if not runs.is_dir():
+        return []
+    groups: list[list[RunSummary]] = []
+    for folder in sorted(p for p in runs.iterdir() if (p / CAMPAIGN_FILE).is_file()):
+        try:
+            groups.append(_summaries(folder))
+        except (ConfigError, UsageError) as exc:
+            groups.append([RunSummary(folder.name, folder, run_state(folder), problem=str(exc))])
+    groups.sort(key=lambda g: (g[0].started is None, g[0].started or 0.0, g[0].name))
+    return [s for g in groups for s in g]

@@ -1,0 +1,127 @@
+"""One trial of ``trials.jsonl`` as read back (:class:`Trial`), and the trajectory's point.
+
+Kept apart from :mod:`hpo.runs.history` (which re-exports them) so that the run history and
+the reading of per-subset runs (:mod:`hpo.runs.nested`) share them without a cycle.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["TrajectoryPoint", "Trial", "baseline_record", "finite_float"]
+
+
+def finite_float(value: Any) -> float | None:
+    """``value`` as a float if it is a finite number, else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def baseline_record(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The ``trials.jsonl`` record marked ``"baseline": true``, if any.
+
+    The baseline is the space's default configuration at the largest budget, a campaign's
+    first trial; runs made before it existed have none.
+    """
+    return next((r for r in records if r.get("baseline") is True), None)
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One finished trial of ``trials.jsonl``.
+
+    Attributes
+    ----------
+    trial
+        1-based position in the log.
+    config
+        Hyperparameters (a flat mapping).
+    budget
+        Fidelity value the trial was trained at (``None`` if not recorded).
+    status
+        SMAC status name (``SUCCESS``, ``CRASHED``, ``TIMEOUT`` ...).
+    score
+        Mean validation metric over the campaign's collections (higher is better);
+        ``None`` for a failed trial.
+    metrics
+        ``{collection: metric}`` on the valid split.
+    start, end
+        Epoch seconds.
+    error
+        Traceback or reason of a failed trial.
+    baseline
+        Whether this is the baseline: the space's default configuration at the largest
+        budget, evaluated first.
+    """
+
+    trial: int
+    config: dict[str, Any]
+    budget: float | None
+    status: str
+    score: float | None = None
+    cost: float | None = None
+    metrics: dict[str, float] = field(default_factory=dict)
+    seed: int | None = None
+    config_id: int | None = None
+    start: float | None = None
+    end: float | None = None
+    duration: float | None = None
+    worker: str | None = None
+    error: str | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+    baseline: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """Whether the trial succeeded with a finite score."""
+        return self.status == "SUCCESS" and self.score is not None
+
+    @property
+    def error_line(self) -> str:
+        """The last non-empty line of the error (the exception message), or the status."""
+        lines = [ln.strip() for ln in str(self.error or "").splitlines() if ln.strip()]
+        return lines[-1] if lines else self.status
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any], position: int) -> Trial:
+        """Build a trial from one ``trials.jsonl`` record (missing keys become ``None``)."""
+        score = finite_float(record.get("score"))
+        cost = finite_float(record.get("cost"))
+        if score is None and cost is not None and record.get("status") == "SUCCESS":
+            score = 1.0 - cost
+        metrics = record.get("metrics") or {}
+        seed = record.get("seed")
+        config_id = record.get("config_id")
+        trial = record.get("trial")
+        return cls(
+            trial=int(trial) if isinstance(trial, int) else position,
+            config=dict(record.get("config") or {}),
+            budget=finite_float(record.get("budget")),
+            status=str(record.get("status") or "UNKNOWN"),
+            score=score,
+            cost=cost,
+            metrics={str(k): float(v) for k, v in metrics.items() if finite_float(v) is not None},
+            seed=seed if isinstance(seed, int) else None,
+            config_id=config_id if isinstance(config_id, int) else None,
+            start=finite_float(record.get("start")),
+            end=finite_float(record.get("end")),
+            duration=finite_float(record.get("duration")),
+            worker=record.get("worker"),
+            error=record.get("error"),
+            info=dict(record.get("info") or {}),
+            baseline=record.get("baseline") is True,
+        )
+
+
+@dataclass(frozen=True)
+class TrajectoryPoint:
+    """A new best score: ``elapsed`` seconds after the start, reached by ``trial``."""
+
+    elapsed: float
+    trial: int
+    budget: float | None
+    score: float

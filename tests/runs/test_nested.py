@@ -1,0 +1,85 @@
+"""Reading per-subset runs (hpo.runs.nested): load_any, the combined score, the run list,
+and their figure (hpo.runs.plots.plot_subsets). Runs are made with a toy objective."""
+
+from __future__ import annotations
+
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from toy_objectives import InterruptAfter, toy_config
+
+from hpo.campaign import run_campaign
+from hpo.errors import UsageError
+from hpo.runs.history import RunHistory
+from hpo.runs.nested import SubsetRun, is_subset_run, list_runs, load_any, load_subset_run
+from hpo.runs.plots import plot_subsets
+
+TWO = ("tile:xla", "layout:xla:default")
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> Path:
+    root = tmp_path / "data"
+    for collection in ("tile/xla", "layout/xla/default"):
+        for split in ("train", "valid"):
+            (root / "npz" / collection / split).mkdir(parents=True)
+            (root / "npz" / collection / split / "g.npz").write_bytes(b"x")
+    console = Console(file=io.StringIO())
+    for name, per in (("pc", "collection"), ("one", "none")):
+        cfg = toy_config(tmp_path / "runs", root, name=name, collections=TWO, per=per, trials=4)
+        run_campaign(cfg, objective=InterruptAfter(10**6), quiet=True, console=console)
+    return tmp_path / "runs"
+
+
+def test_load_any_tells_the_two_kinds_apart(runs: Path) -> None:
+    nested, single = load_any("pc", runs), load_any("one", runs)
+    assert isinstance(nested, SubsetRun)
+    assert isinstance(single, RunHistory)
+    assert is_subset_run(runs / "pc")
+    assert not is_subset_run(runs / "one")
+    assert isinstance(load_any("pc/tile-xla", runs), RunHistory)  # a subset is a plain run
+    with pytest.raises(UsageError, match="a single campaign, not a per-subset run"):
+        load_subset_run("one", runs)
+
+
+def test_combined_score_is_the_mean_of_each_subsets_own_metric(runs: Path) -> None:
+    run = load_subset_run("pc", runs)
+    assert (run.per, run.collections, run.n_trials) == ("collection", TWO, 8)
+    inc = run.incumbents
+    assert inc["tile-xla"] is not None
+    assert inc["layout-xla-default"] is not None
+    # each collection is scored by its own subset's incumbent, never by the other's
+    assert run.metrics == {
+        "tile:xla": inc["tile-xla"].metrics["tile:xla"],
+        "layout:xla:default": inc["layout-xla-default"].metrics["layout:xla:default"],
+    }
+    assert run.score == pytest.approx(sum(run.metrics.values()) / 2)
+
+
+def test_a_subset_not_started_leaves_no_combined_score(runs: Path) -> None:
+    shutil.rmtree(runs / "pc" / "layout-xla-default")
+    run = load_subset_run("pc", runs)
+    assert list(run.subsets) == ["tile-xla"]
+    assert run.incumbents["layout-xla-default"] is None
+    assert run.score is None
+    assert set(run.metrics) == {"tile:xla"}
+
+
+def test_list_runs_has_the_parent_then_its_subsets(runs: Path) -> None:
+    rows = list_runs(runs)
+    names = [r.name for r in rows]
+    assert names.index("pc/tile-xla") == names.index("pc") + 1
+    assert set(names) == {"pc", "pc/tile-xla", "pc/layout-xla-default", "one"}
+    parent = next(r for r in rows if r.name == "pc")
+    assert parent.optimizer == "random-hb per collection"
+    assert parent.n_trials == 8
+    assert parent.best_score == pytest.approx(load_subset_run("pc", runs).score)
+
+
+def test_plot_subsets_draws_one_panel_per_subset(runs: Path, tmp_path: Path) -> None:
+    shutil.rmtree(runs / "pc" / "layout-xla-default")  # a missing panel says so, no crash
+    out = plot_subsets(load_subset_run("pc", runs), tmp_path / "fig" / "pc.png")
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,0 +1,49 @@
+"""The pure parts of bench/bench_per_subset.py: gap rows and the summary table."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def _load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_per_subset", BENCH / "bench_per_subset.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_gap_is_selection_minus_unseen_with_an_overall_row() -> None:
+    bench = _load()
+    rows = bench.gap_rows("family", 0, {"tile:xla": 0.9, "layout:xla:default": 0.5},
+                          {"tile:xla": 0.7, "layout:xla:default": 0.6})  # fmt: skip
+    by = {r["collection"]: r for r in rows}
+    assert by["tile:xla"]["gap"] == pytest.approx(0.2)
+    assert by["layout:xla:default"]["gap"] == pytest.approx(-0.1)
+    assert by["overall"]["selection"] == pytest.approx(0.7)
+    assert by["overall"]["unseen"] == pytest.approx(0.65)
+    # a collection without a selection score has no gap and no overall row
+    partial = bench.gap_rows(
+        "none", 0, {"tile:xla": 0.9}, {"tile:xla": 0.7, "layout:xla:default": 0.6}
+    )
+    assert [r["collection"] for r in partial] == ["tile:xla", "layout:xla:default"]
+    assert partial[1]["gap"] is None
+
+
+def test_summary_averages_over_seeds_in_mode_order() -> None:
+    bench = _load()
+    rows = [
+        *bench.gap_rows("collection", 0, {"tile:xla": 1.0}, {"tile:xla": 0.5}),
+        *bench.gap_rows("collection", 1, {"tile:xla": 0.8}, {"tile:xla": 0.7}),
+        *bench.gap_rows("none", 0, {"tile:xla": 0.6}, {"tile:xla": 0.6}),
+    ]
+    lines = bench.summary_table(rows).splitlines()
+    assert lines[2] == "| none | overall | 0.6000 | 0.6000 | 0.0000 | 1 |"
+    assert "| collection | tile:xla | 0.9000 | 0.6000 | 0.3000 | 2 |" in lines
