@@ -130,3 +130,10 @@ def test_lower_stages_load_without_heavy_dependencies(module: str, forbidden: tu
     code = f"import sys, {module}; print(','.join(m for m in {forbidden!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"importing {module} loaded {out.stdout.strip()}"
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: p.name)
+def test_no_module_over_400_lines(path: Path) -> None:
+    """A module that grows past this is split by concept (STYLE.md), not left to grow."""
+    lines = len(path.read_text().splitlines())
+    assert lines <= 400, f"{path.relative_to(PACKAGE.parent)} has {lines} lines"

@@ -34,7 +34,6 @@ import os
 import shutil
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,18 +43,17 @@ from hpo.deploy.model import (
     ProgressFn,
     load_model,
 )
+from hpo.deploy.retrain import TRAIN_SPLITS, train_families
 from hpo.deploy.scored import copy_scored_boosters, run_feature_spec, score_on_run_rows
 from hpo.deploy.subsets import Member, subset_members, subsets_meta, validation_entry
 from hpo.errors import ConfigError, UsageError
-from hpo.features import FeatureSpec, SampleCaps, family_of
+from hpo.features import FeatureSpec, SampleCaps
 from hpo.ranking.training import DEFAULT_FIXED_ROUNDS
 from hpo.runs.folder import data_fingerprint, jsonable, package_versions, write_json_atomic
 from hpo.runs.history import RunHistory, Trial
 from hpo.runs.nested import SubsetRun, load_any
 
 __all__ = ["export_model", "export_rounds"]
-
-TRAIN_SPLITS = ("train", "valid")
 
 
 def _parse_train_on(train_on: Sequence[str] | str) -> tuple[str, ...]:
@@ -84,81 +82,6 @@ def export_rounds(run: RunHistory, budget: float | None) -> int:
     if not isinstance(chosen, (int, float)):
         raise ConfigError(f"{run.path}: no max_budget in campaign.json and no incumbent budget")
     return max(1, int(round(chosen)))
-
-
-@dataclass(frozen=True, eq=False)
-class _Trained:
-    boosters: dict[str, Any]
-    columns: dict[str, list[str]]
-    rows: dict[str, int]
-    metrics: dict[str, float]
-
-
-def _train_families(
-    root: Path,
-    collections: Sequence[str],
-    hyperparameters: dict[str, Any],
-    spec: FeatureSpec,
-    *,
-    rounds: int,
-    seed: int,
-    splits: tuple[str, ...],
-    cache_dir: Path | None,
-    n_threads: int,
-    n_jobs: int,
-    progress: ProgressFn | None,
-    caps: SampleCaps | None = None,
-) -> _Trained:
-    """Train one ranker per family on ``splits`` and score it on every valid graph."""
-    from hpo.data.load import list_graphs
-    from hpo.features import build_tables
-    from hpo.ranking.training import train_family
-
-    total = sum(len(list_graphs(root, c, s)) for c in collections for s in TRAIN_SPLITS)
-    done = [0]
-
-    def on_file(path: str, hit: bool) -> None:
-        done[0] += 1
-        if progress is not None:
-            progress(done[0], total, f"features {Path(path).name}")
-
-    tables = build_tables(
-        root,
-        collections,
-        TRAIN_SPLITS,
-        spec,
-        cache_dir=cache_dir,
-        caps=caps,
-        n_jobs=n_jobs,
-        on_file=on_file,
-    )
-    out = _Trained({}, {}, {}, {})
-    families = sorted({family_of(c) for c in collections})
-    for i, family in enumerate(families):
-        if progress is not None:
-            progress(i, len(families), f"training {family} ({rounds} rounds)")
-        wanted = [c for c in collections if family_of(c) == family]
-        train, valid = tables[(family, "train")], tables[(family, "valid")]
-        fit = train_family(
-            train,
-            valid,
-            wanted,
-            hyperparameters,
-            rounds=rounds,
-            seed=seed,
-            n_threads=n_threads,
-            extra=[valid] if "valid" in splits else (),
-        )
-        out.boosters[family] = fit.ranker.booster_
-        out.columns[family] = list(fit.column_names)
-        out.rows[family] = fit.rows
-        out.metrics.update(fit.metrics)
-    if progress is not None:
-        progress(len(families), len(families), "trained")
-    missing = [c for c in collections if c not in out.metrics]
-    if missing:
-        raise UsageError(f"{root}: no labeled valid graphs to score for {', '.join(missing)}")
-    return out
 
 
 def _check_out_dir(out_dir: Path) -> None:
@@ -329,7 +252,7 @@ def _write_member(
     folder.mkdir(parents=True, exist_ok=True)
     metrics: dict[str, float] | None = None
     if retrain:
-        trained = _train_families(
+        trained = train_families(
             root,
             history.collections,
             inc.config,
