@@ -118,6 +118,10 @@ class CampaignConfig:
     # of the trials); random_prob is the share of configs sampled at random between model picks
     n_init: int | None = None
     random_prob: float = 0.2
+    # trials one budget needs before the surrogate of model-hb/model-sh is fitted on it; None is
+    # BOHB's rule, the space's hyperparameters + 1. SMAC's own 1 fits the forest on the lone
+    # baseline at the largest budget and keeps it there until more configs arrive
+    min_trials: int | None = None
     seed: int = 0
     workers: int = 1
     # LightGBM threads per trial; None fills the machine's cores (cores // workers)
@@ -189,6 +193,8 @@ class CampaignConfig:
             _int("n_init", self.n_init, 1)
             if self.n_init > self.trials:
                 raise _bad("n_init", f"at most the trial limit ({self.trials})", self.n_init)
+        if self.min_trials is not None:
+            _int("min_trials", self.min_trials, 1)
         prob = self.random_prob
         if isinstance(prob, bool) or not isinstance(prob, (int, float)) or not 0 <= prob <= 1:
             raise _bad("random_prob", "a probability in [0, 1]", prob)

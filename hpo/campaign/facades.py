@@ -34,6 +34,7 @@ from smac.callback import Callback
 from smac.facade.abstract_facade import AbstractFacade
 from smac.intensifier import Hyperband, Intensifier, SuccessiveHalving
 from smac.intensifier.abstract_intensifier import AbstractIntensifier
+from smac.main.config_selector import ConfigSelector
 from smac.main.smbo import SMBO
 from smac.runhistory import StatusType, TrialInfo
 from smac.runner.dask_runner import DaskParallelRunner
@@ -228,6 +229,11 @@ def make_facade(
         kind = _Hyperband if cfg.optimizer == "model-hb" else _SuccessiveHalving
         intensifier = kind(scenario, **multi)
         model = _model_settings(cfg, scenario, MultiFidelityFacade)
+        # the forest is fitted on the highest budget with min_trials results (BOHB's d + 1)
+        d = len(list(scenario.configspace.values()))
+        model["config_selector"] = ConfigSelector(
+            scenario, min_trials=cfg.min_trials or d + 1, retrain_after=8, max_new_config_tries=16
+        )
         facade = _MultiFidelityFacade(scenario, runner, intensifier=intensifier, **model, **common)
     elif cfg.optimizer == "random-hb":
         intensifier = _Hyperband(scenario, **multi)

@@ -33,6 +33,7 @@ _SETTINGS = {
     "eta": "eta",
     "n_init": "n_init",
     "random_prob": "random_prob",
+    "min_trials": "min_trials",
     "optimizer": "optimizer",
     "fidelity": "fidelity",
     "seed": "seed",
@@ -147,6 +148,13 @@ def add_parsers(subparsers: Any) -> None:
         metavar="P",
         help="share of configurations sampled at random between the surrogate's picks "
         f"(model-hb, model-sh, bo; default: {d['random_prob']})",
+    )
+    p.add_argument(
+        "--min-trials",
+        type=int,
+        metavar="N",
+        help="trials a budget needs before the surrogate is fitted on it (model-hb, model-sh; "
+        "default: the space's hyperparameters + 1, as BOHB)",
     )
     p.add_argument(
         "--fidelity",

@@ -120,7 +120,14 @@ def test_surrogate_settings_reach_smac(data_root: Path, runs: Path) -> None:
     smac = read_campaign(cfg.run_dir)["smac"]
     assert smac["initial_design"]["n_configs"] == 2
     assert smac["random_design"]["probability"] == 0.5
+    assert smac["config_selector"]["min_trials"] == 6  # lambdarank_small: 5 hyperparameters + 1
     assert read_campaign(cfg.run_dir)["config"] == cfg
+
+
+def test_min_trials_reaches_smac(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=5, optimizer="model-sh", n_init=2, min_trials=3)
+    _run(cfg, ToyObjective())
+    assert read_campaign(cfg.run_dir)["smac"]["config_selector"]["min_trials"] == 3
 
 
 def test_the_default_optimizer_is_model_based_hyperband(data_root: Path) -> None:
