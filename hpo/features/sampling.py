@@ -40,10 +40,12 @@ __all__ = [
     "priority_order",
 ]
 
-#: Defaults chosen by measurement (bench/README.md, "Full-scale data"): the valid score stops
-#: rising well before 4,000 distinct configs per train graph, and 1,000 valid configs is the
-#: size of a real layout test graph.
-DEFAULT_TRAIN_CONFIGS = 4000
+#: Defaults chosen by measurement (bench/README.md, "Full-scale data"): 2,000 distinct configs
+#: per train graph is the most that keeps a campaign on the real dataset within a 24 GB
+#: machine (about 19 GB estimated; 4,000 needs about 26 GB and scores a little higher, so
+#: larger machines should raise it), and 1,000 valid configs is the size of a real layout
+#: test graph.
+DEFAULT_TRAIN_CONFIGS = 2000
 DEFAULT_VALID_CONFIGS = 1000
 DEFAULT_KEEP_FASTEST = 100
 #: Weight of the slowest config relative to the fastest is exp(-FAST_BIAS).
