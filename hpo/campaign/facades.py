@@ -184,9 +184,12 @@ def _model_settings(
     """Initial design and random interleaving of the model-based facades, from ``cfg``.
 
     ``n_init`` None keeps SMAC's default design (so runs made before the setting resume);
-    a given ``n_init`` is used as is, not cut to SMAC's quarter of the trials.
+    a given ``n_init`` is used as is (at most the trial limit), not cut to SMAC's quarter of
+    the trials.
     """
-    design: dict[str, Any] = {} if cfg.n_init is None else {"n_configs": cfg.n_init, "max_ratio": 1}
+    design: dict[str, Any] = (
+        {} if cfg.n_init is None else {"n_configs": min(cfg.n_init, cfg.trials), "max_ratio": 1}
+    )
     return {
         "initial_design": facade.get_initial_design(scenario, **design),
         "random_design": facade.get_random_design(scenario, probability=cfg.random_prob),

@@ -140,7 +140,7 @@ def add_parsers(subparsers: Any) -> None:
         type=int,
         metavar="N",
         help="initial random configurations before the surrogate is used (model-hb, model-sh, "
-        "bo; default: SMAC's, 10 per hyperparameter, at most a quarter of --trials)",
+        f"bo; default: {d['n_init']})",
     )
     p.add_argument(
         "--random-prob",

@@ -48,6 +48,8 @@ FORMAT_1_SETTINGS: dict[str, Any] = {
     "train_configs": 0,
     "valid_configs": 0,
     "keep_fastest": 0,
+    # SMAC's own initial design (the setting came later, with a measured default of 8)
+    "n_init": None,
 }
 
 

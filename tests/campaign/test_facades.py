@@ -133,7 +133,7 @@ def test_min_trials_reaches_smac(data_root: Path, runs: Path) -> None:
 def test_the_default_optimizer_is_model_based_hyperband(data_root: Path) -> None:
     cfg = CampaignConfig(data_root=data_root, name="a")
     assert cfg.optimizer == "model-hb"
-    assert (cfg.n_init, cfg.random_prob) == (None, 0.2)
+    assert (cfg.n_init, cfg.random_prob, cfg.min_trials) == (8, 0.2, None)
 
 
 def test_a_baseline_interrupted_while_running_runs_on_resume(data_root: Path, runs: Path) -> None:

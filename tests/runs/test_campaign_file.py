@@ -20,6 +20,7 @@ NEW_KEYS = (
     "train_configs",
     "valid_configs",
     "keep_fastest",
+    "n_init",
 )
 
 
