@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -32,11 +31,11 @@ from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_si
 from hpo.runs.campaign_file import CAMPAIGN_FORMAT
 from hpo.runs.folder import (
     CAMPAIGN_FILE,
-    LOCK_FILE,
     RESULT_FILE,
     TRIALS_FILE,
     RunLock,
     TrialLog,
+    clear_run_dir,
     data_fingerprint,
     package_versions,
     read_json,
@@ -90,16 +89,6 @@ def _check_resume(cfg: CampaignConfig, run_dir: Path, progress: CampaignProgress
         if now.get(pkg) != version:
             progress.log(f"warning: {pkg} {now.get(pkg)} differs from {version} at the start")
     return saved
-
-
-def _clear_run_dir(run_dir: Path) -> None:
-    for child in run_dir.iterdir():
-        if child.name == LOCK_FILE:
-            continue
-        if child.is_dir() and not child.is_symlink():
-            shutil.rmtree(child)
-        else:
-            child.unlink()
 
 
 class _ProgressLogHandler(logging.Handler):
@@ -291,7 +280,7 @@ def run_single_campaign(
     )
     with RunLock(run_dir), _smac_logs_to(progress), progress:
         if overwrite:
-            _clear_run_dir(run_dir)
+            clear_run_dir(run_dir)
         if record is not None:
             write_json_atomic(run_dir / CAMPAIGN_FILE, record)
         result = _run_locked(cfg, progress, objective, data_to_scatter, resume=resume)

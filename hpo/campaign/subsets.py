@@ -31,7 +31,6 @@ of the incumbent of the collection's subset.
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,9 +49,9 @@ from hpo.ranking.spaces import load_space, space_to_dict
 from hpo.runs.campaign_file import CAMPAIGN_FORMAT
 from hpo.runs.folder import (
     CAMPAIGN_FILE,
-    LOCK_FILE,
     RESULT_FILE,
     RunLock,
+    clear_run_dir,
     data_fingerprint,
     jsonable,
     package_versions,
@@ -192,16 +191,6 @@ def _check_parent(cfg: CampaignConfig) -> None:
         )
 
 
-def _clear(run_dir: Path) -> None:
-    for child in run_dir.iterdir():
-        if child.name == LOCK_FILE:
-            continue
-        if child.is_dir() and not child.is_symlink():
-            shutil.rmtree(child)
-        else:
-            child.unlink()
-
-
 def run_subsets(
     cfg: CampaignConfig,
     run_one: Callable[..., CampaignResult],
@@ -253,7 +242,7 @@ def run_subsets(
         if resume:
             _check_parent(cfg)
         if overwrite:
-            _clear(run_dir)
+            clear_run_dir(run_dir)
         if record is not None:
             write_json_atomic(run_dir / CAMPAIGN_FILE, record)
         for i, (name, collections) in enumerate(plan.items(), start=1):

@@ -19,6 +19,7 @@ import importlib.metadata
 import json
 import math
 import os
+import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ __all__ = [
     "TRIALS_FILE",
     "RunLock",
     "TrialLog",
+    "clear_run_dir",
     "data_fingerprint",
     "jsonable",
     "lock_is_held",
@@ -249,3 +251,14 @@ class TrialLog:
         self.records.append(record)
         self._keys.add(key)
         return True
+
+
+def clear_run_dir(run_dir: Path) -> None:
+    """Empty a run folder for ``--overwrite``, keeping the lock file its campaign holds open."""
+    for child in run_dir.iterdir():
+        if child.name == LOCK_FILE:
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
