@@ -97,7 +97,7 @@ class InterruptAfter(ToyObjective):
         self, config: Any, seed: int = 0, budget: float | None = None, **scattered: Any
     ) -> tuple[float, dict[str, Any]]:
         if self.done >= self.calls:
-            raise KeyboardInterrupt
+            raise KeyboardInterrupt("injected interrupt")
         self.done += 1
         return super().__call__(config, seed=seed, budget=budget, **scattered)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,12 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument("--data", type=Path, help="dataset root (default: the campaign's)")
     p.add_argument("--cache-dir", type=Path, help="feature cache (default: the campaign's)")
-    p.add_argument("--threads", type=int, default=1, help="LightGBM threads (default: 1)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="LightGBM threads for --retrain (default: every core)",
+    )
     p.add_argument("--jobs", type=int, help="feature extraction processes (default: CPUs, <= 4)")
     p.set_defaults(handler=_cmd_export)
 
@@ -93,7 +99,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
             train_on=args.train_on,
             cache_dir=args.cache_dir,
             data_root=args.data,
-            n_threads=args.threads,
+            n_threads=args.threads or os.cpu_count() or 1,
             n_jobs=args.jobs,
             progress=progress,
         )

@@ -18,7 +18,7 @@ import numpy as np
 
 from hpo.deploy.model import SUBSETS_MODEL_FORMAT
 from hpo.errors import UsageError
-from hpo.features import FEATURE_VERSION, FeatureSpec
+from hpo.features import FeatureSpec
 from hpo.runs.folder import data_fingerprint, package_versions
 from hpo.runs.history import RunHistory, Trial
 from hpo.runs.nested import SubsetRun
@@ -103,7 +103,7 @@ def subsets_meta(
         }
     return {
         "format": SUBSETS_MODEL_FORMAT,
-        "feature_version": FEATURE_VERSION,
+        "feature_version": spec.version,  # of the run: its columns are named per subset
         "feature_spec": spec.to_dict(),
         "collections": list(run.collections),
         "per": run.per,

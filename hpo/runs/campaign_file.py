@@ -50,6 +50,8 @@ FORMAT_1_SETTINGS: dict[str, Any] = {
     "keep_fastest": 0,
     # SMAC's own initial design (the setting came later, with a measured default of 8)
     "n_init": None,
+    # one LightGBM thread per trial, whatever the cores (threads came with format 2)
+    "threads": 1,
 }
 
 

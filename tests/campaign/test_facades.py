@@ -76,7 +76,7 @@ def test_each_optimizer_runs_resumes_and_reports_its_baseline(
     # the surrogate's acquisition searches (about a second each on 2 busy cores)
     fast = {"n_init": 5} if optimizer in ("model-hb", "model-sh", "bo") else {}
     cfg = toy_config(runs, data_root, trials=9, optimizer=optimizer, **fast)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt, match="injected interrupt"):
         _run(cfg, InterruptAfter(4))
     first = read_trials(cfg.run_dir / "trials.jsonl")
     assert len(first) == 4
@@ -138,7 +138,7 @@ def test_the_default_optimizer_is_model_based_hyperband(data_root: Path) -> None
 
 def test_a_baseline_interrupted_while_running_runs_on_resume(data_root: Path, runs: Path) -> None:
     cfg = toy_config(runs, data_root, trials=4, optimizer="model-hb", n_init=3)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt, match="injected interrupt"):
         _run(cfg, InterruptAfter(0))  # the very first call, the baseline, is interrupted
     assert read_trials(cfg.run_dir / "trials.jsonl") == []
     _run(cfg, InterruptAfter(10**6), resume=True)
@@ -152,7 +152,7 @@ def test_a_logged_baseline_missing_from_smac_state_is_not_run_again(
 ) -> None:
     """Killed after trials.jsonl got the baseline, before SMAC saved it: SMAC is told."""
     cfg = toy_config(runs, data_root, trials=6, optimizer="random-hb")
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt, match="injected interrupt"):
         _run(cfg, InterruptAfter(3))
     state = smac_output_dir(cfg.run_dir, cfg.seed) / "runhistory.json"
     history = json.loads(state.read_text())
@@ -171,7 +171,7 @@ def test_legacy_optimizer_names_load_and_resume(
     data_root: Path, runs: Path, legacy: str, now: str
 ) -> None:
     cfg = toy_config(runs, data_root, trials=8, optimizer=now)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt, match="injected interrupt"):
         _run(cfg, InterruptAfter(3))
     path = cfg.run_dir / "campaign.json"
     saved = json.loads(path.read_text())

@@ -1,4 +1,4 @@
-"""Tests of hpo/progress.py: plain lines, the live view's content, the final summary."""
+"""Tests of hpo/campaign/progress.py: plain lines, the live view's content, the final summary."""
 
 from __future__ import annotations
 

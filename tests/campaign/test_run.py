@@ -306,7 +306,7 @@ def test_a_stale_lock_is_replaced(data_root: Path, runs: Path) -> None:
 
 
 def _interrupted(cfg: CampaignConfig, calls: int) -> None:
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt, match="injected interrupt"):
         _run(cfg, InterruptAfter(calls))
     assert run_state(cfg.run_dir) == "interrupted"
 

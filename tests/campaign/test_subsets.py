@@ -112,7 +112,8 @@ def test_resume_continues_the_interrupted_subset_and_leaves_the_finished_one(
     tmp_path: Path, data_root: Path
 ) -> None:
     cfg = _cfg(tmp_path, data_root)
-    with pytest.raises(KeyboardInterrupt):  # 5 trials of tile-xla, then 2 of layout-xla-default
+    # 5 trials of tile-xla, then 2 of layout-xla-default
+    with pytest.raises(KeyboardInterrupt, match="injected interrupt"):
         _run(cfg, InterruptAfter(7))
     first, second = cfg.run_dir / "tile-xla", cfg.run_dir / "layout-xla-default"
     assert run_state(cfg.run_dir) == "interrupted"
@@ -134,7 +135,7 @@ def test_resume_continues_the_interrupted_subset_and_leaves_the_finished_one(
 
 def test_resume_with_other_settings_is_refused(tmp_path: Path, data_root: Path) -> None:
     cfg = _cfg(tmp_path, data_root)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt, match="injected interrupt"):
         _run(cfg, InterruptAfter(2))
     other = dataclasses.replace(cfg, per="family")
     with pytest.raises(ConfigError, match=r"different settings: per \(saved 'collection'"):
@@ -143,7 +144,8 @@ def test_resume_with_other_settings_is_refused(tmp_path: Path, data_root: Path) 
 
 def test_resume_after_the_data_changed_is_refused(tmp_path: Path, data_root: Path) -> None:
     cfg = _cfg(tmp_path, data_root)
-    with pytest.raises(KeyboardInterrupt):  # inside the first subset: the second never began
+    # inside the first subset: the second never began
+    with pytest.raises(KeyboardInterrupt, match="injected interrupt"):
         _run(cfg, InterruptAfter(2))
     (data_root / "npz" / "layout" / "xla" / "default" / "valid" / "g.npz").write_bytes(b"new")
     with pytest.raises(ConfigError, match="data of tile:xla, layout:xla:default changed"):

@@ -1,4 +1,4 @@
-"""Tests of ``hpo run`` (hpo/cli_campaign.py) through ``hpo.cli.main``.
+"""Tests of ``hpo run`` (hpo/cli/campaign.py) through ``hpo.cli.main``.
 
 The objective builder is replaced by a toy objective, except in the one slow end-to-end test
 on a tiny generated dataset with the real LightGBM objective.

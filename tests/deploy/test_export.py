@@ -404,12 +404,12 @@ def test_an_interrupted_run_stays_resumable_and_exportable(tiny_root: Path, tmp_
 
     def cut(config: Any, seed: int = 0, budget: float | None = None, **kw: Any) -> Any:
         if cutting[0] and calls[0] > 0 and budget == 36.0:  # call 0 is the baseline
-            raise KeyboardInterrupt
+            raise KeyboardInterrupt("injected interrupt")
         calls[0] += 1
         return objective(config, seed=seed, budget=budget, **kw)
 
     quiet = Console(file=io.StringIO())
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt, match="injected interrupt"):
         run_campaign(cfg, objective=cut, quiet=True, console=quiet)
     assert run_state(cfg.run_dir) == "interrupted"
     run = load_run(cfg.run_dir)

@@ -1,4 +1,4 @@
-"""Tests of hpo/spaces.py: packaged spaces, loading by name or path, one-line errors."""
+"""Tests of hpo/ranking/spaces.py: packaged spaces, loading by name or path, one-line errors."""
 
 from __future__ import annotations
 

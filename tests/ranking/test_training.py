@@ -153,6 +153,20 @@ def test_cache_gives_identical_predictions(tiny_tables) -> None:
     assert cached.metrics == plain.metrics
 
 
+def test_a_continued_fit_leaves_the_cached_dataset_clean(tiny_tables) -> None:
+    """Continuing a booster sets the Dataset's initial scores; a later fresh fit on the same
+    cached Dataset must not start from them (LightGBM must reset them)."""
+    cache = DatasetCache()
+    start = _fit(tiny_tables, cache=cache)
+    continued = _fit(tiny_tables, cache=cache, init_model=start.ranker.booster_)
+    assert continued.dataset_reused
+    fresh, plain = _fit(tiny_tables, cache=cache), _fit(tiny_tables)
+    assert fresh.dataset_reused
+    valid = tiny_tables[("layout", "valid")]
+    X = valid.X[:, fresh.columns]
+    np.testing.assert_array_equal(fresh.ranker.predict(X), plain.ranker.predict(X))
+
+
 def test_dataset_cache_bounded_and_not_pickled() -> None:
     cache = DatasetCache(max_entries=2)
     for i in range(3):

@@ -1,4 +1,4 @@
-"""Tests of the synthetic dataset generator (hpo/synth.py and its family modules)."""
+"""Tests of the synthetic dataset generator (hpo/synth/ and its family modules)."""
 
 from __future__ import annotations
 
