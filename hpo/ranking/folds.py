@@ -74,7 +74,7 @@ def assign_folds(
     seed
         The campaign seed.
     collections
-        Collections to split (default: every collection present).
+        Collections to split (default: every collection with a labeled graph).
 
     Raises
     ------
@@ -87,7 +87,8 @@ def assign_folds(
     names = np.array([g.collection for g in graphs], dtype=object)
     labeled = np.array([g.labeled for g in graphs], dtype=bool)
     stems = np.array([g.stem for g in graphs], dtype=object)
-    wanted = collections if collections is not None else sorted(set(names.tolist()))
+    present = sorted(set(names[labeled].tolist()))
+    wanted = collections if collections is not None else present
     for collection in wanted:
         idx = np.flatnonzero((names == collection) & labeled)
         if len(idx) < k:
