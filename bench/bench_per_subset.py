@@ -12,6 +12,14 @@ selection flattered itself).
     python bench/bench_per_subset.py --data /tmp/sel --unseen /tmp/unseen --walltime 20m \\
         --seeds 0 1 2 --out bench/out/per_subset.json
 
+A mode is a ``--per`` mode with an optional ``+cvK``: ``collection+cv5`` runs ``--per
+collection --cv 5``, whose selection score is the incumbent's mean over 5 folds of the labeled
+train+valid graphs, and whose export is retrained on all of them. Compare the valid split
+with k-fold selection in one invocation:
+
+    python bench/bench_per_subset.py --data /tmp/sel --unseen /tmp/unseen --walltime 20m \
+        --modes none,none+cv5,collection,collection+cv5 --seeds 0 1 2
+
 Runs are kept in ``--runs-dir`` (default ``bench/out/runs``) and reused when already finished,
 so an interrupted benchmark continues where it stopped.
 """
@@ -27,6 +35,24 @@ from typing import Any
 import numpy as np
 
 MODES = ("none", "family", "collection")
+
+
+def parse_mode(mode: str) -> tuple[str, int]:
+    """``collection+cv5`` -> (``collection``, 5); ``family`` -> (``family``, 0)."""
+    per, _, cv = mode.partition("+")
+    if per not in MODES or (cv and not (cv.startswith("cv") and cv[2:].isdigit())):
+        raise argparse.ArgumentTypeError(
+            f"mode {mode!r}: expected one of {', '.join(MODES)}, optionally with +cvK"
+        )
+    return per, int(cv[2:]) if cv else 0
+
+
+def parse_modes(text: str) -> list[str]:
+    """A comma list of modes, each checked by :func:`parse_mode`."""
+    modes = [m.strip() for m in text.split(",") if m.strip()]
+    for m in modes:
+        parse_mode(m)
+    return modes
 
 
 def selection_metrics(run: Any) -> dict[str, float]:
@@ -72,9 +98,12 @@ def gap_rows(mode: str, seed: int, selected: dict[str, float], unseen: dict[str,
 
 def summary_table(rows: list[dict[str, Any]]) -> str:
     """Markdown table: per mode and collection, the mean (over seeds) selection, unseen, gap."""
-    keys = sorted(
-        {(r["mode"], r["collection"]) for r in rows}, key=lambda k: (MODES.index(k[0]), k[1])
-    )
+
+    def order(key: tuple[str, str]) -> tuple[int, int, str]:
+        per, cv = parse_mode(key[0])
+        return MODES.index(per), cv, key[1]
+
+    keys = sorted({(r["mode"], r["collection"]) for r in rows}, key=order)
     lines = [
         "| mode | collection | selection | unseen | gap | seeds |",
         "|---|---|---:|---:|---:|---:|",
@@ -102,16 +131,19 @@ def run_mode(args: argparse.Namespace, mode: str, seed: int) -> list[dict[str, A
     from hpo.runs.folder import run_state
     from hpo.runs.nested import load_any
 
+    per, cv = parse_mode(mode)
     cfg = CampaignConfig(
         data_root=args.data,
-        name=f"per-{mode}-seed{seed}",
+        name=f"per-{per}{f'-cv{cv}' if cv else ''}-seed{seed}",
         runs_dir=args.runs_dir,
         cache_dir=args.cache_dir,
-        per=mode,
+        per=per,
+        cv=cv,
         walltime=args.walltime,
         trials=args.trials,
         seed=seed,
         optimizer=args.optimizer,
+        max_budget=args.max_budget,
     )
     state = run_state(cfg.run_dir)
     if state != "finished":
@@ -119,7 +151,7 @@ def run_mode(args: argparse.Namespace, mode: str, seed: int) -> list[dict[str, A
         run_campaign(cfg, quiet=True, resume=state == "interrupted", console=console)
     run = load_any(cfg.run_dir)
     model_dir = args.runs_dir.parent / "models" / cfg.name
-    export_model(run, model_dir, cache_dir=args.cache_dir)
+    export_model(run, model_dir, cache_dir=args.cache_dir)  # a cv run: retrained on all labeled
     report = evaluate_model(load_model(model_dir), args.unseen, "valid", cache_dir=args.cache_dir)
     unseen = {c: float(v["metric"]) for c, v in report["collections"].items()}
     return gap_rows(mode, seed, selection_metrics(run), unseen)
@@ -132,12 +164,20 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--walltime", type=float, default=600.0, help="seconds per campaign (total)")
     p.add_argument("--trials", type=int, default=10_000, help="trial limit (per subset)")
     p.add_argument("--optimizer", default="model-hb")
-    p.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
+    p.add_argument(
+        "--modes",
+        nargs="+",
+        type=parse_modes,
+        default=[list(MODES)],
+        help="per modes, optionally +cvK, comma or space separated (e.g. none,collection+cv5)",
+    )
+    p.add_argument("--max-budget", type=float, help="largest budget (default: hpo's)")
     p.add_argument("--seeds", nargs="+", type=int, default=[0])
     p.add_argument("--runs-dir", type=Path, default=Path("bench/out/runs"))
     p.add_argument("--cache-dir", type=Path, default=Path(".hpo_cache"))
     p.add_argument("--out", type=Path, default=Path("bench/out/per_subset.json"))
     args = p.parse_args(argv)
+    args.modes = [m for group in args.modes for m in group]
     rows: list[dict[str, Any]] = []
     for seed in args.seeds:
         for mode in args.modes:

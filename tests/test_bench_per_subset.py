@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 from pathlib import Path
 from types import ModuleType
@@ -47,3 +48,18 @@ def test_summary_averages_over_seeds_in_mode_order() -> None:
     lines = bench.summary_table(rows).splitlines()
     assert lines[2] == "| none | overall | 0.6000 | 0.6000 | 0.0000 | 1 |"
     assert "| collection | tile:xla | 0.9000 | 0.6000 | 0.3000 | 2 |" in lines
+
+
+def test_modes_combine_a_per_mode_with_folds() -> None:
+    bench = _load()
+    assert bench.parse_mode("collection+cv5") == ("collection", 5)
+    assert bench.parse_mode("none") == ("none", 0)
+    assert bench.parse_modes("none, none+cv3,family") == ["none", "none+cv3", "family"]
+    with pytest.raises(argparse.ArgumentTypeError, match="optionally with \\+cvK"):
+        bench.parse_mode("collection+5")
+    rows = [
+        *bench.gap_rows("none+cv3", 0, {"tile:xla": 0.5}, {"tile:xla": 0.5}),
+        *bench.gap_rows("none", 0, {"tile:xla": 0.6}, {"tile:xla": 0.6}),
+    ]
+    modes = [line.split(" | ")[0] for line in bench.summary_table(rows).splitlines()[2:]]
+    assert modes == ["| none"] * 2 + ["| none+cv3"] * 2

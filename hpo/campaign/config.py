@@ -95,7 +95,11 @@ class CampaignConfig:
     ``fixed_rounds`` (boosting rounds of every trial with the ``configs`` fidelity),
     ``fast_bias`` (bias toward fast configs when sampling configs per graph), ``space`` and
     ``seed``. ``per`` splits the run into one campaign per family or per collection
-    (:data:`PER_MODES`, :mod:`hpo.campaign.subsets`).
+    (:data:`PER_MODES`, :mod:`hpo.campaign.subsets`). ``cv`` = K >= 2 scores each trial on
+    one of K folds of the labeled train+valid graphs instead of on the valid split; every
+    trial then trains at ``max_budget`` (multi-fidelity optimizers race over folds instead of
+    budgets, so ``min_budget`` is unused and ``eta`` applies to folds: see
+    :mod:`hpo.campaign.facades`).
 
     Raises
     ------
@@ -143,6 +147,9 @@ class CampaignConfig:
     valid_configs: int = DEFAULT_VALID_CONFIGS
     keep_fastest: int = DEFAULT_KEEP_FASTEST
     per: str = "none"
+    # 0: score every trial on the valid split; K >= 2: K-fold cross-validation over the
+    # labeled graphs of train+valid, the folds being SMAC instances (hpo.ranking.folds)
+    cv: int = 0
 
     def __post_init__(self) -> None:
         put = object.__setattr__
@@ -216,6 +223,9 @@ class CampaignConfig:
             _int(key, getattr(self, key), 0)
         if self.per not in PER_MODES:
             raise _bad("per", f"one of {', '.join(PER_MODES)}", self.per)
+        cv = self.cv
+        if isinstance(cv, bool) or not isinstance(cv, int) or cv == 1 or cv < 0:
+            raise _bad("cv", "0 (score on the valid split) or a number of folds >= 2", cv)
 
     def _check_budgets(self) -> None:
         default_min, default_max = FIDELITY_BUDGETS[self.fidelity]
@@ -224,7 +234,8 @@ class CampaignConfig:
         object.__setattr__(self, "min_budget", float(low))
         object.__setattr__(self, "max_budget", float(high))
         eta = _int("eta", self.eta, 2)
-        if self.optimizer in MULTI_FIDELITY and high < low * eta:
+        # with cv, successive halving races over folds (1..cv), not over these budgets
+        if self.optimizer in MULTI_FIDELITY and not self.cv and high < low * eta:
             raise ConfigError(
                 f"campaign settings: max_budget ({high:g}) must be at least eta ({eta}) times "
                 f"min_budget ({low:g}) for successive halving to have two stages"

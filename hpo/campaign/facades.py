@@ -13,6 +13,26 @@ multi-fidelity intensifier, which would start the default at the smallest budget
 demote it. Successive halving then also races the default from the smallest budget in its
 first bracket (it takes the configurations already in the runhistory first), as SMAC's own
 default initial design of model-free Hyperband always did: one cheap trial more.
+
+Cross-validation (``cv`` = K): the folds are SMAC's *instances* (``fold0`` ...), with a
+one-hot instance feature each so the random forest can tell a hard fold from a bad
+configuration (SMAC's encoder warns that without features it cannot). SMAC averages a
+configuration's cost over the instances it ran on, and:
+
+- ``bo`` and ``random`` (SMAC's ``Intensifier``, ``max_config_calls`` = K) race: a challenger
+  runs on one fold, then two, four ..., and is dropped as soon as its mean over the folds it
+  shares with the incumbent is worse; only a configuration run on all K can become the
+  incumbent. A bad configuration costs a fold or two instead of K.
+- successive halving and Hyperband with instances count *folds* as the budget (SMAC 2.4 uses
+  the number of instances when the scenario has instances, and then requires integer
+  budgets): ``min_budget`` 1, ``max_budget`` K, so a bracket evaluates many configurations on
+  one fold and promotes the best ``1/eta`` to more folds. Each trial trains the campaign's
+  ``max_budget`` (boosting rounds, or configs per graph at ``fixed_rounds``): budgets in
+  rounds and in folds cannot both be SMAC's budget. With K < eta a bracket has one stage:
+  every configuration gets all K folds (no racing), so pick K >= eta for the racing.
+
+The baseline is evaluated on all K folds before anything else, so the first incumbent has
+every fold and challengers are compared with the default on the folds they share.
 """
 
 from __future__ import annotations
@@ -44,6 +64,7 @@ from hpo.campaign.config import MULTI_FIDELITY
 from hpo.campaign.runners import CampaignDaskRunner, CampaignRunner, CampaignTarget
 from hpo.campaign.smac_state import campaign_optimizer
 from hpo.errors import ConfigError
+from hpo.ranking.folds import fold_names
 from hpo.runs.folder import SMAC_DIR, jsonable
 
 if TYPE_CHECKING:
@@ -62,34 +83,39 @@ def _smac_class(obj: Any) -> type:
 class _BaselineFirst(AbstractIntensifier):
     """Intensifier mixin: yield the baseline trial first, unless SMAC already knows it.
 
-    SMAC's meta (compared on resume) keeps naming the SMAC class: the algorithm is SMAC's,
-    and runs made before the baseline existed still resume.
+    With instances (cross-validation folds) the baseline is one trial per instance, all
+    yielded first. SMAC's meta (compared on resume) keeps naming the SMAC class: the
+    algorithm is SMAC's, and runs made before the baseline existed still resume.
     """
 
     _baseline: Configuration | None = None
     _baseline_budget: float | None = None
-    _baseline_logged: dict[str, Any] | None = None
+    _baseline_logged: tuple[dict[str, Any], ...] = ()
 
     def set_baseline(
-        self, config: Configuration, budget: float | None, logged: dict[str, Any] | None
+        self, config: Configuration, budget: float | None, logged: list[dict[str, Any]]
     ) -> None:
-        """Evaluate ``config`` at ``budget`` first; ``logged``: its trials.jsonl record, if any."""
-        self._baseline, self._baseline_budget, self._baseline_logged = config, budget, logged
+        """Evaluate ``config`` at ``budget`` first; ``logged``: its trials.jsonl records."""
+        self._baseline, self._baseline_budget = config, budget
+        self._baseline_logged = tuple(logged)
 
     @property
     def meta(self) -> dict[str, Any]:  # noqa: D102
         return {**super().meta, "name": _smac_class(self).__name__}
 
-    def _baseline_known(self) -> bool:
+    def _baseline_known(self, instance: str | None) -> bool:
         assert self._baseline is not None
         config_id = self.runhistory.config_ids.get(self._baseline)
         return config_id is not None and any(
-            k.config_id == config_id and k.budget == self._baseline_budget for k in self.runhistory
+            k.config_id == config_id
+            and k.budget == self._baseline_budget
+            and k.instance == instance
+            for k in self.runhistory
         )
 
-    def _restore_logged_baseline(self) -> bool:
+    def _restore_logged_baseline(self, instance: str | None) -> bool:
         """Give SMAC the logged baseline result (killed after logging, before SMAC saved)."""
-        rec = self._baseline_logged
+        rec = next((r for r in self._baseline_logged if r.get("instance") == instance), None)
         status = None if rec is None else rec.get("status")
         if rec is None or rec.get("cost") is None or status not in StatusType.__members__:
             return False
@@ -99,6 +125,7 @@ class _BaselineFirst(AbstractIntensifier):
             cost=float(rec["cost"]),
             time=float(rec.get("duration") or 0.0),
             status=StatusType[rec["status"]],
+            instance=instance,
             seed=rec.get("seed"),
             budget=self._baseline_budget,
             starttime=float(rec.get("start") or 0.0),
@@ -108,16 +135,20 @@ class _BaselineFirst(AbstractIntensifier):
         return True
 
     def __iter__(self) -> Iterator[TrialInfo]:
-        if self._baseline is not None and not self._baseline_known():
-            if not self._restore_logged_baseline():
-                self.__post_init__()  # the seeds of a resumed runhistory, as SMAC's __iter__ does
-                key = self.get_instance_seed_keys_of_interest()[0]
-                yield TrialInfo(
-                    config=self._baseline,
-                    instance=key.instance,
-                    seed=key.seed,
-                    budget=self._baseline_budget,
-                )
+        if self._baseline is not None:
+            self.__post_init__()  # the seeds of a resumed runhistory, as SMAC's __iter__ does
+            keys = self.get_instance_seed_keys_of_interest()
+            # one key without instances; one per fold with them (the baseline gets every fold)
+            for key in keys if self.uses_instances else keys[:1]:
+                if self._baseline_known(key.instance):
+                    continue
+                if not self._restore_logged_baseline(key.instance):
+                    yield TrialInfo(
+                        config=self._baseline,
+                        instance=key.instance,
+                        seed=key.seed,
+                        budget=self._baseline_budget,
+                    )
         yield from super().__iter__()  # type: ignore[safe-super]  # SMAC's concrete class
 
 
@@ -163,6 +194,18 @@ class _RandomFacade(RandomFacade):
 def make_scenario(cfg: CampaignConfig, space: ConfigurationSpace, run_dir: Path) -> Scenario:
     """Build the SMAC scenario of a campaign; its output goes to :func:`smac_output_dir`."""
     multi = cfg.optimizer in MULTI_FIDELITY
+    budgets: dict[str, Any] = {
+        "min_budget": cfg.min_budget if multi else None,
+        "max_budget": cfg.max_budget if multi else None,
+    }
+    if cfg.cv:  # the folds are instances; successive halving's budget counts them (integers)
+        folds = fold_names(cfg.cv)
+        budgets = {
+            "instances": folds,
+            "instance_features": {f: np.eye(cfg.cv)[i].tolist() for i, f in enumerate(folds)},
+            "min_budget": 1 if multi else None,
+            "max_budget": cfg.cv if multi else None,
+        }
     return Scenario(
         configspace=space,
         name=SMAC_DIR,
@@ -171,10 +214,9 @@ def make_scenario(cfg: CampaignConfig, space: ConfigurationSpace, run_dir: Path)
         crash_cost=float(cfg.crash_cost),
         walltime_limit=np.inf if cfg.walltime is None else float(cfg.walltime),
         n_trials=cfg.trials,
-        min_budget=cfg.min_budget if multi else None,
-        max_budget=cfg.max_budget if multi else None,
         seed=cfg.seed,
         n_workers=1,
+        **budgets,
     )
 
 
@@ -203,17 +245,19 @@ def make_facade(
     *,
     callbacks: list[Callback],
     resume: bool,
-    baseline_record: dict[str, Any] | None = None,
+    baseline_records: list[dict[str, Any]] | None = None,
     dask_client: Client | None = None,
 ) -> AbstractFacade:
     """Assemble the facade of ``cfg.optimizer``, its first trial the baseline.
 
     SMAC's logging setup is left alone (``logging_level=False``); a new run overwrites SMAC's
     folder, a resumed one continues from it after :func:`_check_resumable`.
-    ``baseline_record`` is the baseline's trials.jsonl record if it was logged already.
+    ``baseline_records`` are the baseline's trials.jsonl records logged already (one per
+    fold with cross-validation).
     """
+    arguments = ["seed", "budget", "data_to_scatter"] + (["instance"] if cfg.cv else [])
     runner: TargetFunctionRunner | DaskParallelRunner = CampaignRunner(
-        scenario, target, required_arguments=["seed", "budget", "data_to_scatter"]
+        scenario, target, required_arguments=arguments
     )
     if dask_client is not None:
         runner = CampaignDaskRunner(runner, dask_client)
@@ -228,6 +272,9 @@ def make_facade(
     multi: dict[str, Any] = {"eta": cfg.eta, "incumbent_selection": "highest_budget"}
     intensifier: _BaselineFirst
     facade: AbstractFacade
+    # without folds SMAC has one instance-seed key and the 3 is inert; with K folds a
+    # configuration has K calls, raced by the intensifier
+    calls = cfg.cv or 3
     if cfg.optimizer in ("model-hb", "model-sh"):
         kind = _Hyperband if cfg.optimizer == "model-hb" else _SuccessiveHalving
         intensifier = kind(scenario, **multi)
@@ -245,17 +292,19 @@ def make_facade(
         intensifier = _SuccessiveHalving(scenario, **multi)
         facade = _SuccessiveHalvingFacade(scenario, runner, intensifier=intensifier, **common)
     elif cfg.optimizer == "bo":
-        intensifier = _Intensifier(scenario, max_config_calls=3, max_incumbents=10)
+        intensifier = _Intensifier(scenario, max_config_calls=calls, max_incumbents=10)
         model = _model_settings(cfg, scenario, HyperparameterOptimizationFacade)
         facade = _BayesianFacade(scenario, runner, intensifier=intensifier, **model, **common)
     elif cfg.optimizer == "random":
-        intensifier = _Intensifier(scenario, max_config_calls=3, max_incumbents=10)
+        intensifier = _Intensifier(scenario, max_config_calls=calls, max_incumbents=10)
         facade = _RandomFacade(scenario, runner, intensifier=intensifier, **common)
     else:
         raise ConfigError(f"unknown optimizer '{cfg.optimizer}'")
-    budget = cfg.max_budget if cfg.optimizer in MULTI_FIDELITY else None
+    # SMAC's budget of the baseline: the largest rounds budget, or none where SMAC has none
+    # (single-fidelity, and with folds, where the budget counts instances)
+    budget = cfg.max_budget if cfg.optimizer in MULTI_FIDELITY and not cfg.cv else None
     intensifier.set_baseline(
-        scenario.configspace.get_default_configuration(), budget, baseline_record
+        scenario.configspace.get_default_configuration(), budget, baseline_records or []
     )
     return facade
 

@@ -13,6 +13,15 @@ Fidelity (SMAC's ``budget``):
 - ``configs``: configs sampled per training graph (biased toward fast ones), at a fixed
   number of rounds.
 
+Cross-validation (``cv`` = K >= 2, :mod:`hpo.ranking.folds`): the objective holds one table
+per family of the labeled train *and* valid graphs (joined once per campaign, key
+``(family, "labeled")``), and SMAC passes the fold as its ``instance`` (``fold0`` ...). A trial
+trains on the graphs outside the fold, at the budget SMAC gives (the campaign's
+``max_budget`` for every optimizer: with instances, SMAC's budget counts folds) and is scored
+on the fold's graphs; ``info`` carries ``fold``. Nothing is kept in the booster store: a
+booster of one fold cannot continue another fold's training, and export retrains on every
+labeled graph.
+
 With a ``model_dir``, every trial's boosters are saved (both fidelities) in the run's booster
 store, so ``hpo export`` can ship exactly the booster that was scored; a successful trial
 prunes the smaller boosters of its configuration (see :mod:`hpo.runs.boosters`).
@@ -35,10 +44,17 @@ from hpo.campaign.config import FIDELITIES, CampaignConfig
 from hpo.errors import ConfigError, UsageError
 from hpo.features.table import FeatureTable, family_of
 from hpo.ranking.datasets import DatasetCache
+from hpo.ranking.folds import assign_folds, fold_index, fold_rows, labeled_table
 from hpo.ranking.training import DEFAULT_FIXED_ROUNDS, sample_configs, select_rows, train_family
 from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
 
-__all__ = ["ObjectiveSettings", "RankerObjective", "build_objective", "default_threads"]
+__all__ = [
+    "ObjectiveSettings",
+    "RankerObjective",
+    "build_objective",
+    "cv_tables",
+    "default_threads",
+]
 
 Tables = Mapping[tuple[str, str], FeatureTable]
 
@@ -65,6 +81,11 @@ class ObjectiveSettings:
         continues the booster of a lower one; ``None`` keeps nothing.
     n_threads
         LightGBM threads per trial (default: :func:`default_threads` for one worker).
+    folds
+        0: train on train, score on valid; K >= 2: the SMAC instance names the fold, and the
+        tables hold the labeled table of each family (:mod:`hpo.ranking.folds`).
+    fold_seed
+        The campaign seed the folds are drawn from (the same on every worker).
     """
 
     collections: tuple[str, ...]
@@ -74,6 +95,8 @@ class ObjectiveSettings:
     fast_bias: float = 2.0
     model_dir: str | None = None
     n_threads: int = dataclasses.field(default_factory=lambda: default_threads(1))
+    folds: int = 0
+    fold_seed: int = 0
 
     def __post_init__(self) -> None:
         if self.fidelity not in FIDELITIES:
@@ -128,9 +151,11 @@ class RankerObjective:
         budget: float | None = None,
         tables: Tables | None = None,
         datasets: DatasetCache | None = None,
+        instance: str | None = None,
         **_: Any,
     ) -> tuple[float, dict[str, Any]]:
-        """Train at ``budget`` and return ``(cost, info)``."""
+        """Train at ``budget`` (on the graphs outside fold ``instance``) and return
+        ``(cost, info)``."""
         s = self.settings
         tables = tables if tables is not None else self.tables
         if tables is None:
@@ -143,12 +168,21 @@ class RankerObjective:
         rounds_trained = rounds_reused = 0
         t0 = time.perf_counter()
         store, size = self._store(), budget_size(budget)
+        fold = fold_index(instance, s.folds) if s.folds else None
+        if fold is not None:
+            store = None  # a fold's booster continues nothing, and export retrains
         keys: list[str] = []
         families = sorted({family_of(c) for c in s.collections})
         for family in families:
             wanted = [c for c in s.collections if family_of(c) == family]
-            train, valid = tables[(family, "train")], tables[(family, "valid")]
-            rows = select_rows(train, wanted)
+            scored = None
+            if fold is None:
+                train, valid = tables[(family, "train")], tables[(family, "valid")]
+                rows = select_rows(train, wanted)
+            else:
+                train = valid = tables[(family, "labeled")]
+                folds = assign_folds(train.graphs, s.folds, s.fold_seed, wanted)
+                rows, scored = fold_rows(train, folds, fold, wanted)
             rng = np.random.default_rng(seed)
             key = booster_key(hp, seed, family)
             if s.fidelity == "configs":
@@ -168,6 +202,7 @@ class RankerObjective:
                 rows=rows,
                 init_model=init,
                 cache=datasets if datasets is not None else self.datasets,
+                score_graphs=scored,
             )
             if store is not None:  # both fidelities: export copies the booster it scored
                 # the saved file's size is the model's size: serialising it again only to
@@ -185,7 +220,8 @@ class RankerObjective:
                 seconds[part] += value
         missing = [c for c in s.collections if c not in metrics]
         if missing:
-            raise UsageError(f"no labeled valid graphs to score for {', '.join(missing)}")
+            where = "valid graphs" if fold is None else f"graphs in fold {fold}"
+            raise UsageError(f"no labeled {where} to score for {', '.join(missing)}")
         score = float(np.mean([metrics[c] for c in s.collections]))
         if store is not None:  # a success at `size` supersedes the key's smaller boosters
             for key in keys:
@@ -205,6 +241,8 @@ class RankerObjective:
             "seconds": seconds,
             "datasets_reused": datasets_reused,
         }
+        if fold is not None:
+            info["fold"] = fold
         return 1.0 - score, info
 
 
@@ -242,17 +280,40 @@ def build_objective(
         n_jobs=n_jobs or min(4, os.cpu_count() or 1),
         on_file=progress,
     )
+    if cfg.cv:
+        tables = cv_tables(tables, cfg)
     settings = ObjectiveSettings(
         collections=tuple(cfg.collections),
         fidelity=cfg.fidelity,
         max_budget=float(cfg.max_budget),
         fixed_rounds=cfg.fixed_rounds,
         fast_bias=cfg.fast_bias,
-        model_dir=str(cfg.run_dir / BOOSTERS_DIR),
+        model_dir=None if cfg.cv else str(cfg.run_dir / BOOSTERS_DIR),
         n_threads=cfg.threads or default_threads(cfg.workers),
+        folds=cfg.cv,
+        fold_seed=cfg.seed,
     )
     distributed = cfg.workers > 1 or bool(cfg.dask_scheduler)
     if distributed:
         # scattered once per worker and kept there: the per-worker Dataset cache (sent empty)
         return RankerObjective(settings), {"tables": tables, "datasets": DatasetCache()}
     return RankerObjective(settings, tables), None
+
+
+def cv_tables(tables: Tables, cfg: CampaignConfig) -> dict[tuple[str, str], FeatureTable]:
+    """The labeled table of each family (train and valid rows joined once), folds checked.
+
+    The train and valid tables are not kept: a campaign holds one copy of its rows.
+
+    Raises
+    ------
+    ConfigError
+        If a collection has fewer labeled graphs than ``cfg.cv`` folds.
+    """
+    out: dict[tuple[str, str], FeatureTable] = {}
+    for family in sorted({family_of(c) for c in cfg.collections}):
+        table = labeled_table(tables[(family, "train")], tables[(family, "valid")])
+        wanted = [c for c in cfg.collections if family_of(c) == family]
+        assign_folds(table.graphs, cfg.cv, cfg.seed, wanted)  # refuses too few graphs now
+        out[(family, "labeled")] = table
+    return out

@@ -247,11 +247,21 @@ def _baseline_lines(result: CampaignResult, baseline: dict[str, Any] | None) -> 
     metrics = baseline.get("metrics") or {}
     shown = " ".join(f"{k}={_fmt(v)}" for k, v in metrics.items())
     gains = " ".join(f"{k}={_gain(result.metrics.get(k), v)}" for k, v in metrics.items())
+    folds = f", {baseline['folds']}" if baseline.get("folds") else ""
     return [
-        f"baseline (default configuration, budget {_budget(baseline.get('budget'))}): "
+        f"baseline (default configuration, budget {_budget(baseline.get('budget'))}{folds}): "
         f"score {_fmt(baseline.get('score'))}: {shown}",
         f"gain over baseline: score {_gain(result.score, baseline.get('score'))}: {gains}",
     ]
+
+
+def _fold_lines(result: CampaignResult) -> list[str]:
+    """With cross-validation: the incumbent's score on each fold (its spread)."""
+    if not result.folds:
+        return []
+    scores = {k: v.get("score") for k, v in result.folds.items()}
+    shown = " ".join(f"{k}={_fmt(v)}" for k, v in scores.items())
+    return [f"incumbent per fold (the score is their mean): {shown}"]
 
 
 def print_summary(
@@ -281,6 +291,7 @@ def print_summary(
             f"incumbent: {config}",
             f"score {_fmt(result.score)} (cost {_fmt(result.cost)}, budget "
             f"{_budget(result.budget)}): {metrics}",
+            *_fold_lines(result),
             *_baseline_lines(result, baseline),
             f"trials: {result.n_trials} ({result.n_crashed} crashed)",
             f"run folder: {result.run_dir}",
@@ -295,7 +306,8 @@ def print_summary(
         config_table.add_row(key, _fmt(value, 6))
     base_ok = baseline is not None and baseline.get("status") == "SUCCESS"
     base_metrics = dict((baseline or {}).get("metrics") or {}) if base_ok else {}
-    metric_table = Table(title="Validation metrics", title_justify="left")
+    title = f"Mean over {len(result.folds)} folds" if result.folds else "Validation metrics"
+    metric_table = Table(title=title, title_justify="left")
     metric_table.add_column("collection")
     metric_table.add_column("incumbent", justify="right")
     if base_ok:
@@ -312,6 +324,8 @@ def print_summary(
         console,
         f"budget {_budget(result.budget)}, {result.n_trials} trials ({result.n_crashed} crashed)",
     )
+    for line in _fold_lines(result):
+        _plain(console, line)
     if baseline is not None and not base_ok:
         _plain(console, f"baseline (default configuration): {baseline.get('status')}")
     elif baseline is not None:

@@ -18,7 +18,12 @@ __all__ = ["CampaignResult"]
 
 @dataclass(frozen=True, kw_only=True)
 class CampaignResult:
-    """The outcome of a campaign, as written to ``result.json``."""
+    """The outcome of a campaign, as written to ``result.json``.
+
+    With cross-validation, ``score``, ``cost`` and ``metrics`` are the incumbent's means
+    over the folds, ``trial`` the fold trial that completed them, and ``folds`` holds each
+    fold's ``{"trial", "score", "metrics"}``.
+    """
 
     run_dir: Path
     incumbent: dict[str, Any] | None
@@ -30,6 +35,7 @@ class CampaignResult:
     n_trials: int
     n_crashed: int
     finished: float
+    folds: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON content of ``result.json``."""

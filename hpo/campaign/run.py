@@ -44,7 +44,8 @@ from hpo.runs.folder import (
     write_json_atomic,
 )
 from hpo.runs.history import Trial, baseline_record
-from hpo.runs.incumbent import choose_incumbent
+from hpo.runs.incumbent import choose_incumbent, combine_folds
+from hpo.runs.trial import baseline_records
 
 if TYPE_CHECKING:
     from dask.distributed import Client
@@ -175,6 +176,7 @@ def _result(cfg: CampaignConfig, best: Trial | None, trials: list[Trial]) -> Cam
         n_trials=len(trials),
         n_crashed=sum(1 for t in trials if t.status != "SUCCESS"),
         finished=time.time(),
+        folds=best.info.get("folds") if best is not None and cfg.cv else None,
     )
 
 
@@ -185,7 +187,7 @@ def _keep_incumbent_boosters(cfg: CampaignConfig, best: Trial | None) -> int:
     family, at its budget). Returns how many files were deleted.
     """
     keep: list[tuple[str, int]] = []
-    if best is not None and best.budget is not None:
+    if best is not None and best.budget is not None and not cfg.cv:  # cv keeps no boosters
         seed = cfg.seed if best.seed is None else best.seed
         families = sorted({family_of(c) for c in cfg.collections})
         keep = [(booster_key(best.config, seed, f), budget_size(best.budget)) for f in families]
@@ -284,9 +286,28 @@ def run_single_campaign(
         if record is not None:
             write_json_atomic(run_dir / CAMPAIGN_FILE, record)
         result = _run_locked(cfg, progress, objective, data_to_scatter, resume=resume)
-    baseline = baseline_record(read_trials(run_dir / TRIALS_FILE))
-    print_summary(console, result, quiet=quiet, baseline=baseline)
+    print_summary(console, result, quiet=quiet, baseline=_baseline_summary(cfg))
     return result
+
+
+def _baseline_summary(cfg: CampaignConfig) -> dict[str, Any] | None:
+    """The baseline as the summary shows it: its record, or with folds its mean over them."""
+    records = read_trials(cfg.run_dir / TRIALS_FILE)
+    if not cfg.cv:
+        return baseline_record(records)
+    trials = [Trial.from_record(r, i) for i, r in enumerate(records, start=1) if r.get("baseline")]
+    both = combine_folds(trials, cfg.cv)
+    if not both:  # a fold failed or is missing: show the first fold's record as it is
+        return baseline_record(records)
+    base = both[0]
+    folds = f"mean over {cfg.cv} folds"
+    return {
+        "status": "SUCCESS",
+        "score": base.score,
+        "metrics": base.metrics,
+        "budget": base.budget,
+        "folds": folds,
+    }
 
 
 def _record_smac(run_dir: Path, smac: dict[str, Any]) -> None:
@@ -347,7 +368,7 @@ def _run_locked(
             target,
             callbacks=[recorder],
             resume=resume,
-            baseline_record=baseline_record(log.records),
+            baseline_records=baseline_records(log.records),
             dask_client=client,
         )
         _record_smac(run_dir, describe_facade(facade))
@@ -357,7 +378,7 @@ def _run_locked(
     # configuration reached the largest budget, as in a short campaign) settles ties
     trials = [Trial.from_record(r, i) for i, r in enumerate(log.records, start=1)]
     named = (incumbent[0] if incumbent else None) if isinstance(incumbent, list) else incumbent
-    best = choose_incumbent(trials, None if named is None else dict(named))
+    best = choose_incumbent(trials, None if named is None else dict(named), folds=cfg.cv)
     result = _result(cfg, best, trials)
     write_json_atomic(run_dir / RESULT_FILE, result.to_dict())
     _keep_incumbent_boosters(cfg, best)

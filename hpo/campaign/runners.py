@@ -1,6 +1,8 @@
 """How SMAC calls the objective: the target wrapper, the runners, and the trial recorder.
 
-- the objective always receives a budget (``max_budget`` for the single-fidelity optimizers);
+- the objective always receives a budget (``max_budget`` for the single-fidelity optimizers,
+  and for every optimizer with cross-validation, where SMAC's budget counts folds);
+- with cross-validation it receives SMAC's instance, the fold (``instance="fold2"``);
 - with Dask, results are filed under the trial SMAC submitted, and a lost worker is a
   CRASHED trial instead of an exception that ends the campaign;
 - every finished trial is appended to ``trials.jsonl`` as it ends, so an interrupted
@@ -26,7 +28,7 @@ from smac.runner.dask_runner import DaskParallelRunner
 from smac.runner.target_function_runner import TargetFunctionRunner
 
 from hpo.runs.folder import TrialLog, jsonable, this_host
-from hpo.runs.history import baseline_record
+from hpo.runs.trial import baseline_records
 
 if TYPE_CHECKING:
     from dask.distributed import Client
@@ -79,10 +81,13 @@ class CampaignTarget:
         seed: int = 0,
         budget: float | None = None,
         data_to_scatter: dict[str, Any] | None = None,
+        instance: str | None = None,
     ) -> tuple[float, dict[str, Any]]:
         """Run the objective; raise if it returns no finite cost (SMAC records a crash)."""
         kwargs = dict(self.local_data or {})
         kwargs.update(data_to_scatter or {})
+        if instance is not None:  # a fold (cross-validation); objectives without folds never see it
+            kwargs["instance"] = instance
         used_budget = self.default_budget if budget is None else float(budget)
         out = self.objective(config, seed=seed, budget=used_budget, **kwargs)
         cost, info = out if isinstance(out, tuple) and len(out) == 2 else (out, {})
@@ -149,7 +154,9 @@ class TrialRecorder(Callback):
     """Write each finished trial to ``trials.jsonl`` and show it in the progress view.
 
     The first trial of the default configuration at ``default_budget`` (the largest) is
-    marked ``"baseline": true``; every other record has ``"baseline": false``.
+    marked ``"baseline": true`` (with cross-validation, its first trial on each fold); every
+    other record has ``"baseline": false``. Records carry SMAC's ``instance`` (the fold, or
+    ``None``).
     """
 
     def __init__(
@@ -164,11 +171,12 @@ class TrialRecorder(Callback):
         self.progress = progress
         self.default_budget = default_budget
         self.baseline = None if baseline is None else jsonable(baseline)
-        self.has_baseline = baseline_record(log.records) is not None
+        #: the instances (folds; ``None`` without) on which the baseline is logged
+        self.baseline_on = {r.get("instance") for r in baseline_records(log.records)}
 
-    def _is_baseline(self, config: dict[str, Any], budget: float) -> bool:
+    def _is_baseline(self, config: dict[str, Any], budget: float, instance: str | None) -> bool:
         return (
-            not self.has_baseline
+            instance not in self.baseline_on
             and self.baseline is not None
             and budget == self.default_budget
             and jsonable(config) == self.baseline
@@ -185,12 +193,13 @@ class TrialRecorder(Callback):
             error = extra.pop("traceback", None) or extra.pop("error", None) or status
             extra.pop("error", None)
         budget = self.default_budget if info.budget is None else float(info.budget)
-        baseline = self._is_baseline(dict(info.config), budget)
+        baseline = self._is_baseline(dict(info.config), budget, info.instance)
         record = {
             "trial": None,
             "config_id": smbo.runhistory.get_config_id(info.config),
             "config": dict(info.config),
             "budget": budget,
+            "instance": info.instance,
             "baseline": baseline,
             "seed": info.seed,
             "status": status,
@@ -205,6 +214,7 @@ class TrialRecorder(Callback):
             "info": extra,
         }
         if self.log.append(record):
-            self.has_baseline = self.has_baseline or baseline
+            if baseline:
+                self.baseline_on.add(info.instance)
             self.progress.trial_finished(self.log.records[-1])
         return None

@@ -44,6 +44,7 @@ def baseline_json(run: RunHistory) -> dict[str, Any] | None:
         "score": base.score,
         "metrics": base.metrics,
         "config": base.config,
+        "folds": base.info.get("folds"),  # cross-validation: the score is their mean
         "gain": {
             "score": _gain(None if inc is None else inc.score, base.score),
             "metrics": {k: _gain(inc_metrics.get(k), v) for k, v in base.metrics.items()},
@@ -75,12 +76,14 @@ def print_baseline(console: Console, run: RunHistory) -> None:
     """The baseline's score and metrics beside the incumbent's, with the gain."""
     base = baseline_json(run)
     if base is None:
-        console.print("baseline: none recorded (a run made before baselines)", highlight=False)
+        why = "not on every fold yet" if run.folds else "a run made before baselines"
+        console.print(f"baseline: none recorded ({why})", highlight=False)
         return
     inc = run.incumbent
     t = Table(
         title=f"Baseline: default configuration (trial {base['trial']}, budget "
-        f"{_b(base['budget'])}, {base['status']})",
+        f"{_b(base['budget'])}, {base['status']}"
+        + (f", mean over {len(base['folds'])} folds)" if base.get("folds") else ")"),
         title_justify="left",
     )
     for col in ("collection", "baseline", "incumbent", "gain"):

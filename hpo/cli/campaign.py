@@ -45,6 +45,7 @@ _SETTINGS = {
     "valid_configs": "valid_configs",
     "keep_fastest": "keep_fastest",
     "per": "per",
+    "cv": "cv",
 }
 
 
@@ -168,6 +169,15 @@ def add_parsers(subparsers: Any) -> None:
         help="one campaign for all collections (none), or one per family or per collection, "
         "each tuned on its own rows and metric, one after the other with the walltime split "
         f"equally and --trials each, in RUNS_DIR/NAME/<subset>/ (default: {d['per']})",
+    )
+    p.add_argument(
+        "--cv",
+        type=int,
+        metavar="K",
+        help="score each trial on one of K folds of the labeled train+valid graphs (split by "
+        "graph) instead of on the valid split; SMAC races configurations over the folds and "
+        "every trial trains --max-budget; export retrains on every labeled graph (default: "
+        f"{d['cv']}, the valid split)",
     )
     p.add_argument("--seed", type=int, help=f"seed of everything (default: {d['seed']})")
     p.add_argument(

@@ -34,7 +34,8 @@ def add_parsers(sub: Any) -> None:
         "--train-on",
         choices=("train", "train+valid"),
         default="train",
-        help="splits to train on; train+valid retrains (default: train)",
+        help="splits to train on; train+valid retrains (default: train; a --cv run always "
+        "retrains on train+valid)",
     )
     p.add_argument("--data", type=Path, help="dataset root (default: the campaign's)")
     p.add_argument("--cache-dir", type=Path, help="feature cache (default: the campaign's)")
@@ -122,6 +123,11 @@ def _cmd_export(args: argparse.Namespace) -> int:
         )
         print(f"wrote {out}: {model.meta['rounds']} rounds, {how}")
         print("best configuration: " + _hp_line(model.meta.get("hyperparameters", {})))
+    if model.meta.get("cv"):
+        print(
+            f"cross-validated run ({model.meta['cv']} folds): retrained on every labeled graph "
+            "(train+valid) at the largest budget; the run's score is its mean over the folds"
+        )
     print(f"valid score {_f(val.get('score'))}{note}: {metrics}")
     return 0
 

@@ -134,7 +134,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _trial_json(t: Trial) -> dict[str, Any]:
-    return {
+    out = {
         "trial": t.trial,
         "budget": t.budget,
         "score": t.score,
@@ -142,6 +142,18 @@ def _trial_json(t: Trial) -> dict[str, Any]:
         "config": t.config,
         "seed": t.seed,
     }
+    if "folds" in t.info:  # cross-validation: the score is the mean over these
+        out.update({k: t.info.get(k) for k in ("folds", "score_std", "n_folds")})
+    return out
+
+
+def _folds_text(t: Trial) -> str:
+    """``, mean over 3 folds (std 0.0123): fold0 0.61 ...`` for a combined trial, else ''."""
+    folds = t.info.get("folds")
+    if not isinstance(folds, dict):
+        return ""
+    each = " ".join(f"{k} {_f(v.get('score'))}" for k, v in folds.items())
+    return f", mean over {len(folds)} folds (std {_f(t.info.get('score_std'))}): {each}"
 
 
 def _disk(run: RunHistory) -> dict[str, int]:
@@ -296,7 +308,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
         console.print("no successful trial yet")
     else:
         t = Table(
-            title=f"Incumbent (trial {inc.trial}, budget {_b(inc.budget)}, score {_f(inc.score)})",
+            title=f"Incumbent (trial {inc.trial}, budget {_b(inc.budget)}, score {_f(inc.score)}"
+            f"{_folds_text(inc)})",
             title_justify="left",
         )
         t.add_column("hyperparameter / collection")

@@ -25,6 +25,12 @@ On request (``retrain=True``, implied by training on ``train+valid``) the incumb
 trained again from scratch with the run's feature spec and fidelity settings: with the
 ``rounds`` fidelity for as many rounds as its budget, with ``configs`` on every training
 config at the run's ``fixed_rounds``; the trial's seed is reused.
+
+A cross-validated run (``hpo run --cv K``) is always retrained, on every labeled graph
+(train+valid, the graphs its folds were drawn from), at the largest budget: each of its
+trials trained on K-1 folds and kept no booster, and the score that chose the incumbent is
+a mean over folds, not the score of one model. ``model.json`` records ``cv`` (the folds);
+its validation metrics are on valid, which was trained on (``in_training``).
 """
 
 from __future__ import annotations
@@ -53,7 +59,7 @@ from hpo.runs.folder import data_fingerprint, jsonable, package_versions, write_
 from hpo.runs.history import RunHistory, Trial
 from hpo.runs.nested import SubsetRun, load_any
 
-__all__ = ["export_model", "export_rounds"]
+__all__ = ["export_model", "export_rounds", "run_folds"]
 
 
 def _parse_train_on(train_on: Sequence[str] | str) -> tuple[str, ...]:
@@ -82,6 +88,12 @@ def export_rounds(run: RunHistory, budget: float | None) -> int:
     if not isinstance(chosen, (int, float)):
         raise ConfigError(f"{run.path}: no max_budget in campaign.json and no incumbent budget")
     return max(1, int(round(chosen)))
+
+
+def run_folds(run: RunHistory | SubsetRun) -> int:
+    """The cross-validation folds of a run (``cv`` in ``campaign.json``), 0 without."""
+    cv = run.settings.get("cv", 0)
+    return cv if isinstance(cv, int) and not isinstance(cv, bool) else 0
 
 
 def _check_out_dir(out_dir: Path) -> None:
@@ -130,11 +142,12 @@ def export_model(
     out_dir
         The model folder to write (an earlier model folder there is replaced).
     retrain
-        Train the incumbent again instead of copying the boosters it was scored with.
+        Train the incumbent again instead of copying the boosters it was scored with
+        (always, for a cross-validated run).
     train_on
         ``("train",)`` or ``("train", "valid")`` (also ``"train+valid"``, which implies
-        ``retrain``). Validation metrics are always computed on valid, so they are
-        optimistic when valid is trained on.
+        ``retrain``; a cross-validated run always trains on both). Validation metrics are
+        always computed on valid, so they are optimistic when valid is trained on.
     cache_dir
         Feature cache (default: the campaign's).
     data_root
@@ -159,8 +172,9 @@ def export_model(
         in the run (and ``retrain`` is off), or ``out_dir`` is a non-empty non-model folder.
     """
     history = run if isinstance(run, (RunHistory, SubsetRun)) else load_any(Path(run))
-    splits = _parse_train_on(train_on)
-    retrain = retrain or splits != ("train",)
+    folds = run_folds(history)
+    splits = TRAIN_SPLITS if folds else _parse_train_on(train_on)  # cv: every labeled graph
+    retrain = retrain or bool(folds) or splits != ("train",)
     out = Path(out_dir)
     _check_out_dir(out)
     members = subset_members(history) if isinstance(history, SubsetRun) else {"": history}
@@ -199,6 +213,8 @@ def export_model(
                 history, one.inc, spec, one.families, one.rounds, one.seed, splits, root, retrain
             )
             recorded = one.inc.metrics
+        if folds:
+            meta["cv"] = folds
         write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
         if retrain:
             metrics = {c: v for w in written.values() for c, v in (w.metrics or {}).items()}

@@ -8,6 +8,14 @@ The objective, export and the benchmarks all train and score through
 from __future__ import annotations
 
 from hpo.ranking.datasets import DatasetCache
+from hpo.ranking.folds import (
+    FOLD_PREFIX,
+    assign_folds,
+    fold_index,
+    fold_names,
+    fold_rows,
+    labeled_table,
+)
 from hpo.ranking.metrics import (
     collection_metric,
     kendall_tau,
@@ -48,15 +56,21 @@ __all__ = [
     "DEFAULT_FIXED_ROUNDS",
     "DEFAULT_SPACE",
     "DatasetCache",
+    "FOLD_PREFIX",
     "FamilyFit",
     "GraphScore",
     "LIGHTGBM_QUERY_LIMIT",
     "LambdaRanker",
     "RANKER_KEYS",
+    "assign_folds",
     "collection_means",
     "collection_metric",
     "feature_columns",
+    "fold_index",
+    "fold_names",
+    "fold_rows",
     "kendall_tau",
+    "labeled_table",
     "list_spaces",
     "load_space",
     "make_ranker",

@@ -145,8 +145,15 @@ class _ValidView:
     graphs: tuple[int, ...]
 
 
-def _valid_view(table: FeatureTable, columns: np.ndarray, collections: Sequence[str]) -> _ValidView:
+def _valid_view(
+    table: FeatureTable,
+    columns: np.ndarray,
+    collections: Sequence[str],
+    graphs: np.ndarray | None = None,
+) -> _ValidView:
     rows = select_rows(table, collections)
+    if graphs is not None:  # a fold: only its graphs are scored
+        rows = rows[graphs[table.group[rows]]]
     groups = table.group[rows]
     bounds = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1], True]) if rows.size else rows
     return _ValidView(
@@ -256,6 +263,7 @@ def train_family(
     extra: Sequence[FeatureTable] = (),
     columns: np.ndarray | None = None,
     cache: DatasetCache | None = None,
+    score_graphs: np.ndarray | None = None,
 ) -> FamilyFit:
     """Train the ranker of one family on ``train`` and score it on ``valid``.
 
@@ -286,6 +294,9 @@ def train_family(
     cache
         Reuse the binned Dataset and the gathered valid rows across calls (the objective's).
         Results are identical with or without it.
+    score_graphs
+        Boolean mask over ``valid.graphs``: score only these graphs (a cross-validation fold,
+        :mod:`hpo.ranking.folds`); default every labeled graph of ``collections``.
     """
     t0 = time.perf_counter()
     cols = feature_columns(train, hyperparameters) if columns is None else np.asarray(columns)
@@ -303,7 +314,7 @@ def train_family(
         )
 
     def view() -> _ValidView:
-        return _valid_view(valid, cols, collections)
+        return _valid_view(valid, cols, collections, score_graphs)
 
     if cache is None:
         data, reused = ranker.bin_rows(order()), False
@@ -316,7 +327,8 @@ def train_family(
         data, reused = cache.get(
             key, lambda: ranker.bin_rows(cache.get(("rows", rows_key), order, keep)[0]), keep
         )
-        vkey = ("valid", id(valid), tuple(collections), cols.tobytes())
+        scored = None if score_graphs is None else np.asarray(score_graphs, dtype=bool).tobytes()
+        vkey = ("valid", id(valid), tuple(collections), cols.tobytes(), scored)
         valid_view = cache.get(vkey, view, keep=valid)[0]
     t1 = time.perf_counter()
     ranker.fit_dataset(data, init_model=init_model)

@@ -56,6 +56,7 @@ from hpo.runs.importance import (
 )
 from hpo.runs.incumbent import (
     choose_incumbent,
+    combine_folds,
     config_key,
 )
 from hpo.runs.nested import (
@@ -80,6 +81,7 @@ __all__ = [
     "booster_key",
     "budget_size",
     "choose_incumbent",
+    "combine_folds",
     "config_key",
     "folder_bytes",
     "read_campaign_file",

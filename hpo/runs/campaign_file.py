@@ -17,6 +17,9 @@ Formats
 2
     Settings hold ``features`` (a :class:`hpo.features.FeatureSpec` as a dict),
     ``fixed_rounds`` and ``fast_bias``.
+
+Settings added later within a format are filled in from :data:`ADDED_SETTINGS` when a file
+lacks them, with the value the runs without them were made with (``cv``: 0, the valid split).
 """
 
 from __future__ import annotations
@@ -27,7 +30,13 @@ from typing import Any
 from hpo.errors import ConfigError
 from hpo.runs.folder import read_json
 
-__all__ = ["CAMPAIGN_FORMAT", "FORMAT_1_SETTINGS", "SUPPORTED_FORMATS", "read_campaign_file"]
+__all__ = [
+    "ADDED_SETTINGS",
+    "CAMPAIGN_FORMAT",
+    "FORMAT_1_SETTINGS",
+    "SUPPORTED_FORMATS",
+    "read_campaign_file",
+]
 
 #: Format written by this ``hpo``.
 CAMPAIGN_FORMAT = 2
@@ -54,12 +63,18 @@ FORMAT_1_SETTINGS: dict[str, Any] = {
     "threads": 1,
 }
 
+#: Settings added to format 2 after its first runs, and what those runs were made with.
+ADDED_SETTINGS: dict[str, Any] = {
+    # scored on the valid split (k-fold cross-validation came later)
+    "cv": 0,
+}
+
 
 def read_campaign_file(path: Path) -> dict[str, Any]:
     """Read a ``campaign.json``, check its format, and return it with complete settings.
 
     The ``format`` key keeps the value found; the settings of a format-1 file get
-    :data:`FORMAT_1_SETTINGS` for the keys it lacks.
+    :data:`FORMAT_1_SETTINGS` for the keys it lacks, and every file :data:`ADDED_SETTINGS`.
 
     Raises
     ------
@@ -81,7 +96,8 @@ def read_campaign_file(path: Path) -> dict[str, Any]:
     settings = data.get("config")
     if not isinstance(settings, dict):
         raise ConfigError(f"{path}: key 'config': expected a JSON object")
-    if found == 1:
-        upgraded = {k: v for k, v in FORMAT_1_SETTINGS.items() if k not in settings}
+    added = {**(FORMAT_1_SETTINGS if found == 1 else {}), **ADDED_SETTINGS}
+    upgraded = {k: v for k, v in added.items() if k not in settings}
+    if upgraded:
         data = {**data, "config": {**settings, **upgraded}}
     return data

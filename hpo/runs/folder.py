@@ -156,9 +156,18 @@ def run_state(run_dir: Path) -> str:
     return "interrupted"
 
 
-def trial_key(record: dict[str, Any]) -> tuple[str, Any, Any]:
-    """Identity of a trial: (:func:`~hpo.runs.incumbent.config_key`, budget, seed)."""
-    return (config_key(record.get("config")), record.get("budget"), record.get("seed"))
+def trial_key(record: dict[str, Any]) -> tuple[str, Any, Any, Any]:
+    """Identity of a trial: (:func:`~hpo.runs.incumbent.config_key`, budget, seed, instance).
+
+    ``instance`` is the cross-validation fold (``fold0`` ...), ``None`` without folds and in
+    records made before folds existed, so those keep their identity.
+    """
+    return (
+        config_key(record.get("config")),
+        record.get("budget"),
+        record.get("seed"),
+        record.get("instance"),
+    )
 
 
 def _parse_trial_lines(path: Path) -> tuple[list[dict[str, Any]], int]:

@@ -28,7 +28,7 @@ from hpo.runs.folder import (
     run_state,
     trial_key,
 )
-from hpo.runs.incumbent import choose_incumbent, config_key
+from hpo.runs.incumbent import choose_incumbent, combine_folds, config_key
 from hpo.runs.trial import TrajectoryPoint, Trial, baseline_record
 from hpo.runs.trial import finite_float as _float
 
@@ -78,8 +78,11 @@ class RunHistory:
     # ---- baseline and SMAC setup ----------------------------------------------------------
     @property
     def baseline(self) -> Trial | None:
-        """The baseline trial (default configuration, largest budget), ``None`` if none."""
-        return next((t for t in self.trials if t.baseline), None)
+        """The baseline trial (default configuration, largest budget), ``None`` if none.
+
+        With cross-validation, its folds combined (mean score), once every fold succeeded.
+        """
+        return next((t for t in self.scored if t.baseline), None)
 
     @property
     def smac(self) -> dict[str, Any] | None:
@@ -104,6 +107,12 @@ class RunHistory:
         return str(self.settings.get("fidelity", "rounds"))
 
     @property
+    def folds(self) -> int:
+        """Cross-validation folds (``cv``), 0 when trials were scored on the valid split."""
+        cv = self.settings.get("cv", 0)
+        return cv if isinstance(cv, int) and not isinstance(cv, bool) else 0
+
+    @property
     def space(self) -> dict[str, Any] | None:
         """The search space (ConfigSpace serialisation) if ``campaign.json`` holds one."""
         value = self.campaign.get("space")
@@ -123,6 +132,12 @@ class RunHistory:
     def successful(self) -> list[Trial]:
         """Trials that succeeded."""
         return [t for t in self.trials if t.ok]
+
+    @property
+    def scored(self) -> list[Trial]:
+        """What the run's results are read from: the successful trials, or with
+        cross-validation each configuration's folds combined (:func:`combine_folds`)."""
+        return combine_folds(self.trials, self.folds) if self.folds else self.successful
 
     @property
     def crashed(self) -> list[Trial]:
@@ -157,12 +172,12 @@ class RunHistory:
         res = self.result or {}
         named = res.get("incumbent")
         if not isinstance(named, dict) or not named:
-            return choose_incumbent(self.trials)
+            return choose_incumbent(self.trials, folds=self.folds)
         trial = res.get("trial")
         named_trial = trial if isinstance(trial, int) else None
         key = config_key(named)
-        if any(config_key(t.config) == key for t in self.successful):
-            return choose_incumbent(self.trials, named, named_trial=named_trial)
+        if any(config_key(t.config) == key for t in self.scored):
+            return choose_incumbent(self.trials, named, named_trial=named_trial, folds=self.folds)
         record = {**res, "config": named, "status": "SUCCESS", "trial": named_trial or 0}
         return Trial.from_record(record, position=0)
 
@@ -170,10 +185,11 @@ class RunHistory:
         """Each new best score over all successful trials, in order of finishing.
 
         This is the any-time curve (best validation score so far vs wall time); it mixes
-        budgets, so its last point can differ from the incumbent.
+        budgets, so its last point can differ from the incumbent. With cross-validation a
+        point is a configuration's mean over the folds, when its last fold finished.
         """
         t0 = self.started or 0.0
-        ok = sorted(self.successful, key=lambda t: (t.end if t.end is not None else 0.0, t.trial))
+        ok = sorted(self.scored, key=lambda t: (t.end if t.end is not None else 0.0, t.trial))
         out: list[TrajectoryPoint] = []
         best = -math.inf
         for t in ok:
@@ -190,7 +206,7 @@ class RunHistory:
         Sorted by budget (highest first), then by score, the order of the incumbent rule.
         """
         best: dict[str, Trial] = {}
-        for t in self.successful:
+        for t in self.scored:
             key = config_key(t.config)
             old = best.get(key)
             if old is None or ((t.budget or 0.0), t.score) > ((old.budget or 0.0), old.score):
@@ -239,7 +255,7 @@ def load_run(name_or_path: str | Path, runs_dir: str | Path | None = None) -> Ru
     path = resolve_run_dir(name_or_path, runs_dir)
     campaign = read_campaign_file(path / CAMPAIGN_FILE)
     settings = campaign["config"]
-    seen: set[tuple[str, Any, Any]] = set()
+    seen: set[tuple[str, Any, Any, Any]] = set()
     trials: list[Trial] = []
     for i, record in enumerate(read_trials(path / TRIALS_FILE), start=1):
         key = trial_key(record)

@@ -20,10 +20,19 @@ SMAC's own incumbent is chosen the same way (``incumbent_selection="highest_budg
 configuration's trial at ``B`` is taken: the two agree except on ties, and naming the same
 trial as SMAC keeps ``result.json`` and SMAC's own output consistent. A named configuration
 that was not validated at ``B`` is ignored (it would break the rule).
+
+Cross-validation
+----------------
+With ``cv`` = K a trial scores one fold of the labeled graphs, and one fold is a noisy
+measure (that is the reason for folds). The rule then runs on :func:`combine_folds`: only
+configurations evaluated on all K folds (at ``B``) compete, by their mean score over the
+folds, which is the cost SMAC compares (it averages a configuration's cost over instances).
+A configuration SMAC dropped after a fold or two never becomes the incumbent.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -31,7 +40,7 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-__all__ = ["ScoredTrial", "choose_incumbent", "config_key"]
+__all__ = ["ScoredTrial", "choose_incumbent", "combine_folds", "config_key"]
 
 
 def _plain(value: Any) -> Any:
@@ -81,11 +90,67 @@ def _best(trials: list[T]) -> T:
     return max(trials, key=lambda t: (t.score, -t.trial))
 
 
+def combine_folds(trials: Iterable[T], folds: int) -> list[T]:
+    """One trial per configuration, budget and seed that succeeded on all ``folds`` folds.
+
+    Its ``score`` is the mean of the folds' scores (``cost`` = 1 - score), ``metrics`` the
+    mean per collection, ``trial`` the number of the fold trial that completed it (so the
+    list is in order of completion), ``start``/``end`` span the folds, ``duration`` sums
+    them, ``baseline`` is the folds', and ``info`` holds ``folds`` (``{fold: {"trial",
+    "score", "metrics"}}``), ``score_std`` (spread over folds) and ``n_folds``. A
+    configuration still missing a fold, or with a failed fold, is left out: it was not
+    validated on every graph.
+    """
+    groups: dict[tuple[Any, ...], dict[str, T]] = {}
+    for t in trials:
+        instance = getattr(t, "instance", None)
+        if t.ok and instance is not None:
+            key = (config_key(t.config), t.budget, getattr(t, "seed", None))
+            groups.setdefault(key, {}).setdefault(instance, t)
+    out: list[T] = []
+    for by_fold in groups.values():
+        if len(by_fold) < folds:
+            continue
+        parts = [by_fold[k] for k in sorted(by_fold)]
+        every: list[Any] = parts  # Trial dataclasses: read and replaced beyond the protocol
+        scores = np.array([p.score for p in every], dtype=float)
+        collections = sorted({c for p in every for c in p.metrics})
+        metrics = {
+            c: float(np.mean([p.metrics[c] for p in every if c in p.metrics])) for c in collections
+        }
+        last = max(every, key=lambda p: p.trial)
+        starts = [p.start for p in every if p.start is not None]
+        ends = [p.end for p in every if p.end is not None]
+        out.append(
+            dataclasses.replace(
+                last,
+                score=float(scores.mean()),
+                cost=1.0 - float(scores.mean()),
+                metrics=metrics,
+                start=min(starts) if starts else None,
+                end=max(ends) if ends else None,
+                duration=float(sum(p.duration or 0.0 for p in every)),
+                baseline=any(p.baseline for p in every),
+                instance=None,
+                info={
+                    "folds": {
+                        p.instance: {"trial": p.trial, "score": p.score, "metrics": p.metrics}
+                        for p in every
+                    },
+                    "score_std": float(scores.std()),
+                    "n_folds": len(every),
+                },
+            )
+        )
+    return sorted(out, key=lambda t: t.trial)
+
+
 def choose_incumbent(
     trials: Iterable[T],
     named_config: Mapping[str, Any] | None = None,
     *,
     named_trial: int | None = None,
+    folds: int = 0,
 ) -> T | None:
     """The incumbent trial (see the module docstring); ``None`` without a successful trial.
 
@@ -99,8 +164,12 @@ def choose_incumbent(
     named_trial
         The trial number ``result.json`` names; picks among several trials of
         ``named_config`` at that budget (several seeds).
+    folds
+        With cross-validation, the number of folds: the rule runs on :func:`combine_folds`
+        (configurations validated on every fold, by their mean score) and returns such a
+        combined trial.
     """
-    ok = [t for t in trials if t.ok]
+    ok = [t for t in (combine_folds(trials, folds) if folds else trials) if t.ok]
     if not ok:
         return None
     top = max(_budget(t) for t in ok)

@@ -197,7 +197,7 @@ def _summary(run: RunHistory, name: str) -> RunSummary:
         name=name,
         path=run.path,
         state=run.state,
-        optimizer=run.optimizer,
+        optimizer=run.optimizer + (f" cv {run.folds}" if run.folds else ""),
         n_trials=len(run.trials),
         n_failed=len(run.crashed),
         best_score=None if inc is None else inc.score,
@@ -214,7 +214,8 @@ def _summaries(folder: Path) -> list[RunSummary]:
         name=run.name,
         path=folder,
         state=run.state,
-        optimizer=f"{run.optimizer} per {run.per}",
+        optimizer=f"{run.optimizer} per {run.per}"
+        + (f" cv {run.settings['cv']}" if run.settings.get("cv") else ""),
         n_trials=run.n_trials,
         n_failed=run.n_failed,
         best_score=run.score,

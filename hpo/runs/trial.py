@@ -2,6 +2,9 @@
 
 Kept apart from :mod:`hpo.runs.history` (which re-exports them) so that the run history and
 the reading of per-subset runs (:mod:`hpo.runs.nested`) share them without a cycle.
+
+With cross-validation a trial scores one fold (``instance``);
+:func:`hpo.runs.incumbent.combine_folds` makes one trial of a configuration's folds.
 """
 
 from __future__ import annotations
@@ -11,7 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["TrajectoryPoint", "Trial", "baseline_record", "finite_float"]
+__all__ = [
+    "TrajectoryPoint",
+    "Trial",
+    "baseline_record",
+    "baseline_records",
+    "finite_float",
+]
 
 
 def finite_float(value: Any) -> float | None:
@@ -25,9 +34,15 @@ def baseline_record(records: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The ``trials.jsonl`` record marked ``"baseline": true``, if any.
 
     The baseline is the space's default configuration at the largest budget, a campaign's
-    first trial; runs made before it existed have none.
+    first trial (with cross-validation the first of its folds); runs made before it existed
+    have none.
     """
     return next((r for r in records if r.get("baseline") is True), None)
+
+
+def baseline_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every record marked ``"baseline": true``: one, or one per fold with cross-validation."""
+    return [r for r in records if r.get("baseline") is True]
 
 
 @dataclass(frozen=True)
@@ -56,6 +71,9 @@ class Trial:
     baseline
         Whether this is the baseline: the space's default configuration at the largest
         budget, evaluated first.
+    instance
+        The cross-validation fold scored (``fold0`` ...); ``None`` without folds and for a
+        trial of :func:`combine_folds` (whose ``info["folds"]`` holds each fold's).
     """
 
     trial: int
@@ -74,6 +92,7 @@ class Trial:
     error: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
     baseline: bool = False
+    instance: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -114,6 +133,7 @@ class Trial:
             error=record.get("error"),
             info=dict(record.get("info") or {}),
             baseline=record.get("baseline") is True,
+            instance=record.get("instance") if isinstance(record.get("instance"), str) else None,
         )
 
 

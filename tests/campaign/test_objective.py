@@ -145,3 +145,25 @@ def test_build_objective_threads(
     )
     objective, _ = build_objective(cfg, n_jobs=1)
     assert objective.settings.n_threads == expected
+
+
+def test_a_fold_trains_outside_it_and_scores_inside_it(tiny_tables) -> None:
+    from hpo.campaign.objective import cv_tables
+    from hpo.campaign.run import CampaignConfig
+
+    cfg = CampaignConfig(data_root=Path("."), name="cv", cv=2)
+    tables = cv_tables(tiny_tables, cfg)
+    assert set(tables) == {("tile", "labeled"), ("layout", "labeled")}
+    settings = ObjectiveSettings(collections=COLLECTIONS, max_budget=10, folds=2, fold_seed=0)
+    obj = RankerObjective(settings, tables)
+    labeled = sum(t.n_rows for t in tables.values())
+    rows = []
+    for fold in ("fold0", "fold1"):
+        cost, info = obj(HP, seed=0, budget=10, instance=fold)
+        assert info["fold"] == int(fold[-1])
+        assert set(info["metrics"]) == set(COLLECTIONS)
+        assert cost == pytest.approx(1 - info["score"])
+        rows.append(info["rows"])
+    assert sum(rows) == labeled  # each labeled row is trained on in exactly one of 2 folds
+    with pytest.raises(ValueError, match="not a fold of 2"):
+        obj(HP, seed=0, budget=10, instance="fold2")

@@ -93,6 +93,8 @@ def test_run_then_refuse_then_resume(
         (["run", "--data", "DATA", "--space", "nope"], "unknown search space 'nope'"),
         (["run", "--data", "DATA", "--eta", "1"], "'eta': expected an integer >= 2"),
         (["run", "--data", "DATA", "--name", "a/b"], "'name': expected 1-100 letters"),
+        (["run", "--data", "DATA", "--cv", "1"], "campaign setting 'cv': expected 0 (score"),
+        (["run", "--data", "DATA", "--cv", "-1"], "campaign setting 'cv': expected 0 (score"),
         (["run", "--data", "MISSING"], "no tile:xla train data"),
     ],
 )
@@ -174,3 +176,14 @@ def test_end_to_end_with_the_real_objective(
         "tile:xla", "layout:xla:default", "layout:xla:random", "layout:nlp:default",
         "layout:nlp:random",
     }  # fmt: skip
+
+
+def test_cv_flag_reaches_the_campaign_and_its_subsets(
+    data_root: Path, tmp_path: Path, toy_builder: list[Any]
+) -> None:
+    runs = tmp_path / "runs"
+    argv = _argv(data_root, runs, "--name", "cv", "--trials", "4", "--cv", "2")
+    assert main([*argv, "--optimizer", "random", "--per", "collection"]) == 0
+    assert [cfg.cv for cfg in toy_builder] == [2]
+    records = read_trials(runs / "cv" / "tile-xla" / "trials.jsonl")
+    assert {r["instance"] for r in records} == {"fold0", "fold1"}
