@@ -24,17 +24,6 @@ from hpo.runs.folder import read_trials, run_state, trial_key
 from hpo.runs.history import load_run
 
 
-@pytest.fixture
-def data_root(tmp_path: Path) -> Path:
-    """A dataset root with one (dummy) tile:xla file per split: enough for the fingerprint."""
-    root = tmp_path / "data"
-    for split in ("train", "valid"):
-        folder = root / "npz" / "tile" / "xla" / split
-        folder.mkdir(parents=True)
-        (folder / f"{split}_graph.npz").write_bytes(b"not read by toy objectives")
-    return root
-
-
 def _run(cfg: CampaignConfig, objective: Any = None, **kwargs: Any) -> CampaignResult:
     console = Console(file=io.StringIO(), width=120)
     return run_campaign(

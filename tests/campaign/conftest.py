@@ -1,0 +1,18 @@
+"""Fixtures shared by the campaign tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def data_root(tmp_path: Path) -> Path:
+    """A dataset root with one (dummy) tile:xla file per split: enough for the fingerprint."""
+    root = tmp_path / "data"
+    for split in ("train", "valid"):
+        folder = root / "npz" / "tile" / "xla" / split
+        folder.mkdir(parents=True)
+        (folder / f"{split}_graph.npz").write_bytes(b"not read by toy objectives")
+    return root
