@@ -6,7 +6,13 @@ from pathlib import Path
 
 import numpy as np
 
+from hpo.data.load import load_layout_graph
 from hpo.data.opcodes import CONVOLUTION, DOT, RESHAPE
+from hpo.features import FeatureSpec, extract_layout_features, layout_feature_names
+
+#: Opcode of an elementwise add; one-hot columns of f32, bf16 and s8 in ``node_feat``.
+ADD = 2
+F32, BF16, S8 = 13, 15, 4
 
 
 def _nodes(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -111,3 +117,39 @@ def write_root(root: Path, per_split: int = 2, seed: int = 0) -> Path:
                 else:
                     write_layout(folder / f"g{i}.npz", c=25, seed=k)
     return root
+
+
+def set_node(feat: np.ndarray, i: int, shape: list[int], etype: int = F32, layout=None) -> None:
+    """Write shape, volume, element type and stored layout of node ``i``."""
+    r = len(shape)
+    feat[i, 21 : 21 + r] = shape
+    feat[i, 27] = sum(shape)
+    feat[i, 28] = np.prod(shape)
+    feat[i, 2:21] = 0
+    feat[i, etype] = 1
+    feat[i, 134 : 134 + r] = layout if layout is not None else list(range(r))[::-1]
+
+
+def extract_columns(
+    tmp_path: Path,
+    node_feat: np.ndarray,
+    opcode: list[int],
+    edges: list[list[int]],
+    config_ids: list[int],
+    configs: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """Write one hand-built layout file and return its feature columns by name."""
+    c = configs.shape[0]
+    path = write_layout(
+        tmp_path / "g.npz",
+        node_feat=node_feat,
+        node_opcode=np.array(opcode, dtype=np.uint8),
+        edge_index=np.array(edges, dtype=np.int64).reshape(-1, 2),
+        node_config_ids=np.array(config_ids, dtype=np.int64),
+        node_config_feat=configs.astype(np.float32),
+        node_splits=np.array([[0]], dtype=np.int64),
+        config_runtime=np.arange(1, c + 1, dtype=np.int64) * 100,
+    )
+    spec = FeatureSpec(chunk_size=2)  # several chunks: rows must not depend on the chunking
+    X, _ = extract_layout_features(load_layout_graph(path), "layout:xla:random", spec)
+    return {n: X[:, i].astype(np.float64) for i, n in enumerate(layout_feature_names(spec))}

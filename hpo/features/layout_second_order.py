@@ -31,6 +31,11 @@ import numpy as np
 
 from hpo.data.load import LayoutGraph
 from hpo.data.opcodes import CONVOLUTION, DOT, TRANSPOSE
+from hpo.features.layout_cost_estimate import (
+    CHEAP_COPY_WEIGHT,
+    ESTIMATE_GROUPS,
+    cost_estimate_columns,
+)
 
 
 class LayoutStatic(Protocol):
@@ -93,6 +98,8 @@ SECOND_ORDER_GROUPS: dict[str, str] = {
     "so_n_reader_copy_minor": "reader_copy",
     "so_log_reader_copy_minor_bytes": "reader_copy",
     "so_log_reader_copy_major_bytes": "reader_copy",
+    # feature version 3: the same effects priced in bytes and added up (layout_cost_estimate)
+    **ESTIMATE_GROUPS,
 }
 
 # Bytes per element of the one-hot element type columns 2-20 (TpuGraphs featurizer order:
@@ -105,7 +112,7 @@ _CONVDOT_MINOR_WEIGHT = 3.0  # contraction-heavy ops weigh more in the volume-we
 
 
 def second_order_names() -> list[str]:
-    """Per-config column names of :func:`second_order_chunk`, in order."""
+    """Per-config column names of :func:`second_order_chunk`, in order (``so_*``, ``est_*``)."""
     return list(SECOND_ORDER_GROUPS)
 
 
@@ -258,7 +265,9 @@ def second_order_chunk(
 
     ``raw`` is the int8 chunk ``(k, nc, 18)``, ``out`` its output layouts with the compiler
     default resolved, ``d0``/``d1`` the sizes of the most-minor and second-minor output dims
-    (1 past the rank), as the first-order features compute them.
+    (1 past the rank), as the first-order features compute them. The ``est_*`` columns
+    (:mod:`hpo.features.layout_cost_estimate`) are priced from the masks computed here, so the
+    operands are gathered once.
     """
     convdot, reshape = st.convdot, st.reshape
     work = st.volume * so.out_bytes  # bytes of each output
@@ -303,6 +312,26 @@ def second_order_chunk(
     r_major = so.reader[None] & ~r_minor & (out_major != own_major)
     reader_work = work * np.where(convdot, _CONVDOT_MINOR_WEIGHT, 1.0)
 
+    p_minor_bytes = np.where(p_minor, in_work[None], 0.0).sum(1)
+    p_major_bytes = np.where(p_major, in_work[None], 0.0).sum(1)
+    s_minor_bytes = np.where(s_minor, in_work[None], 0.0).sum(1)
+    s_major_bytes = np.where(s_major, in_work[None], 0.0).sum(1)
+    r_minor_bytes = np.where(r_minor, reader_work[None], 0.0).sum(1)
+    r_major_bytes = np.where(r_major, reader_work[None], 0.0).sum(1)
+    estimates = cost_estimate_columns(
+        padded=padded,
+        convdot=convdot,
+        reshape=reshape,
+        feat_minor=feat_minor,
+        bitcast=bitcast,
+        in_padded=in_padded,
+        kernel_bytes=so.kernel_bytes,
+        ker_minor=ker_minor,
+        minor_mismatch_bytes=p_minor_bytes + s_minor_bytes,
+        major_mismatch_bytes=p_major_bytes + s_major_bytes,
+        reader_copy_bytes=r_minor_bytes + CHEAP_COPY_WEIGHT * r_major_bytes,
+    )
+
     n_convdot = max(int(convdot.sum()), 1)
     convdot_work = max(float((work * convdot).sum()), 1.0)
     cols = [
@@ -320,13 +349,13 @@ def second_order_chunk(
         _log_sum(move, work),
         _log_sum(bitcast, work),
         p_minor.sum(1).astype(np.float64),
-        _log_sum(p_minor, in_work),
+        np.log1p(p_minor_bytes),
         p_major.sum(1).astype(np.float64),
-        _log_sum(p_major, in_work),
-        _log_sum(s_minor, in_work),
-        _log_sum(s_major, in_work),
+        np.log1p(p_major_bytes),
+        np.log1p(s_minor_bytes),
+        np.log1p(s_major_bytes),
         r_minor.sum(1).astype(np.float64),
-        _log_sum(r_minor, reader_work),
-        _log_sum(r_major, reader_work),
+        np.log1p(r_minor_bytes),
+        np.log1p(r_major_bytes),
     ]
-    return np.column_stack(cols)
+    return np.column_stack([*cols, estimates])

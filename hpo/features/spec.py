@@ -14,14 +14,15 @@ from hpo.errors import ConfigError
 __all__ = ["ADDED_IN_VERSION", "FEATURE_VERSION", "READABLE_VERSIONS", "FeatureSpec"]
 
 #: Bumped whenever any extractor changes its output; part of every cache key and model folder.
-FEATURE_VERSION = 2
+FEATURE_VERSION = 3
 #: For each version, the base-name prefixes of the columns it added. A later version that only
 #: *adds* columns can still serve the runs and models of an earlier one: their rows are
 #: today's rows without the columns added since (version 2 added the second-order ``so_*``
-#: columns and left version 1's unchanged, which tests/features check on generated data).
-ADDED_IN_VERSION: dict[int, tuple[str, ...]] = {2: ("so_",)}
+#: columns and left version 1's unchanged, which tests/features check on generated data;
+#: version 3 added the ``est_*`` cost estimates and left version 2's unchanged).
+ADDED_IN_VERSION: dict[int, tuple[str, ...]] = {2: ("so_",), 3: ("est_",)}
 #: Versions whose runs can be resumed or exported and whose model folders can be loaded.
-READABLE_VERSIONS = (1, 2)
+READABLE_VERSIONS = (1, 2, 3)
 
 
 @dataclass(frozen=True, kw_only=True)

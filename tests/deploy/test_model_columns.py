@@ -1,5 +1,6 @@
-"""A model folder that reads an older column list (before the second-order features) still
-loads and predicts: a model is bound to its column names, not to the table's width."""
+"""A model folder that reads an older column list (before the second-order features, or before
+the cost estimates) still loads and predicts: a model is bound to its column names, not to the
+table's width."""
 
 from __future__ import annotations
 
@@ -19,20 +20,27 @@ from hpo.features.layout import layout_feature_names
 COLLECTION = "layout:xla:random"
 
 
-def _old_columns(spec: FeatureSpec) -> list[str]:
-    """The layout columns of feature version 1: everything but the second-order ones."""
-    return [n for n in layout_feature_names(spec) if not n.startswith("so_")]
+#: Base-name prefixes each old version lacks, and its layout width.
+_LACKS = {1: (("so_", "est_"), 220), 2: (("est_",), 286)}
 
 
-@pytest.mark.parametrize("version", [1, FEATURE_VERSION])
+def _old_columns(spec: FeatureSpec, lacks: tuple[str, ...]) -> list[str]:
+    """The layout columns of an older feature version: today's without those it lacks."""
+    return [n for n in layout_feature_names(spec) if not n.startswith(lacks)]
+
+
+@pytest.mark.parametrize(
+    ("version", "columns_of"), [(1, 1), (2, 2), (FEATURE_VERSION, 1), (FEATURE_VERSION, 2)]
+)
 def test_model_with_the_old_column_list_loads_and_predicts(
-    tiny_root: Path, tmp_path: Path, version: int
+    tiny_root: Path, tmp_path: Path, version: int, columns_of: int
 ) -> None:
-    """Exported as feature version 1 (a model of before), or as today's version by name."""
+    """Exported as feature version 1 or 2 (a model of before), or as today's version by name."""
     spec = FeatureSpec()
     names = layout_feature_names(spec)
-    old = _old_columns(spec)
-    assert len(old) == 220  # the width of feature version 1
+    lacks, width = _LACKS[columns_of]
+    old = _old_columns(spec, lacks)
+    assert len(old) == width  # the layout width of that feature version
     idx = [names.index(n) for n in old]
     rows, groups, target = [], [], []
     for path in list_graphs(tiny_root, COLLECTION, "train"):

@@ -63,8 +63,21 @@ def test_second_order_groups_off_leave_the_first_order_columns() -> None:
     names = layout_feature_names(FeatureSpec())
     off = {g: False for g in set(SECOND_ORDER_GROUPS.values())}
     kept = [names[i] for i in columns_for(names, off)]
-    assert not any(n.startswith("so_") for n in kept)
+    assert not any(n.startswith(("so_", "est_")) for n in kept)
     assert len(kept) == 220  # the layout width of feature version 1
+
+
+@pytest.mark.parametrize(
+    ("group", "width"), [("effect_bytes", 4), ("cost_estimate", 1), ("mxu", 5)]
+)
+def test_version_3_groups_switch_their_estimates(group: str, width: int) -> None:
+    names = layout_feature_names(FeatureSpec())
+    own = [n for n in names if group_of(n) == group]
+    assert len(own) == 3 * width  # each per-config column with its _dmed and _prank
+    kept = {names[i] for i in columns_for(names, {group: False})}
+    assert kept == set(names) - set(own)
+    estimates = {g for n, g in SECOND_ORDER_GROUPS.items() if n.startswith("est_")}
+    assert estimates == {"effect_bytes", "cost_estimate"}
 
 
 def test_unknown_group_is_an_error() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from graphs import write_layout
+from graphs import ADD, BF16, F32, S8, extract_columns, set_node
 
 from hpo.data.load import list_graphs, load_layout_graph
 from hpo.data.opcodes import DOT, PARAMETER, TRANSPOSE
@@ -15,43 +15,6 @@ from hpo.features.layout_second_order import element_bytes, second_order_names
 from hpo.synth.dataset import generate_dataset
 
 SPEC = FeatureSpec(chunk_size=2)
-ADD = 2
-F32, BF16, S8 = 13, 15, 4
-
-
-def _node(feat: np.ndarray, i: int, shape: list[int], etype: int = F32, layout=None) -> None:
-    """Write shape, volume, element type and stored layout of node ``i``."""
-    r = len(shape)
-    feat[i, 21 : 21 + r] = shape
-    feat[i, 27] = sum(shape)
-    feat[i, 28] = np.prod(shape)
-    feat[i, 2:21] = 0
-    feat[i, etype] = 1
-    feat[i, 134 : 134 + r] = layout if layout is not None else list(range(r))[::-1]
-
-
-def _extract(
-    tmp_path: Path,
-    node_feat: np.ndarray,
-    opcode: list[int],
-    edges: list[list[int]],
-    config_ids: list[int],
-    configs: np.ndarray,
-) -> dict[str, np.ndarray]:
-    """Write one layout file and return its feature columns by name."""
-    c = configs.shape[0]
-    path = write_layout(
-        tmp_path / "g.npz",
-        node_feat=node_feat,
-        node_opcode=np.array(opcode, dtype=np.uint8),
-        edge_index=np.array(edges, dtype=np.int64).reshape(-1, 2),
-        node_config_ids=np.array(config_ids, dtype=np.int64),
-        node_config_feat=configs.astype(np.float32),
-        node_splits=np.array([[0]], dtype=np.int64),
-        config_runtime=np.arange(1, c + 1, dtype=np.int64) * 100,
-    )
-    X, _ = extract_layout_features(load_layout_graph(path), "layout:xla:random", SPEC)
-    return {n: X[:, i].astype(np.float64) for i, n in enumerate(layout_feature_names(SPEC))}
 
 
 @pytest.mark.parametrize(
@@ -69,9 +32,9 @@ def test_element_type_decides_the_padded_rows(
     tmp_path: Path, rows: int, etype: int, padded_rows: int, nbytes: int
 ) -> None:
     feat = np.zeros((2, 140), dtype=np.float32)
-    _node(feat, 0, [rows, 128], etype)
-    _node(feat, 1, [rows, 128], etype)  # an elementwise node: group "other"
-    cols = _extract(tmp_path, feat, [PARAMETER, ADD], [[1, 0]], [1], np.full((1, 1, 18), -1))
+    set_node(feat, 0, [rows, 128], etype)
+    set_node(feat, 1, [rows, 128], etype)  # an elementwise node: group "other"
+    cols = extract_columns(tmp_path, feat, [PARAMETER, ADD], [[1, 0]], [1], np.full((1, 1, 18), -1))
     expected = padded_rows * 128 * nbytes
     np.testing.assert_allclose(np.expm1(cols["so_log_bytes_padded_other"]), expected, rtol=1e-5)
     np.testing.assert_allclose(
@@ -90,13 +53,13 @@ def test_element_bytes_of_the_one_hot_columns() -> None:
 
 def test_transpose_that_keeps_the_minor_dim_is_free(tmp_path: Path) -> None:
     feat = np.zeros((2, 140), dtype=np.float32)
-    _node(feat, 0, [64, 256])  # minor dim 1 (size 256)
-    _node(feat, 1, [256, 64])
+    set_node(feat, 0, [64, 256])  # minor dim 1 (size 256)
+    set_node(feat, 1, [256, 64])
     feat[1, 31:33] = [1, 0]  # output dim j reads input dim perm[j]
     configs = np.full((2, 1, 18), -1)
     configs[0, 0, 0:2] = [0, 1]  # minor output dim 0 = input dim 1: a bitcast
     configs[1, 0, 0:2] = [1, 0]  # minor output dim 1 = input dim 0: moves the tensor
-    cols = _extract(tmp_path, feat, [PARAMETER, TRANSPOSE], [[1, 0]], [1], configs)
+    cols = extract_columns(tmp_path, feat, [PARAMETER, TRANSPOSE], [[1, 0]], [1], configs)
     np.testing.assert_array_equal(cols["so_n_reshape_move"], [0, 1])
     np.testing.assert_allclose(
         np.expm1(cols["so_log_reshape_move_bytes"]), [0, 64 * 256 * 4], rtol=1e-5
@@ -111,13 +74,13 @@ def test_mismatch_in_major_positions_only_is_cheap(tmp_path: Path) -> None:
     shape = [4, 8, 16, 128]
     feat = np.zeros((3, 140), dtype=np.float32)
     for i in range(3):
-        _node(feat, i, shape)
+        set_node(feat, i, shape)
     configs = np.full((3, 2, 18), -1)
     configs[:, 0, 0:4] = [3, 2, 1, 0]  # producer output
     configs[0, 1, 6:10] = [3, 2, 1, 0]  # consumer input: the same
     configs[1, 1, 6:10] = [3, 2, 0, 1]  # differs in major positions only
     configs[2, 1, 6:10] = [2, 3, 1, 0]  # differs in the two minor positions
-    cols = _extract(tmp_path, feat, [PARAMETER, DOT, DOT], [[1, 0], [2, 1]], [1, 2], configs)
+    cols = extract_columns(tmp_path, feat, [PARAMETER, DOT, DOT], [[1, 0], [2, 1]], [1, 2], configs)
     np.testing.assert_array_equal(cols["n_copies"], [0, 1, 1])  # first order: all alike
     np.testing.assert_array_equal(cols["so_n_mismatch_minor"], [0, 0, 1])
     np.testing.assert_array_equal(cols["so_n_mismatch_major"], [0, 1, 0])
@@ -129,12 +92,12 @@ def test_mismatch_in_major_positions_only_is_cheap(tmp_path: Path) -> None:
 
 def test_feature_dim_minor_for_dot(tmp_path: Path) -> None:
     feat = np.zeros((2, 140), dtype=np.float32)
-    _node(feat, 0, [256, 512])
-    _node(feat, 1, [256, 512])
+    set_node(feat, 0, [256, 512])
+    set_node(feat, 1, [256, 512])
     configs = np.full((2, 1, 18), -1)
     configs[0, 0, 0:2] = [1, 0]  # the last (rhs non-contracting) dim most minor
     configs[1, 0, 0:2] = [0, 1]
-    cols = _extract(tmp_path, feat, [PARAMETER, DOT], [[1, 0]], [1], configs)
+    cols = extract_columns(tmp_path, feat, [PARAMETER, DOT], [[1, 0]], [1], configs)
     np.testing.assert_array_equal(cols["so_frac_feature_minor"], [1, 0])
     not_minor = np.expm1(cols["so_log_feature_not_minor_bytes"])
     np.testing.assert_allclose(not_minor, [0, 512 * 256 * 4], rtol=1e-5)
@@ -144,11 +107,11 @@ def test_non_configurable_reader_forces_a_copy(tmp_path: Path) -> None:
     """param -> dot (configurable) -> add (not configurable) reads the dot's output."""
     feat = np.zeros((3, 140), dtype=np.float32)
     for i in range(3):
-        _node(feat, i, [64, 128])
+        set_node(feat, i, [64, 128])
     configs = np.full((3, 1, 18), -1)  # config 0: the default layout
     configs[1, 0, 0:2] = [1, 0]  # explicitly the default: no copy
     configs[2, 0, 0:2] = [0, 1]  # off the default: the add needs a copy
-    cols = _extract(tmp_path, feat, [PARAMETER, DOT, ADD], [[1, 0], [2, 1]], [1], configs)
+    cols = extract_columns(tmp_path, feat, [PARAMETER, DOT, ADD], [[1, 0], [2, 1]], [1], configs)
     np.testing.assert_array_equal(cols["so_n_reader_copy_minor"], [0, 0, 1])
 
 
@@ -157,12 +120,12 @@ def test_width_fixed_and_finite_for_any_size(tmp_path: Path, n: int, nc: int) ->
     feat = np.zeros((n, 140), dtype=np.float32)
     rng = np.random.default_rng(n)
     for i in range(n):
-        _node(feat, i, list(rng.choice([3, 12, 128, 200], size=rng.integers(1, 5))))
+        set_node(feat, i, list(rng.choice([3, 12, 128, 200], size=rng.integers(1, 5))))
     feat[:, rng.integers(2, 21, size=n)] = 1  # odd or several element types
     edges = [[i, i - 1] for i in range(1, n)]
     ops = list(rng.choice([ADD, DOT, TRANSPOSE, 26], size=n))
     configs = np.where(rng.random((7, nc, 18)) < 0.5, -1, rng.integers(0, 2, size=(7, nc, 18)))
-    cols = _extract(tmp_path, feat, ops, edges, list(range(n - nc, n)), configs)
+    cols = extract_columns(tmp_path, feat, ops, edges, list(range(n - nc, n)), configs)
     assert len(cols) == len(layout_feature_names(SPEC))
     for name in second_order_names():
         assert np.isfinite(cols[name]).all(), name

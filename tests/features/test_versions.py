@@ -24,9 +24,23 @@ def test_version_1_names_are_todays_without_the_second_order_columns() -> None:
     assert len(feature_names("layout", new)) > 220
 
 
-def test_version_1_tables_are_todays_columns(tiny_root: Path, tmp_path: Path) -> None:
+def test_version_2_names_are_todays_without_the_cost_estimates() -> None:
+    old, new = FeatureSpec(version=2), FeatureSpec()
+    kept = feature_names("layout", old)
+    assert any(n.startswith("so_") for n in kept)
+    assert not any(n.startswith("est_") for n in kept)
+    assert kept == [n for n in feature_names("layout", new) if n in kept]
+    assert len(kept) == 286  # the width feature version 2 had
+    assert len(feature_names("layout", new)) == 286 + 3 * 5  # 5 estimates, _dmed, _prank
+    assert feature_names("tile", old) == feature_names("tile", new)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_older_version_tables_are_todays_columns(
+    tiny_root: Path, tmp_path: Path, version: int
+) -> None:
     old = build_tables(
-        tiny_root, COLLECTIONS, ("valid",), FeatureSpec(version=1), cache_dir=tmp_path
+        tiny_root, COLLECTIONS, ("valid",), FeatureSpec(version=version), cache_dir=tmp_path
     )
     new = build_tables(tiny_root, COLLECTIONS, ("valid",), FeatureSpec(), cache_dir=tmp_path)
     for key, table in old.items():
