@@ -89,6 +89,20 @@ def incumbent_hyperparameters(run_dir: Path) -> tuple[dict[str, Any], int]:
     return dict(inc.config), int(round(inc.budget))
 
 
+def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs as hyperparameters; VALUE is JSON (``256``, ``true``) or a string."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"--set {item!r}: expected KEY=VALUE")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
 class Variant:
     """Rows and columns of one variant: a table family, and the hyperparameters to train with."""
 
@@ -208,6 +222,18 @@ def main() -> None:
     parser.add_argument("--naive", action="store_true", help="also the naive baseline rows")
     parser.add_argument("--extraction", action="store_true", help="measure extraction cost")
     parser.add_argument("--json", type=Path, default=None, help="write every figure here")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one hyperparameter (repeatable; VALUE is read as JSON)",
+    )
+    parser.add_argument(
+        "--truncation",
+        default="",
+        help="comma list: also train all features at each lambdarank_truncation_level",
+    )
     args = parser.parse_args()
 
     t0 = time.perf_counter()
@@ -223,12 +249,17 @@ def main() -> None:
     hp, budget = (
         incumbent_hyperparameters(args.hp_from) if args.hp_from else default_hyperparameters()
     )
+    hp.update(parse_overrides(args.set))
     rounds = budget if budget is not None else args.rounds
     off = {f"{GROUP_PREFIX}{g}": False for g in SECOND_ORDER}
     variants = {
         "first-order": Variant(train, scored, {**hp, **off}),
         "all": Variant(train, scored, hp),
     }
+    for level in [int(t) for t in args.truncation.split(",") if t]:
+        variants[f"all, truncation {level}"] = Variant(
+            train, scored, {**hp, "lambdarank_truncation_level": level}
+        )
     if args.per_group:
         for g in LAYOUT_GROUPS:
             if hp.get(f"{GROUP_PREFIX}{g}", True) is not False:
@@ -261,6 +292,8 @@ def main() -> None:
         )
 
     source = f"incumbent of {args.hp_from}" if args.hp_from else "defaults of lambdarank_small"
+    if args.set:
+        source += f", with {', '.join(args.set)}"
     print(f"\nlaw {args.law}; hyperparameters: {source}; {rounds} rounds; seed {args.seed}")
     for part in results:
         print_table(

@@ -109,7 +109,7 @@ def test_surrogate_settings_reach_smac(data_root: Path, runs: Path) -> None:
     smac = read_campaign(cfg.run_dir)["smac"]
     assert smac["initial_design"]["n_configs"] == 2
     assert smac["random_design"]["probability"] == 0.5
-    assert smac["config_selector"]["min_trials"] == 6  # lambdarank_small: 5 hyperparameters + 1
+    assert smac["config_selector"]["min_trials"] == 7  # lambdarank_small: 6 hyperparameters + 1
     assert read_campaign(cfg.run_dir)["config"] == cfg
 
 

@@ -12,6 +12,7 @@ from hpo.runs.importance import BUDGET_FEATURE, encode_trials, hyperparameter_im
 
 SPACE_NAMES = {
     "feature_fraction",
+    "lambdarank_truncation_level",
     "learning_rate",
     "min_data_in_leaf",
     "num_leaves",
@@ -67,7 +68,7 @@ def test_encoding_uses_the_space_and_budget(run_dir: Path) -> None:
     X, names = encode_trials(run, run.successful)
     assert names[-1] == BUDGET_FEATURE
     assert set(names[:-1]) == SPACE_NAMES
-    assert X.shape == (14, 6)
+    assert X.shape == (14, 7)
     assert ((X[:, :-1] >= 0) & (X[:, :-1] <= 1)).all()  # get_array(): unit scale / choice index
 
 
@@ -78,7 +79,7 @@ def test_encoding_without_space_falls_back(run_dir: Path) -> None:
     run = load_run(run_dir)
     X, names = encode_trials(run, run.successful)
     assert set(names[:-1]) == SPACE_NAMES
-    assert X.shape == (14, 6)
+    assert X.shape == (14, 7)
     imp = hyperparameter_importance(run)
     assert imp.ok
     assert next(iter(imp.values)) == "learning_rate"
