@@ -121,6 +121,7 @@ def toy_config(runs_dir: Any, data_root: Any, **overrides: Any) -> Any:
         "optimizer": "random-hb",
         "min_budget": 1.0,
         "max_budget": 27.0,
+        "eta": 3,
         "seed": 3,
     }
     settings.update(overrides)

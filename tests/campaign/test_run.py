@@ -105,7 +105,7 @@ def test_config_defaults_and_json_round_trip(data_root: Path, runs: Path) -> Non
         ({"name": "../x"}, r"'name': expected 1-100 letters"),
         ({"collections": ("tile:xla", "nope")}, r"'collections': expected a non-empty selection"),
         ({"collections": ()}, r"'collections': expected a non-empty selection"),
-        ({"min_budget": 10.0, "max_budget": 20.0}, r"max_budget \(20\) must be at least eta"),
+        ({"min_budget": 10.0, "max_budget": 15.0}, r"max_budget \(15\) must be at least eta"),
         ({"workers": 2, "dask_scheduler": "tcp://x:1"}, r"'workers' and 'dask_scheduler' exclude"),
         ({"seed": -1}, r"'seed': expected an integer >= 0, found -1"),
         ({"fixed_rounds": 0}, r"'fixed_rounds': expected an integer >= 1, found 0"),
