@@ -63,3 +63,15 @@ def test_modes_combine_a_per_mode_with_folds() -> None:
     ]
     modes = [line.split(" | ")[0] for line in bench.summary_table(rows).splitlines()[2:]]
     assert modes == ["| none"] * 2 + ["| none+cv3"] * 2
+
+
+def test_unseen_means_pool_every_graph_of_a_collection() -> None:
+    bench = _load()
+    graphs = [
+        {"collection": "tile:xla", "metric": 0.5},
+        {"collection": "layout:xla:random", "metric": 0.2},
+        {"collection": "layout:xla:random", "metric": 0.4},
+        {"collection": "layout:xla:random", "metric": 0.9},
+    ]
+    means = bench.unseen_means(graphs)
+    assert means == {"tile:xla": pytest.approx(0.5), "layout:xla:random": pytest.approx(0.5)}
