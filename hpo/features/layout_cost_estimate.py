@@ -13,7 +13,9 @@ what the features missed was less a missing effect than the combination: this mo
 every effect per node in bytes, with weights set by the hardware reason, and gives the trees
 the per-effect sums and their total.
 
-Weights (round numbers from the effect, not fitted to any data):
+Weights (round numbers from the effect, not fitted to any data; but written after reading the
+generator's law, which tells the same story, so they sit near its constants and their gain on
+generated data is an upper bound for real runtimes, see docs/FEATURES.md):
 
 - conv/dot outputs weigh :data:`CONVDOT_WEIGHT` (contraction-heavy ops dominate elementwise
   ones, as the reader copies of :mod:`hpo.features.layout_second_order` weigh them), and half
