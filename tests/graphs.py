@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from hpo.data.load import load_layout_graph
-from hpo.data.opcodes import CONVOLUTION, DOT, RESHAPE
+from hpo.data.opcodes import CONVOLUTION, DOT, PARAMETER, RESHAPE
 from hpo.features import FeatureSpec, extract_layout_features, layout_feature_names
 
 #: Opcode of an elementwise add; one-hot columns of f32, bf16 and s8 in ``node_feat``.
@@ -153,3 +153,20 @@ def extract_columns(
     spec = FeatureSpec(chunk_size=2)  # several chunks: rows must not depend on the chunking
     X, _ = extract_layout_features(load_layout_graph(path), "layout:xla:random", spec)
     return {n: X[:, i].astype(np.float64) for i, n in enumerate(layout_feature_names(spec))}
+
+
+def mismatch_chain_columns(tmp_path: Path, shape: list[int]) -> dict[str, np.ndarray]:
+    """param -> dot -> dot, the consumer's input layout against its producer's output layout.
+
+    Three configs: the two agree; they differ in major positions only (a cheap copy); they
+    differ in the two minor positions (a relayout).
+    """
+    feat = np.zeros((3, 140), dtype=np.float32)
+    for i in range(3):
+        set_node(feat, i, shape)
+    configs = np.full((3, 2, 18), -1)
+    configs[:, 0, 0:4] = [3, 2, 1, 0]  # producer output
+    configs[0, 1, 6:10] = [3, 2, 1, 0]  # consumer input: the same
+    configs[1, 1, 6:10] = [3, 2, 0, 1]  # differs in major positions only
+    configs[2, 1, 6:10] = [2, 3, 1, 0]  # differs in the two minor positions
+    return extract_columns(tmp_path, feat, [PARAMETER, DOT, DOT], [[1, 0], [2, 1]], [1, 2], configs)

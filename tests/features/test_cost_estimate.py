@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from graphs import ADD, BF16, F32, extract_columns, set_node
+from graphs import ADD, BF16, F32, extract_columns, mismatch_chain_columns, set_node
 
 from hpo.data.opcodes import CONVOLUTION, DOT, PARAMETER, TRANSPOSE
 from hpo.features.layout_cost_estimate import (
@@ -71,15 +71,7 @@ def test_transpose_bitcast_moves_nothing(tmp_path: Path) -> None:
 def test_relayout_costs_more_than_a_cheap_copy(tmp_path: Path) -> None:
     """param -> dot -> dot: the consumer's input against its producer's output."""
     shape = [4, 8, 16, 128]
-    feat = np.zeros((3, 140), dtype=np.float32)
-    for i in range(3):
-        set_node(feat, i, shape)
-    configs = np.full((3, 2, 18), -1)
-    configs[:, 0, 0:4] = [3, 2, 1, 0]
-    configs[0, 1, 6:10] = [3, 2, 1, 0]  # agrees
-    configs[1, 1, 6:10] = [3, 2, 0, 1]  # major positions only: a cheap copy
-    configs[2, 1, 6:10] = [2, 3, 1, 0]  # the two minor positions: a relayout
-    cols = extract_columns(tmp_path, feat, [PARAMETER, DOT, DOT], [[1, 0], [2, 1]], [1, 2], configs)
+    cols = mismatch_chain_columns(tmp_path, shape)
     volume = np.prod(shape) * 4
     np.testing.assert_allclose(
         _bytes(cols, "est_log_copy_bytes"),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from graphs import ADD, BF16, F32, S8, extract_columns, set_node
+from graphs import ADD, BF16, F32, S8, extract_columns, mismatch_chain_columns, set_node
 
 from hpo.data.load import list_graphs, load_layout_graph
 from hpo.data.opcodes import DOT, PARAMETER, TRANSPOSE
@@ -72,15 +72,7 @@ def test_transpose_that_keeps_the_minor_dim_is_free(tmp_path: Path) -> None:
 def test_mismatch_in_major_positions_only_is_cheap(tmp_path: Path) -> None:
     """param -> dot (configurable 0) -> dot (configurable 1) reading its output."""
     shape = [4, 8, 16, 128]
-    feat = np.zeros((3, 140), dtype=np.float32)
-    for i in range(3):
-        set_node(feat, i, shape)
-    configs = np.full((3, 2, 18), -1)
-    configs[:, 0, 0:4] = [3, 2, 1, 0]  # producer output
-    configs[0, 1, 6:10] = [3, 2, 1, 0]  # consumer input: the same
-    configs[1, 1, 6:10] = [3, 2, 0, 1]  # differs in major positions only
-    configs[2, 1, 6:10] = [2, 3, 1, 0]  # differs in the two minor positions
-    cols = extract_columns(tmp_path, feat, [PARAMETER, DOT, DOT], [[1, 0], [2, 1]], [1, 2], configs)
+    cols = mismatch_chain_columns(tmp_path, shape)
     np.testing.assert_array_equal(cols["n_copies"], [0, 1, 1])  # first order: all alike
     np.testing.assert_array_equal(cols["so_n_mismatch_minor"], [0, 0, 1])
     np.testing.assert_array_equal(cols["so_n_mismatch_major"], [0, 1, 0])
