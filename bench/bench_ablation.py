@@ -27,9 +27,13 @@ and with the second-order extractor replaced by zeros of the same shape (today's
 work only), plus the table width per group. The second-order groups share one pass over the
 gathered operands, so their cost is given together, not per group.
 
+``--set KEY=VALUE`` overrides one hyperparameter (repeatable), and ``--truncation 30,256``
+adds an ``all`` variant per ``lambdarank_truncation_level``, timed like the others (fit plus
+scoring), to weigh what a level buys against what it costs.
+
     python bench/bench_ablation.py --data ROOT --unseen ROOT2 --law second-order --per-group \
         [--naive] [--hp-from RUN_DIR | --rounds 200] [--model MODEL_DIR] [--extraction] \
-        [--json OUT.json]
+        [--set lambdarank_truncation_level=30] [--truncation 30,256,1024] [--json OUT.json]
 """
 
 from __future__ import annotations
@@ -200,8 +204,8 @@ def print_table(title: str, results: dict[str, dict[str, float]], widths: dict[s
         vals = [means.get(c, float("nan")) for c in LAYOUT]
         cells = "".join(f"{v:>14.4f}" for v in vals)
         print(f"{label:<24}{cols}{cells}{np.mean(vals):>9.4f}")
-    for label in ("first-order", "all", "exported model"):
-        if label in results and ceiling:
+    for label in results:
+        if label != "ceiling" and ceiling and not label.startswith("-"):
             share = [results[label][c] / ceiling[c] for c in LAYOUT]
             print(f"{label} / ceiling: " + "  ".join(f"{s:.2f}" for s in share))
 

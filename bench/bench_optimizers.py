@@ -18,7 +18,7 @@ against the reference (random search) paired by seed, and when the median curve 
 reaches the reference's final median.
 
     python bench/bench_optimizers.py --data small0=/tmp/small0 --data small1=/tmp/small1 \\
-        --walltime 10m --seeds 0,1,2,3,4 --min-budget 25 --max-budget 675 --parallel 2
+        --walltime 10m --seeds 0,1,2,3,4 --min-budget 42 --max-budget 672 --parallel 2
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="comma list of seeds (default: 0,1,2,3,4)")  # fmt: skip
     p.add_argument("--min-budget", type=float, default=FIDELITY_BUDGETS["rounds"][0])
     p.add_argument("--max-budget", type=float, default=FIDELITY_BUDGETS["rounds"][1])
-    p.add_argument("--eta", type=int, default=3)
+    p.add_argument("--eta", type=int, default=CampaignConfig.eta)
     p.add_argument("--parallel", type=int, default=1, help="runs at once (default: 1)")
     p.add_argument("--threads", type=int, help="LightGBM threads per run (default: cores // K)")
     p.add_argument("--campaign-setting", type=_setting, action="append", default=[],

@@ -50,10 +50,12 @@ _KNOWN_OPTIMIZERS = (*OPTIMIZERS, "random-sh")
 MULTI_FIDELITY = ("model-hb", "model-sh", "random-hb", "random-sh")
 FIDELITIES = ("rounds", "configs")
 #: Default (min_budget, max_budget) per fidelity: boosting rounds, or configurations sampled
-#: per training graph (see ``hpo.campaign.objective``). Both span 27x: 5 stages at eta 2.
+#: per training graph (see ``hpo.campaign.objective``). Both span 2**4, so at the default eta 2
+#: every stage is a budget SMAC runs (it uses ``max * eta**-i``, never a smaller minimum):
+#: rounds 42/84/168/336/672, configs 27/54/108/216/432.
 FIDELITY_BUDGETS: dict[str, tuple[float, float]] = {
-    "rounds": (25.0, 675.0),
-    "configs": (16.0, 432.0),
+    "rounds": (42.0, 672.0),
+    "configs": (27.0, 432.0),
 }
 #: ``per``: one campaign for all collections (``none``), one per family (tile, layout) or one
 #: per collection, each tuned on its own rows and metric (see :mod:`hpo.campaign.subsets`).

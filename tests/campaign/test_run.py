@@ -81,12 +81,12 @@ def _sequence(cfg: CampaignConfig) -> list[tuple[str, float]]:
 
 def test_config_defaults_and_json_round_trip(data_root: Path, runs: Path) -> None:
     cfg = CampaignConfig(data_root=data_root, name="a", runs_dir=runs, collections=("tile:xla",))
-    assert (cfg.min_budget, cfg.max_budget) == (25.0, 675.0)
+    assert (cfg.min_budget, cfg.max_budget) == (42.0, 672.0)
     assert cfg.cache_dir.is_absolute()
     assert cfg.run_dir == runs.absolute() / "a"
     assert CampaignConfig.from_json(cfg.to_json()) == cfg
     configs = CampaignConfig(data_root=data_root, name="a", fidelity="configs")
-    assert (configs.min_budget, configs.max_budget) == (16.0, 432.0)
+    assert (configs.min_budget, configs.max_budget) == (27.0, 432.0)
 
 
 @pytest.mark.parametrize(
