@@ -390,9 +390,17 @@ def plot_curves(
             ax.axhline(default, color="black", linestyle="--", linewidth=1, label="default config")
             finite.append(default)
         if finite:
-            top, bottom = max(finite), min(finite)
+            # the tile score is heavy-tailed: one early -7 would flatten every curve that
+            # matters, so the axis starts at the default or the 20th percentile of the medians
+            top = max(finite)
+            bottom = float(np.percentile(finite, 20))
+            if default is not None:
+                bottom = min(bottom, default)
             pad = 0.05 * (top - bottom) or 0.01
             ax.set_ylim(bottom - pad, top + 3 * pad)
+            if min(finite) < bottom - pad:
+                ax.text(0.01, 0.01, "axis clipped: lower early medians not shown", fontsize=7,
+                        transform=ax.transAxes, va="bottom")  # fmt: skip
         ax.set_xlim(0.0, max(float(s["times"][-1]) for s in summary.values()) if summary else 1.0)
         ax.set_title(label)
         ax.set_xlabel("wall-clock seconds since the optimizer started")
