@@ -62,6 +62,8 @@ FIDELITY_BUDGETS: dict[str, tuple[float, float]] = {
 PER_MODES = ("none", "family", "collection")
 #: Initial random configurations of the model-based optimizers, chosen by measurement.
 DEFAULT_N_INIT = 8
+#: Results a budget needs before the surrogate is fitted on it, chosen by measurement.
+DEFAULT_MIN_TRIALS = 5
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
@@ -131,10 +133,11 @@ class CampaignConfig:
     # random_prob is the share of configs sampled at random between model picks
     n_init: int | None = DEFAULT_N_INIT
     random_prob: float = 0.2
-    # trials one budget needs before the surrogate of model-hb/model-sh is fitted on it; None is
-    # BOHB's rule, the space's hyperparameters + 1. SMAC's own 1 fits the forest on the lone
-    # baseline at the largest budget and keeps it there until more configs arrive
-    min_trials: int | None = None
+    # trials one budget needs before the surrogate of model-hb/model-sh is fitted on it. 5 was
+    # measured best for 2-minute campaigns (bench/README.md): BOHB's d + 1 (13 for lambdarank)
+    # left the forest idle for most of the campaign. None is BOHB's rule, which runs from
+    # before keep; SMAC's own 1 fits the forest on the lone baseline at the largest budget
+    min_trials: int | None = DEFAULT_MIN_TRIALS
     seed: int = 0
     workers: int = 1
     # LightGBM threads per trial; None fills the machine's cores (cores // workers)

@@ -279,7 +279,7 @@ def make_facade(
         kind = _Hyperband if cfg.optimizer == "model-hb" else _SuccessiveHalving
         intensifier = kind(scenario, **multi)
         model = _model_settings(cfg, scenario, MultiFidelityFacade)
-        # the forest is fitted on the highest budget with min_trials results (BOHB's d + 1)
+        # the forest is fitted on the highest budget with min_trials results (None: BOHB's d + 1)
         d = len(list(scenario.configspace.values()))
         model["config_selector"] = ConfigSelector(
             scenario, min_trials=cfg.min_trials or d + 1, retrain_after=8, max_new_config_tries=16

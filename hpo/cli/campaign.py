@@ -155,7 +155,7 @@ def add_parsers(subparsers: Any) -> None:
         type=int,
         metavar="N",
         help="trials a budget needs before the surrogate is fitted on it (model-hb, model-sh; "
-        "default: the space's hyperparameters + 1, as BOHB)",
+        f"default: {d['min_trials']}; BOHB uses the space's hyperparameters + 1)",
     )
     p.add_argument(
         "--fidelity",

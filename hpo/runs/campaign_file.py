@@ -59,6 +59,8 @@ FORMAT_1_SETTINGS: dict[str, Any] = {
     "keep_fastest": 0,
     # SMAC's own initial design (the setting came later, with a measured default of 8)
     "n_init": None,
+    # BOHB's d + 1 results before the forest is fitted (the measured default of 5 came later)
+    "min_trials": None,
     # one LightGBM thread per trial, whatever the cores (threads came with format 2)
     "threads": 1,
 }

@@ -109,8 +109,14 @@ def test_surrogate_settings_reach_smac(data_root: Path, runs: Path) -> None:
     smac = read_campaign(cfg.run_dir)["smac"]
     assert smac["initial_design"]["n_configs"] == 2
     assert smac["random_design"]["probability"] == 0.5
-    assert smac["config_selector"]["min_trials"] == 7  # lambdarank_small: 6 hyperparameters + 1
+    assert smac["config_selector"]["min_trials"] == 5  # the default, not BOHB's 6 + 1
     assert read_campaign(cfg.run_dir)["config"] == cfg
+
+
+def test_min_trials_none_is_bohbs_rule(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=5, optimizer="model-hb", n_init=2, min_trials=None)
+    _run(cfg, ToyObjective())
+    assert read_campaign(cfg.run_dir)["smac"]["config_selector"]["min_trials"] == 7  # 6 + 1
 
 
 def test_min_trials_reaches_smac(data_root: Path, runs: Path) -> None:
@@ -122,7 +128,7 @@ def test_min_trials_reaches_smac(data_root: Path, runs: Path) -> None:
 def test_the_default_optimizer_is_model_based_hyperband(data_root: Path) -> None:
     cfg = CampaignConfig(data_root=data_root, name="a")
     assert cfg.optimizer == "model-hb"
-    assert (cfg.n_init, cfg.random_prob, cfg.min_trials) == (8, 0.2, None)
+    assert (cfg.n_init, cfg.random_prob, cfg.min_trials) == (8, 0.2, 5)
 
 
 def test_a_baseline_interrupted_while_running_runs_on_resume(data_root: Path, runs: Path) -> None:

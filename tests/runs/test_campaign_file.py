@@ -21,6 +21,7 @@ NEW_KEYS = (
     "valid_configs",
     "keep_fastest",
     "n_init",
+    "min_trials",
     "threads",
 )
 
