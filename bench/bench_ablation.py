@@ -50,7 +50,7 @@ import numpy as np
 from scipy.stats import kendalltau
 
 from hpo.data.load import COLLECTIONS, is_layout, list_graphs
-from hpo.deploy import evaluate_model, load_model
+from hpo.deploy import load_model
 from hpo.features import FeatureSpec, build_tables
 from hpo.features import layout as layout_features
 from hpo.features.groups import GROUP_PREFIX, GROUPS, group_of
@@ -70,6 +70,7 @@ from hpo.synth.layout import noiseless_layout_cost
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_features import naive_table  # noqa: E402
+from bench_per_subset import score_unseen  # noqa: E402
 
 LAYOUT = tuple(c for c in COLLECTIONS if is_layout(c))
 SECOND_ORDER = tuple(dict.fromkeys(SECOND_ORDER_GROUPS.values()))
@@ -144,17 +145,6 @@ def noise_ceiling(root: Path, law: str, splits: Sequence[str]) -> dict[str, floa
                 taus.append(kendalltau(noiseless_layout_cost(path, law), runtime).statistic)
         out[collection] = float(np.mean(taus))
     return out
-
-
-def model_on_unseen(model_dir: Path, root: Path, cache_dir: Path | None) -> dict[str, float]:
-    """An exported model's mean metric per layout collection over the unseen train+valid graphs."""
-    model = load_model(model_dir)
-    per_graph: dict[str, list[float]] = {c: [] for c in LAYOUT}
-    for split in LABELED:
-        report = evaluate_model(model, root, split, LAYOUT, cache_dir=cache_dir)
-        for graph in report["graphs"]:
-            per_graph[graph["collection"]].append(graph["metric"])
-    return {c: float(np.mean(v)) for c, v in per_graph.items()}
 
 
 def extraction_cost(root: Path) -> dict[str, Any]:
@@ -291,8 +281,12 @@ def main() -> None:
             results[part][label] = means
         print(f"  {label}: {time.perf_counter() - t1:.1f} s", flush=True)
     if args.model is not None and args.unseen is not None:
-        results["unseen"]["exported model"] = model_on_unseen(
-            args.model, args.unseen, args.cache_dir
+        results["unseen"]["exported model"] = score_unseen(
+            load_model(args.model),
+            args.unseen,
+            LABELED,
+            collections=LAYOUT,
+            cache_dir=args.cache_dir,
         )
 
     source = f"incumbent of {args.hp_from}" if args.hp_from else "defaults of lambdarank_small"

@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +109,28 @@ def unseen_means(graphs: list[dict[str, Any]]) -> dict[str, float]:
     return {c: float(np.mean(v)) for c, v in out.items()}
 
 
+def score_unseen(
+    model: Any,
+    root: Path,
+    splits: Sequence[str],
+    *,
+    collections: Sequence[str] | None = None,
+    cache_dir: Path | None = None,
+) -> dict[str, float]:
+    """An exported model's mean metric per collection over every graph of ``splits``, pooled."""
+    from hpo.deploy.evaluate import evaluate_model
+
+    return unseen_means(
+        [
+            graph
+            for split in splits
+            for graph in evaluate_model(model, root, split, collections, cache_dir=cache_dir)[
+                "graphs"
+            ]
+        ]
+    )
+
+
 def summary_table(rows: list[dict[str, Any]]) -> str:
     """Markdown table: per mode and collection, the mean (over seeds) selection, unseen, gap."""
 
@@ -137,7 +160,6 @@ def run_mode(args: argparse.Namespace, mode: str, seed: int) -> list[dict[str, A
     from rich.console import Console
 
     from hpo.campaign import CampaignConfig, run_campaign
-    from hpo.deploy.evaluate import evaluate_model
     from hpo.deploy.export import export_model
     from hpo.deploy.model import load_model
     from hpo.runs.folder import run_state
@@ -165,12 +187,7 @@ def run_mode(args: argparse.Namespace, mode: str, seed: int) -> list[dict[str, A
     model_dir = args.runs_dir.parent / "models" / cfg.name
     export_model(run, model_dir, cache_dir=args.cache_dir)  # a cv run: retrained on all labeled
     model = load_model(model_dir)
-    graphs = [
-        g
-        for split in args.unseen_splits
-        for g in evaluate_model(model, args.unseen, split, cache_dir=args.cache_dir)["graphs"]
-    ]
-    unseen = unseen_means(graphs)
+    unseen = score_unseen(model, args.unseen, args.unseen_splits, cache_dir=args.cache_dir)
     return gap_rows(mode, seed, selection_metrics(run), unseen)
 
 

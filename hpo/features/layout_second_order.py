@@ -33,6 +33,7 @@ from hpo.data.load import LayoutGraph
 from hpo.data.opcodes import CONVOLUTION, DOT, TRANSPOSE
 from hpo.features.layout_cost_estimate import (
     CHEAP_COPY_WEIGHT,
+    CONVDOT_WEIGHT,
     ESTIMATE_GROUPS,
     cost_estimate_columns,
 )
@@ -108,7 +109,6 @@ SECOND_ORDER_GROUPS: dict[str, str] = {
 _ETYPE_BYTES = np.array(
     [4, 4, 4, 1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 2, 8, 16, 4, 1, 1], dtype=np.float64
 )
-_CONVDOT_MINOR_WEIGHT = 3.0  # contraction-heavy ops weigh more in the volume-weighted share
 
 
 def second_order_names() -> list[str]:
@@ -310,7 +310,7 @@ def second_order_chunk(
     own_minor, own_major = _codes(st.default)
     r_minor = so.reader[None] & (out_minor != own_minor)
     r_major = so.reader[None] & ~r_minor & (out_major != own_major)
-    reader_work = work * np.where(convdot, _CONVDOT_MINOR_WEIGHT, 1.0)
+    reader_work = work * np.where(convdot, CONVDOT_WEIGHT, 1.0)
 
     p_minor_bytes = np.where(p_minor, in_work[None], 0.0).sum(1)
     p_major_bytes = np.where(p_major, in_work[None], 0.0).sum(1)
