@@ -56,6 +56,7 @@ from hpo.features import layout as layout_features
 from hpo.features.groups import GROUP_PREFIX, GROUPS, group_of
 from hpo.features.layout_second_order import SECOND_ORDER_GROUPS, second_order_names
 from hpo.features.table import FeatureTable
+from hpo.ranking.blend import estimate_weight
 from hpo.ranking.spaces import load_space
 from hpo.ranking.training import (
     GraphScore,
@@ -128,7 +129,9 @@ def fit_and_score(
     for part, tables in variant.scored.items():
         scores: list[GraphScore] = []
         for table in tables:
-            scores += score_table(ranker, table, columns, LAYOUT)
+            scores += score_table(
+                ranker, table, columns, LAYOUT, weight=estimate_weight(variant.hp)
+            )
         out[part] = collection_means(scores, LAYOUT)
     return out, len(columns)
 

@@ -40,6 +40,7 @@ from hpo.features import (
     family_of,
     feature_names,
 )
+from hpo.ranking.blend import ESTIMATE_COLUMN, blend_scores, estimate_weight
 
 __all__ = [
     "MODEL_FILE",
@@ -63,21 +64,35 @@ ProgressFn = Callable[[int, int, str], None]
 
 @dataclass(frozen=True, eq=False)
 class FamilyModel:
-    """The booster of one family and the feature columns it reads."""
+    """The booster of one family, the feature columns it reads and its estimate blend.
+
+    ``estimate_weight`` is the configuration's blend weight (:mod:`hpo.ranking.blend`; 0 for
+    models exported before it) and ``estimate_column`` the index of the estimate among the
+    family's columns (``None``: the booster does not read it, so no blend), so a prediction
+    is scored exactly as the campaign scored the trial.
+    """
 
     family: str
     booster: Any
     columns: np.ndarray
     n_features: int
+    estimate_weight: float = 0.0
+    estimate_column: int | None = None
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        """Scores of feature rows (all columns of the family), lower = predicted faster."""
+        """Scores of the feature rows of ONE graph (all columns of the family), lower = faster.
+
+        One graph, because the blend standardizes the scores over the graph's rows.
+        """
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ConfigError(
                 f"{self.family} model: expected {self.n_features} feature columns, found "
                 f"shape {X.shape}"
             )
-        return -np.asarray(self.booster.predict(X[:, self.columns]), dtype=np.float64)
+        scores = -np.asarray(self.booster.predict(X[:, self.columns]), dtype=np.float64)
+        if self.estimate_weight == 0 or self.estimate_column is None:
+            return scores
+        return blend_scores(scores, X[:, self.estimate_column], None, self.estimate_weight)
 
 
 @dataclass(frozen=True, eq=False)
@@ -212,8 +227,18 @@ def _load_families(
     collections: tuple[str, ...],
     family_meta: Any,
     where: str,
+    hyperparameters: Any,
 ) -> dict[str, FamilyModel]:
-    """Load the boosters of ``family_meta`` (``{family: entry}``) the collections need."""
+    """Load the boosters of ``family_meta`` (``{family: entry}``) the collections need.
+
+    ``hyperparameters`` (of the model, or of its subset) give the estimate blend's weight.
+    """
+    if not isinstance(hyperparameters, dict):
+        raise ConfigError(f"{meta_file}: {where}key 'hyperparameters': expected a JSON object")
+    try:
+        weight = estimate_weight(hyperparameters)
+    except ConfigError as exc:
+        raise ConfigError(f"{meta_file}: {where}{exc}") from exc
     if not isinstance(family_meta, dict):
         raise ConfigError(f"{meta_file}: {where}key 'families': expected a JSON object")
     families: dict[str, FamilyModel] = {}
@@ -229,8 +254,16 @@ def _load_families(
                 f"{model_file}: model reads {booster.num_feature()} features, model.json lists "
                 f"{len(columns)}"
             )
-        n_features = len(feature_names(family, spec))
-        families[family] = FamilyModel(family, booster, columns, n_features)
+        all_names = feature_names(family, spec)
+        used = list(entry["columns"])
+        families[family] = FamilyModel(
+            family,
+            booster,
+            columns,
+            len(all_names),
+            weight,
+            all_names.index(ESTIMATE_COLUMN) if ESTIMATE_COLUMN in used else None,
+        )
     return families
 
 
@@ -255,7 +288,13 @@ def _subset_families(
             raise ConfigError(f"{meta_file}: subset '{name}': expected 'collections' (a list)")
         collections = tuple(str(c) for c in entry["collections"])
         loaded = _load_families(
-            folder, meta_file, spec, collections, entry.get("families"), f"subset '{name}': "
+            folder,
+            meta_file,
+            spec,
+            collections,
+            entry.get("families"),
+            f"subset '{name}': ",
+            entry.get("hyperparameters", {}),
         )
         families.update({f"{name}/{f}": m for f, m in loaded.items()})
         for c in collections:
@@ -307,7 +346,9 @@ def load_model(path: Path | str) -> ExportedModel:
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"{meta_file}: missing or malformed key {exc}") from exc
     if fmt == MODEL_FORMAT:
-        families = _load_families(folder, meta_file, spec, collections, family_meta, "")
+        families = _load_families(
+            folder, meta_file, spec, collections, family_meta, "", hyperparameters
+        )
         routes = {c: families[family_of(c)] for c in collections}
     else:
         families, routes = _subset_families(folder, meta_file, spec, meta)

@@ -2,9 +2,9 @@
 
 The objective (every trial), export and the benchmarks call :func:`train_family`, so a trial
 and an exported model are trained and scored the same way. Hyperparameters arrive as one flat
-mapping (a SMAC configuration): ``label_levels``, ``max_group_size``, ``relative_features``
-and ``num_boost_round`` steer the ranker and the feature selection; every other key is passed
-to LightGBM.
+mapping (a SMAC configuration): ``label_levels``, ``max_group_size``, ``relative_features``,
+``num_boost_round`` and ``estimate_weight`` (:mod:`hpo.ranking.blend`) steer the ranker, the
+feature selection and the scoring; every other key is passed to LightGBM.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import numpy as np
 from hpo.data.load import is_layout
 from hpo.features.groups import GROUP_PREFIX, columns_for, switches_from_hyperparameters
 from hpo.features.table import FeatureTable
+from hpo.ranking.blend import WEIGHT_KEY, blend_scores, estimate_position, estimate_weight
 from hpo.ranking.datasets import DatasetCache, rows_digest
 from hpo.ranking.metrics import kendall_tau
 from hpo.ranking.ranker import LambdaRanker, OrderedRows
@@ -32,6 +33,7 @@ __all__ = [
     "feature_columns",
     "make_ranker",
     "sample_configs",
+    "blended_predict",
     "score_table",
     "select_rows",
     "train_family",
@@ -40,7 +42,13 @@ __all__ = [
 #: Boosting rounds of every trial when the fidelity is ``configs`` (configs per graph).
 DEFAULT_FIXED_ROUNDS = 200
 #: Hyperparameters consumed by the ranker/feature selection rather than passed to LightGBM.
-RANKER_KEYS = ("label_levels", "max_group_size", "relative_features", "num_boost_round")
+RANKER_KEYS = (
+    "label_levels",
+    "max_group_size",
+    "relative_features",
+    "num_boost_round",
+    WEIGHT_KEY,
+)
 
 
 def _as_bool(value: Any) -> bool:
@@ -193,17 +201,39 @@ def _graph_metrics(table: FeatureTable, view: _ValidView, pred: np.ndarray) -> l
     ]
 
 
+def blended_predict(
+    ranker: LambdaRanker, view: _ValidView, column_names: Sequence[str], weight: float
+) -> np.ndarray:
+    """The ranker's scores of a view's rows, blended per graph with the cost estimate.
+
+    The blend (:mod:`hpo.ranking.blend`) applies when ``weight`` > 0 and the estimate column
+    is among ``column_names`` (the columns of ``view.X``); otherwise the scores are the
+    ranker's own.
+    """
+    pred = ranker.predict(view.X)
+    pos = estimate_position(column_names)
+    if weight == 0 or pos is None:
+        return pred
+    return blend_scores(pred, view.X[:, pos], view.bounds, weight)
+
+
 def score_table(
     ranker: LambdaRanker,
     table: FeatureTable,
     columns: np.ndarray,
     collections: Sequence[str],
+    *,
+    weight: float = 0.0,
 ) -> list[GraphScore]:
-    """Predict every labeled graph of ``collections`` in ``table`` and score each graph."""
+    """Predict every labeled graph of ``collections`` in ``table`` and score each graph.
+
+    ``weight`` is the hyperparameters' ``estimate_weight`` (:func:`blended_predict`).
+    """
     view = _valid_view(table, columns, collections)
     if not view.graphs:
         return []
-    return _graph_metrics(table, view, ranker.predict(view.X))
+    names = [table.feature_names[j] for j in columns]
+    return _graph_metrics(table, view, blended_predict(ranker, view, names, weight))
 
 
 def collection_means(scores: Sequence[GraphScore], collections: Sequence[str]) -> dict[str, float]:
@@ -301,6 +331,8 @@ def train_family(
     t0 = time.perf_counter()
     cols = feature_columns(train, hyperparameters) if columns is None else np.asarray(columns)
     cols = cols.astype(np.int64)
+    names = tuple(train.feature_names[j] for j in cols)
+    weight = estimate_weight(hyperparameters)  # checked before any work
     selected = select_rows(train, collections) if rows is None else np.asarray(rows)
     parts = [(train, selected)] + [(t, select_rows(t, collections)) for t in extra]
     ranker = make_ranker(hyperparameters, num_boost_round=rounds, seed=seed, n_threads=n_threads)
@@ -333,7 +365,7 @@ def train_family(
     t1 = time.perf_counter()
     ranker.fit_dataset(data, init_model=init_model)
     t2 = time.perf_counter()
-    pred = ranker.predict(valid_view.X) if valid_view.graphs else np.zeros(0)
+    pred = blended_predict(ranker, valid_view, names, weight) if valid_view.graphs else np.zeros(0)
     t3 = time.perf_counter()
     scores = _graph_metrics(valid, valid_view, pred)
     metrics = collection_means(scores, collections)
@@ -341,7 +373,7 @@ def train_family(
     return FamilyFit(
         ranker=ranker,
         columns=cols,
-        column_names=tuple(train.feature_names[j] for j in cols),
+        column_names=names,
         rows=int(sum(len(r) for _, r in parts)),
         metrics=metrics,
         scores=tuple(scores),

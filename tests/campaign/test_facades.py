@@ -109,14 +109,15 @@ def test_surrogate_settings_reach_smac(data_root: Path, runs: Path) -> None:
     smac = read_campaign(cfg.run_dir)["smac"]
     assert smac["initial_design"]["n_configs"] == 2
     assert smac["random_design"]["probability"] == 0.5
-    assert smac["config_selector"]["min_trials"] == 5  # the default, not BOHB's 6 + 1
+    assert smac["config_selector"]["min_trials"] == 5  # the default, not BOHB's d + 1
     assert read_campaign(cfg.run_dir)["config"] == cfg
 
 
 def test_min_trials_none_is_bohbs_rule(data_root: Path, runs: Path) -> None:
     cfg = toy_config(runs, data_root, trials=5, optimizer="model-hb", n_init=2, min_trials=None)
     _run(cfg, ToyObjective())
-    assert read_campaign(cfg.run_dir)["smac"]["config_selector"]["min_trials"] == 7  # 6 + 1
+    d = len(load_space("lambdarank_small"))  # the toy campaign's space
+    assert read_campaign(cfg.run_dir)["smac"]["config_selector"]["min_trials"] == d + 1
 
 
 def test_min_trials_reaches_smac(data_root: Path, runs: Path) -> None:

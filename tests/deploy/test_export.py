@@ -328,6 +328,7 @@ def test_export_then_evaluate_reproduces_the_scored_metrics(
     assert inc is not None
     assert inc.budget == 36.0
     assert inc.info["rounds_reused"] > 0  # it continued the booster of a lower budget
+    assert float(inc.config["estimate_weight"]) > 0  # its scores were blended: export must too
     out = tmp_path / "model"
     assert main(["export", str(real_run), "--out", str(out), "--jobs", "1"]) == 0
     capsys.readouterr()

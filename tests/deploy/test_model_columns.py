@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import lightgbm as lgb
 import numpy as np
@@ -14,8 +15,10 @@ import pytest
 
 from hpo.data.load import list_graphs, load_layout_graph
 from hpo.deploy.model import load_model
+from hpo.errors import ConfigError
 from hpo.features import FEATURE_VERSION, FeatureSpec, extract_layout_features
 from hpo.features.layout import layout_feature_names
+from hpo.ranking.blend import ESTIMATE_COLUMN, WEIGHT_KEY, blend_scores
 
 COLLECTION = "layout:xla:random"
 
@@ -27,6 +30,48 @@ _LACKS = {1: (("so_", "est_"), 220), 2: (("est_",), 286)}
 def _old_columns(spec: FeatureSpec, lacks: tuple[str, ...]) -> list[str]:
     """The layout columns of an older feature version: today's without those it lacks."""
     return [n for n in layout_feature_names(spec) if not n.startswith(lacks)]
+
+
+def _booster(root: Path, spec: FeatureSpec, idx: list[int]) -> lgb.Booster:
+    """A small lambdarank booster on the columns ``idx`` of the train graphs."""
+    rows, groups, target = [], [], []
+    for path in list_graphs(root, COLLECTION, "train"):
+        graph = load_layout_graph(path)
+        X, _ = extract_layout_features(graph, COLLECTION, spec)
+        rows.append(X[:, idx])
+        groups.append(len(X))
+        runtime = np.asarray(graph.config_runtime, dtype=np.float64)
+        target.append(np.argsort(np.argsort(-runtime)) * 4 // max(len(runtime), 1))
+    return lgb.train(
+        {"objective": "lambdarank", "verbose": -1, "min_data_in_leaf": 2, "seed": 0},
+        lgb.Dataset(np.concatenate(rows), np.concatenate(target), group=groups),
+        num_boost_round=5,
+    )
+
+
+def _write_model(
+    folder: Path, booster: lgb.Booster, columns: list[str], version: int, hp: dict[str, Any]
+) -> Path:
+    """A format-1 model folder of one layout booster, as an export of that version wrote it."""
+    spec = FeatureSpec()
+    folder.mkdir()
+    text = booster.model_to_string()
+    (folder / "layout.txt").write_text(text)
+    meta = {
+        "feature_version": version,
+        "feature_spec": {**spec.to_dict(), "version": version},
+        "collections": [COLLECTION],
+        "hyperparameters": hp,
+        "families": {
+            "layout": {
+                "file": "layout.txt",
+                "sha256": hashlib.sha256(text.encode()).hexdigest(),
+                "columns": columns,
+            }
+        },
+    }
+    (folder / "model.json").write_text(json.dumps(meta))
+    return folder
 
 
 @pytest.mark.parametrize(
@@ -42,37 +87,8 @@ def test_model_with_the_old_column_list_loads_and_predicts(
     old = _old_columns(spec, lacks)
     assert len(old) == width  # the layout width of that feature version
     idx = [names.index(n) for n in old]
-    rows, groups, target = [], [], []
-    for path in list_graphs(tiny_root, COLLECTION, "train"):
-        graph = load_layout_graph(path)
-        X, _ = extract_layout_features(graph, COLLECTION, spec)
-        rows.append(X[:, idx])
-        groups.append(len(X))
-        runtime = np.asarray(graph.config_runtime, dtype=np.float64)
-        target.append(np.argsort(np.argsort(-runtime)) * 4 // max(len(runtime), 1))
-    booster = lgb.train(
-        {"objective": "lambdarank", "verbose": -1, "min_data_in_leaf": 2, "seed": 0},
-        lgb.Dataset(np.concatenate(rows), np.concatenate(target), group=groups),
-        num_boost_round=5,
-    )
-    folder = tmp_path / "old"
-    folder.mkdir()
-    text = booster.model_to_string()
-    (folder / "layout.txt").write_text(text)
-    meta = {
-        "feature_version": version,
-        "feature_spec": {**spec.to_dict(), "version": version},
-        "collections": [COLLECTION],
-        "hyperparameters": {"relative_features": True},
-        "families": {
-            "layout": {
-                "file": "layout.txt",
-                "sha256": hashlib.sha256(text.encode()).hexdigest(),
-                "columns": old,
-            }
-        },
-    }
-    (folder / "model.json").write_text(json.dumps(meta))
+    booster = _booster(tiny_root, spec, idx)
+    folder = _write_model(tmp_path / "old", booster, old, version, {"relative_features": True})
 
     model = load_model(folder)
     assert model.families["layout"].booster.num_feature() == len(old)
@@ -81,3 +97,31 @@ def test_model_with_the_old_column_list_loads_and_predicts(
     X, _ = extract_layout_features(load_layout_graph(path), COLLECTION, spec)
     np.testing.assert_allclose(scores, -booster.predict(X[:, idx]))
     assert sorted(model.rank_graph(path, COLLECTION).tolist()) == list(range(len(scores)))
+
+
+def test_model_predicts_with_its_estimate_blend(tiny_root: Path, tmp_path: Path) -> None:
+    """The weight in model.json blends the estimate column in, as the campaign scored it."""
+    spec = FeatureSpec()
+    names = layout_feature_names(spec)
+    booster = _booster(tiny_root, spec, list(range(len(names))))
+    hp = {"relative_features": True, WEIGHT_KEY: 2.5}
+    model = load_model(_write_model(tmp_path / "m", booster, names, FEATURE_VERSION, hp))
+    assert model.families["layout"].estimate_weight == 2.5
+    path = list_graphs(tiny_root, COLLECTION, "test")[0]
+    X, _ = extract_layout_features(load_layout_graph(path), COLLECTION, spec)
+    est = X[:, names.index(ESTIMATE_COLUMN)]
+    plain = -booster.predict(X)
+    scores = model.predict_graph(path, COLLECTION)
+    np.testing.assert_allclose(scores, blend_scores(plain, est, None, 2.5))
+    assert not np.allclose(np.argsort(scores), np.argsort(plain))  # the blend took effect
+
+
+def test_model_with_a_bad_estimate_weight_is_refused_in_one_line(
+    tiny_root: Path, tmp_path: Path
+) -> None:
+    spec = FeatureSpec()
+    names = layout_feature_names(spec)
+    booster = _booster(tiny_root, spec, list(range(len(names))))
+    folder = _write_model(tmp_path / "m", booster, names, FEATURE_VERSION, {WEIGHT_KEY: "x"})
+    with pytest.raises(ConfigError, match=r"model\.json: estimate_weight: expected a number"):
+        load_model(folder)

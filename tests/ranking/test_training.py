@@ -7,10 +7,13 @@ import numpy as np
 import pytest
 
 from hpo.data.load import COLLECTIONS
+from hpo.errors import ConfigError
 from hpo.features import FeatureSpec, build_tables
+from hpo.features.groups import GROUP_PREFIX
 from hpo.features.table import FeatureTable, GraphRef
+from hpo.ranking.blend import ESTIMATE_COLUMN, WEIGHT_KEY, blend_scores
 from hpo.ranking.datasets import DatasetCache
-from hpo.ranking.metrics import tile_score
+from hpo.ranking.metrics import kendall_tau, tile_score
 from hpo.ranking.training import (
     feature_columns,
     make_ranker,
@@ -177,3 +180,31 @@ def test_dataset_cache_bounded_and_not_pickled() -> None:
     copy = pickle.loads(pickle.dumps(cache))
     assert len(copy) == 0
     assert copy.max_entries == 2
+
+
+def test_estimate_weight_blends_what_is_scored(tiny_tables) -> None:
+    valid = tiny_tables[("layout", "valid")]
+    plain = _fit(tiny_tables)
+    blended = _fit(tiny_tables, hp={**TINY_HP, WEIGHT_KEY: 50.0})
+    # the same trees: the weight is not a LightGBM parameter
+    assert blended.ranker.booster_.model_to_string() == plain.ranker.booster_.model_to_string()
+    pos = list(blended.column_names).index(ESTIMATE_COLUMN)
+    for s, g in zip(blended.scores, [g for g in valid.graphs if g.labeled], strict=True):
+        rows = np.flatnonzero(valid.group == valid.graphs.index(g))
+        X = valid.X[np.ix_(rows, blended.columns)]
+        pred = blend_scores(blended.ranker.predict(X), X[:, pos], None, 50.0)
+        assert s.metric == pytest.approx(kendall_tau(pred, valid.target[rows]))
+    assert blended.metrics != plain.metrics  # a weight this large reorders configs
+
+
+def test_no_blend_without_the_estimate_column(tiny_tables) -> None:
+    hp = {**TINY_HP, WEIGHT_KEY: 50.0, f"{GROUP_PREFIX}cost_estimate": False}
+    off = _fit(tiny_tables, hp=hp)
+    assert ESTIMATE_COLUMN not in off.column_names
+    plain = _fit(tiny_tables, hp={**TINY_HP, f"{GROUP_PREFIX}cost_estimate": False})
+    assert off.metrics == plain.metrics
+
+
+def test_bad_estimate_weight_fails_before_training(tiny_tables) -> None:
+    with pytest.raises(ConfigError, match=r"^estimate_weight: expected a finite number >= 0"):
+        _fit(tiny_tables, hp={**TINY_HP, WEIGHT_KEY: -1.0})

@@ -11,6 +11,7 @@ from hpo.runs.history import load_run
 from hpo.runs.importance import BUDGET_FEATURE, encode_trials, hyperparameter_importance
 
 SPACE_NAMES = {
+    "estimate_weight",
     "feature_fraction",
     "lambdarank_truncation_level",
     "learning_rate",
@@ -68,7 +69,7 @@ def test_encoding_uses_the_space_and_budget(run_dir: Path) -> None:
     X, names = encode_trials(run, run.successful)
     assert names[-1] == BUDGET_FEATURE
     assert set(names[:-1]) == SPACE_NAMES
-    assert X.shape == (14, 7)
+    assert X.shape == (14, len(SPACE_NAMES) + 1)
     assert ((X[:, :-1] >= 0) & (X[:, :-1] <= 1)).all()  # get_array(): unit scale / choice index
 
 
@@ -79,7 +80,7 @@ def test_encoding_without_space_falls_back(run_dir: Path) -> None:
     run = load_run(run_dir)
     X, names = encode_trials(run, run.successful)
     assert set(names[:-1]) == SPACE_NAMES
-    assert X.shape == (14, 7)
+    assert X.shape == (14, len(SPACE_NAMES) + 1)
     imp = hyperparameter_importance(run)
     assert imp.ok
     assert next(iter(imp.values)) == "learning_rate"
