@@ -40,7 +40,7 @@ from hpo.features import (
     family_of,
     feature_names,
 )
-from hpo.ranking.blend import ESTIMATE_COLUMN, blend_scores, estimate_weight
+from hpo.ranking.blend import blend_scores, estimate_position, estimate_weight
 
 __all__ = [
     "MODEL_FILE",
@@ -254,15 +254,14 @@ def _load_families(
                 f"{model_file}: model reads {booster.num_feature()} features, model.json lists "
                 f"{len(columns)}"
             )
-        all_names = feature_names(family, spec)
-        used = list(entry["columns"])
+        pos = estimate_position(list(entry["columns"]))  # among the booster's columns
         families[family] = FamilyModel(
             family,
             booster,
             columns,
-            len(all_names),
+            len(feature_names(family, spec)),
             weight,
-            all_names.index(ESTIMATE_COLUMN) if ESTIMATE_COLUMN in used else None,
+            None if pos is None else int(columns[pos]),  # among the family's columns
         )
     return families
 

@@ -12,12 +12,19 @@ The blend works inside one graph, where the ranking is scored: both scores are d
 their standard deviation over the graph's rows, so ``estimate_weight`` means the same on every
 graph whatever its runtime scale and the booster's score range::
 
-    blended = score / std(score) + estimate_weight * estimate / std(estimate)
+    blended = z(score) + estimate_weight * z(estimate),   z(x) = (x - mean(x)) / std(x)
 
-A per-graph constant shifts no ranking, so nothing is centred. ``estimate_weight`` is a
+``estimate_weight`` is a
 hyperparameter of the search spaces (0 turns the blend off; absent means 0, as for runs and
 models made before it), so a campaign on data where the estimate is wrong can tune it away.
-The tile family has no estimate column and is never blended.
+The tile family has no estimate column and is never blended. In ``lambdarank_groups`` the
+weight is only searched while ``use_group_cost_estimate`` is on (without the column there is
+nothing to blend).
+
+Known limit: with ``--cv K`` a fold also scores train-split graphs on their training sample
+(capped per graph, biased to the fastest configs, duplicates merged), whose spread is not a
+whole graph's, so a cross-validated campaign tunes the weight on a somewhat different scale
+than prediction uses. Hold-out scoring (the default) samples valid graphs uniformly.
 """
 
 from __future__ import annotations
@@ -46,6 +53,8 @@ def estimate_weight(hyperparameters: Mapping[str, Any]) -> float:
         If the weight is not a finite non-negative number.
     """
     value = hyperparameters.get(WEIGHT_KEY, 0.0)
+    if isinstance(value, bool | str):  # float("3") or float(True) would pass silently
+        raise ConfigError(f"{WEIGHT_KEY}: expected a number, found {value!r}")
     try:
         weight = float(value)
     except (TypeError, ValueError) as exc:
@@ -61,13 +70,18 @@ def estimate_position(column_names: Sequence[str]) -> int | None:
     return names.index(ESTIMATE_COLUMN) if ESTIMATE_COLUMN in names else None
 
 
-def _per_graph_std(values: np.ndarray, gid: np.ndarray, n: int) -> np.ndarray:
-    """Standard deviation of ``values`` per graph, 1 where a graph does not vary."""
+def _standardized(values: np.ndarray, gid: np.ndarray, n: int) -> np.ndarray:
+    """``values`` minus their graph's mean, over their graph's std (1 where it does not vary).
+
+    Centring changes no ranking; it keeps both terms of the blend near 1 in size, so a graph
+    where a few configs differ does not add two numbers of 1e9 that nearly cancel.
+    """
     count = np.maximum(np.bincount(gid, minlength=n), 1)
     mean = np.bincount(gid, values, minlength=n) / count
-    var = np.bincount(gid, (values - mean[gid]) ** 2, minlength=n) / count
-    std = np.sqrt(var)
-    return np.where(std > 1e-12 * np.maximum(np.abs(mean), 1.0), std, 1.0)
+    centred = values - mean[gid]
+    std = np.sqrt(np.bincount(gid, centred**2, minlength=n) / count)
+    std = np.where(std > 1e-12 * np.maximum(np.abs(mean), 1.0), std, 1.0)
+    return centred / std[gid]
 
 
 def blend_scores(
@@ -93,7 +107,14 @@ def blend_scores(
     Returns
     -------
     numpy.ndarray
-        float64 ``(n,)``. Vectorised over graphs (``bincount``), no Python loop.
+        float64 ``(n,)``, each graph's rows centred on its mean. Vectorised over graphs
+        (``bincount``), no Python loop.
+
+    Raises
+    ------
+    ConfigError
+        If ``estimate`` has another shape than ``scores``, or ``bounds`` do not cut the rows
+        into graphs (start at 0, end at ``n``, never fall).
     """
     scores = np.asarray(scores, dtype=np.float64)
     if weight == 0 or scores.size == 0:
@@ -103,8 +124,10 @@ def blend_scores(
         raise ConfigError(f"estimate: expected shape {scores.shape}, found {estimate.shape}")
     n = len(scores)
     edges = np.array([0, n]) if bounds is None else np.asarray(bounds, dtype=np.int64)
+    if edges.ndim != 1 or len(edges) < 2 or edges[0] != 0 or edges[-1] != n:
+        raise ConfigError(f"bounds: expected offsets from 0 to {n}, found {edges.tolist()}")
+    if np.any(np.diff(edges) < 0):
+        raise ConfigError(f"bounds: offsets must not fall, found {edges.tolist()}")
     n_graphs = len(edges) - 1
     gid = np.repeat(np.arange(n_graphs), np.diff(edges))
-    s_scores = _per_graph_std(scores, gid, n_graphs)
-    s_est = _per_graph_std(estimate, gid, n_graphs)
-    return scores / s_scores[gid] + weight * estimate / s_est[gid]
+    return _standardized(scores, gid, n_graphs) + weight * _standardized(estimate, gid, n_graphs)

@@ -4,7 +4,8 @@ The objective (every trial), export and the benchmarks call :func:`train_family`
 and an exported model are trained and scored the same way. Hyperparameters arrive as one flat
 mapping (a SMAC configuration): ``label_levels``, ``max_group_size``, ``relative_features``,
 ``num_boost_round`` and ``estimate_weight`` (:mod:`hpo.ranking.blend`) steer the ranker, the
-feature selection and the scoring; every other key is passed to LightGBM.
+feature selection and the scoring, ``use_group_<name>`` switches feature groups; every other
+key is passed to LightGBM.
 """
 
 from __future__ import annotations

@@ -342,6 +342,18 @@ def test_export_then_evaluate_reproduces_the_scored_metrics(
     assert set(report["collections"]) == set(inc.metrics)
     for collection, recorded in inc.metrics.items():
         assert abs(report["collections"][collection]["metric"] - recorded) < 1e-9
+    # ... and the blend is part of what reproduces them: without it the layout metric moves
+    from dataclasses import replace
+
+    from hpo.deploy.evaluate import evaluate_model
+
+    model = load_model(out)
+    plain = replace(model.routes["layout:xla:random"], estimate_weight=0.0)
+    unblended = replace(model, routes={**model.routes, "layout:xla:random": plain})
+    data = Path(str(run.settings["data_root"]))
+    again = evaluate_model(unblended, data, "valid", ["layout:xla:random"])
+    metric = again["collections"]["layout:xla:random"]["metric"]
+    assert abs(metric - inc.metrics["layout:xla:random"]) > 1e-6
 
 
 @pytest.mark.slow

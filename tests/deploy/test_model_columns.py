@@ -88,7 +88,9 @@ def test_model_with_the_old_column_list_loads_and_predicts(
     assert len(old) == width  # the layout width of that feature version
     idx = [names.index(n) for n in old]
     booster = _booster(tiny_root, spec, idx)
-    folder = _write_model(tmp_path / "old", booster, old, version, {"relative_features": True})
+    # a weight without the estimate column among the booster's: nothing to blend
+    hp = {"relative_features": True, WEIGHT_KEY: 2.5}
+    folder = _write_model(tmp_path / "old", booster, old, version, hp)
 
     model = load_model(folder)
     assert model.families["layout"].booster.num_feature() == len(old)

@@ -21,6 +21,7 @@ from hpo.deploy.model import load_model
 from hpo.deploy.predict import write_submission
 from hpo.errors import ConfigError
 from hpo.features import FEATURE_VERSION, FeatureSpec, extract_file, family_of, feature_names
+from hpo.ranking.blend import ESTIMATE_COLUMN, WEIGHT_KEY, blend_scores
 
 SPEC = FeatureSpec()
 _X: dict[tuple[Path, str], np.ndarray] = {}
@@ -192,3 +193,39 @@ def test_an_unknown_format_or_a_collection_in_two_subsets_is_refused(
     (folder / "model.json").write_text(json.dumps(meta))
     with pytest.raises(ConfigError, match="collection layout:xla:default is in two subsets"):
         load_model(folder)
+
+
+def test_each_subset_blends_with_its_own_estimate_weight(tmp_path: Path, tiny_root: Path) -> None:
+    """Format 2: the weight comes from each subset's hyperparameters (absent: no blend)."""
+    column = feature_names("layout", SPEC).index(ESTIMATE_COLUMN)
+    weights: dict[str, float | None] = {
+        "layout:xla:random": 4.0,
+        "layout:nlp:random": 0.5,
+        "layout:xla:default": None,
+    }
+    folder = tmp_path / "model"
+    subsets = {}
+    for c, w in weights.items():
+        name = c.replace(":", "-")
+        entry = _entry(folder, tiny_root, f"{name}/layout.txt", "layout", column, -1.0)
+        hp = {} if w is None else {WEIGHT_KEY: w}
+        subsets[name] = {"collections": [c], "hyperparameters": hp, "families": {"layout": entry}}
+    meta = {
+        "format": 2,
+        "feature_version": FEATURE_VERSION,
+        "feature_spec": SPEC.to_dict(),
+        "collections": list(weights),
+        "per": "collection",
+        "subsets": subsets,
+    }
+    (folder / "model.json").write_text(json.dumps(meta))
+    model = load_model(folder)
+    for c, w in weights.items():
+        fam = model.family_model(c)
+        assert fam.estimate_weight == (w or 0.0)
+        assert fam.estimate_column == column
+        path = list_graphs(tiny_root, c, "valid")[0]
+        X = _features(path, c)
+        plain = -fam.booster.predict(X[:, [column]])
+        expected = plain if w is None else blend_scores(plain, X[:, column], None, w)
+        np.testing.assert_allclose(model.predict_graph(path, c), expected)

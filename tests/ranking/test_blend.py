@@ -60,7 +60,7 @@ def test_shapes_must_agree() -> None:
         blend_scores(np.zeros(3), np.zeros(2), None, 1.0)
 
 
-@pytest.mark.parametrize("value", [-1.0, float("nan"), "heavy", None])
+@pytest.mark.parametrize("value", [-1.0, float("nan"), "heavy", None, True, "3"])
 def test_bad_weight_is_one_line(value: object) -> None:
     with pytest.raises(ConfigError, match=rf"^{WEIGHT_KEY}: expected a"):
         estimate_weight({WEIGHT_KEY: value})
@@ -74,3 +74,16 @@ def test_absent_weight_is_zero_so_old_runs_score_as_they_did() -> None:
 def test_estimate_position() -> None:
     assert estimate_position(["a", ESTIMATE_COLUMN, "b"]) == 1
     assert estimate_position(["a", "b"]) is None
+
+
+def test_a_one_row_graph_is_finite() -> None:
+    out = blend_scores(
+        np.array([2.0, 1.0, 3.0]), np.array([5.0, 1.0, 2.0]), np.array([0, 1, 3]), 2.0
+    )
+    assert np.all(np.isfinite(out))
+
+
+@pytest.mark.parametrize("bounds", [[1, 3], [0, 2], [0, 2, 1, 3], [0]])
+def test_bounds_that_do_not_cut_the_rows_are_one_line(bounds: list[int]) -> None:
+    with pytest.raises(ConfigError, match=r"^bounds: "):
+        blend_scores(np.zeros(3), np.arange(3.0), np.array(bounds), 1.0)

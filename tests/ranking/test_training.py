@@ -187,6 +187,7 @@ def test_estimate_weight_blends_what_is_scored(tiny_tables) -> None:
     plain = _fit(tiny_tables)
     blended = _fit(tiny_tables, hp={**TINY_HP, WEIGHT_KEY: 50.0})
     # the same trees: the weight is not a LightGBM parameter
+    assert WEIGHT_KEY not in blended.ranker.lightgbm_params()
     assert blended.ranker.booster_.model_to_string() == plain.ranker.booster_.model_to_string()
     pos = list(blended.column_names).index(ESTIMATE_COLUMN)
     for s, g in zip(blended.scores, [g for g in valid.graphs if g.labeled], strict=True):
