@@ -8,15 +8,15 @@ noise ceiling against 0.95-0.97; bench/README.md, "Blending the cost estimate in
 ranking"). Adding the estimate to the ranker's score keeps what the trees learned (they win on
 the random collections) and lets the estimate order the bulk the labels cannot.
 
-The blend works inside one graph, where the ranking is scored: both scores are divided by
-their standard deviation over the graph's rows, so ``estimate_weight`` means the same on every
-graph whatever its runtime scale and the booster's score range::
+The blend works inside one graph, where the ranking is scored: both scores are standardized
+over the graph's rows, so ``estimate_weight`` means the same on every graph whatever its
+runtime scale and the booster's score range::
 
     blended = z(score) + estimate_weight * z(estimate),   z(x) = (x - mean(x)) / std(x)
 
-``estimate_weight`` is a
-hyperparameter of the search spaces (0 turns the blend off; absent means 0, as for runs and
-models made before it), so a campaign on data where the estimate is wrong can tune it away.
+``estimate_weight`` is a hyperparameter of the search spaces (0 turns the blend off; absent
+means 0, as for runs and models made before it), so a campaign on data where the estimate is
+wrong can tune it away.
 The tile family has no estimate column and is never blended. In ``lambdarank_groups`` the
 weight is only searched while ``use_group_cost_estimate`` is on (without the column there is
 nothing to blend).
