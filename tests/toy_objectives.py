@@ -36,6 +36,10 @@ class ToyObjective:
         Raise ``ValueError`` when ``num_leaves`` exceeds this.
     expect_tables
         Raise ``KeyError`` unless the scattered kwarg ``tables`` arrives.
+    sleep_per_budget, budget_power
+        Sleep ``sleep_per_budget * budget ** budget_power`` seconds on top of ``sleep``: a
+        trial at the largest budget (the baseline) is still running while many cheap ones
+        finish, as in a real campaign.
     """
 
     def __init__(
@@ -44,18 +48,23 @@ class ToyObjective:
         sleep: float = 0.0,
         crash_above_leaves: int | None = None,
         expect_tables: bool = False,
+        sleep_per_budget: float = 0.0,
+        budget_power: float = 1.0,
     ) -> None:
         self.sleep = sleep
+        self.budget_power = budget_power
         self.crash_above_leaves = crash_above_leaves
         self.expect_tables = expect_tables
+        self.sleep_per_budget = sleep_per_budget
 
     def __call__(
         self, config: Any, seed: int = 0, budget: float | None = None, **scattered: Any
     ) -> tuple[float, dict[str, Any]]:
         if self.expect_tables and "tables" not in scattered:
             raise KeyError(f"no scattered 'tables' (got {sorted(scattered)})")
-        if self.sleep:
-            time.sleep(self.sleep)
+        pause = self.sleep + self.sleep_per_budget * float(budget or 0.0) ** self.budget_power
+        if pause:
+            time.sleep(pause)
         leaves = int(config["num_leaves"])
         if self.crash_above_leaves is not None and leaves > self.crash_above_leaves:
             raise ValueError(f"toy crash: num_leaves {leaves} > {self.crash_above_leaves}")
@@ -129,15 +138,26 @@ def toy_config(runs_dir: Any, data_root: Any, **overrides: Any) -> Any:
 
 
 class DieOnce(ToyObjective):
-    """Toy objective whose first call (across processes) kills its process, like an OOM kill."""
+    """Toy objective that kills its process once, like an OOM kill.
 
-    def __init__(self, marker: str) -> None:
-        super().__init__()
+    It dies on call number ``after + 1`` counted across processes (calls append a byte to
+    ``marker + ".calls"``), so ``after`` > 0 kills a worker in the middle of a campaign.
+    """
+
+    def __init__(self, marker: str, *, after: int = 0, sleep_per_budget: float = 0.0) -> None:
+        super().__init__(sleep_per_budget=sleep_per_budget)
         self.marker = marker
+        self.after = after
 
     def __call__(
         self, config: Any, seed: int = 0, budget: float | None = None, **scattered: Any
     ) -> tuple[float, dict[str, Any]]:
+        if self.after:
+            with open(self.marker + ".calls", "ab") as calls:
+                calls.write(b".")
+                calls.flush()
+                if calls.tell() <= self.after:
+                    return super().__call__(config, seed=seed, budget=budget, **scattered)
         try:
             fd = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
         except FileExistsError:

@@ -37,12 +37,11 @@ every fold and challengers are compared with the default on the folds they share
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from ConfigSpace import Configuration, ConfigurationSpace
+from ConfigSpace import ConfigurationSpace
 from smac import (
     HyperbandFacade,
     HyperparameterOptimizationFacade,
@@ -52,15 +51,19 @@ from smac import (
 )
 from smac.callback import Callback
 from smac.facade.abstract_facade import AbstractFacade
-from smac.intensifier import Hyperband, Intensifier, SuccessiveHalving
-from smac.intensifier.abstract_intensifier import AbstractIntensifier
 from smac.main.config_selector import ConfigSelector
 from smac.main.smbo import SMBO
-from smac.runhistory import StatusType, TrialInfo
 from smac.runner.dask_runner import DaskParallelRunner
 from smac.runner.target_function_runner import TargetFunctionRunner
 
 from hpo.campaign.config import MULTI_FIDELITY
+from hpo.campaign.intensifiers import (
+    BaselineFirst,
+    CampaignHyperband,
+    CampaignIntensifier,
+    CampaignSuccessiveHalving,
+    smac_class,
+)
 from hpo.campaign.runners import CampaignDaskRunner, CampaignRunner, CampaignTarget
 from hpo.campaign.smac_state import campaign_optimizer
 from hpo.errors import ConfigError
@@ -73,95 +76,6 @@ if TYPE_CHECKING:
     from hpo.campaign.config import CampaignConfig
 
 __all__ = ["MULTI_FIDELITY", "describe_facade", "make_facade", "make_scenario"]
-
-
-def _smac_class(obj: Any) -> type:
-    """The SMAC class ``obj`` specialises (its own class if it is one of SMAC's)."""
-    return next(c for c in type(obj).__mro__ if c.__module__.startswith("smac."))
-
-
-class _BaselineFirst(AbstractIntensifier):
-    """Intensifier mixin: yield the baseline trial first, unless SMAC already knows it.
-
-    With instances (cross-validation folds) the baseline is one trial per instance, all
-    yielded first. SMAC's meta (compared on resume) keeps naming the SMAC class: the
-    algorithm is SMAC's, and runs made before the baseline existed still resume.
-    """
-
-    _baseline: Configuration | None = None
-    _baseline_budget: float | None = None
-    _baseline_logged: tuple[dict[str, Any], ...] = ()
-
-    def set_baseline(
-        self, config: Configuration, budget: float | None, logged: list[dict[str, Any]]
-    ) -> None:
-        """Evaluate ``config`` at ``budget`` first; ``logged``: its trials.jsonl records."""
-        self._baseline, self._baseline_budget = config, budget
-        self._baseline_logged = tuple(logged)
-
-    @property
-    def meta(self) -> dict[str, Any]:  # noqa: D102
-        return {**super().meta, "name": _smac_class(self).__name__}
-
-    def _baseline_known(self, instance: str | None) -> bool:
-        assert self._baseline is not None
-        config_id = self.runhistory.config_ids.get(self._baseline)
-        return config_id is not None and any(
-            k.config_id == config_id
-            and k.budget == self._baseline_budget
-            and k.instance == instance
-            for k in self.runhistory
-        )
-
-    def _restore_logged_baseline(self, instance: str | None) -> bool:
-        """Give SMAC the logged baseline result (killed after logging, before SMAC saved)."""
-        rec = next((r for r in self._baseline_logged if r.get("instance") == instance), None)
-        status = None if rec is None else rec.get("status")
-        if rec is None or rec.get("cost") is None or status not in StatusType.__members__:
-            return False
-        assert self._baseline is not None
-        self.runhistory.add(
-            config=self._baseline,
-            cost=float(rec["cost"]),
-            time=float(rec.get("duration") or 0.0),
-            status=StatusType[rec["status"]],
-            instance=instance,
-            seed=rec.get("seed"),
-            budget=self._baseline_budget,
-            starttime=float(rec.get("start") or 0.0),
-            endtime=float(rec.get("end") or 0.0),
-        )
-        self.update_incumbents(self._baseline)
-        return True
-
-    def __iter__(self) -> Iterator[TrialInfo]:
-        if self._baseline is not None:
-            self.__post_init__()  # the seeds of a resumed runhistory, as SMAC's __iter__ does
-            keys = self.get_instance_seed_keys_of_interest()
-            # one key without instances; one per fold with them (the baseline gets every fold)
-            for key in keys if self.uses_instances else keys[:1]:
-                if self._baseline_known(key.instance):
-                    continue
-                if not self._restore_logged_baseline(key.instance):
-                    yield TrialInfo(
-                        config=self._baseline,
-                        instance=key.instance,
-                        seed=key.seed,
-                        budget=self._baseline_budget,
-                    )
-        yield from super().__iter__()  # type: ignore[safe-super]  # SMAC's concrete class
-
-
-class _Hyperband(_BaselineFirst, Hyperband):
-    pass
-
-
-class _SuccessiveHalving(_BaselineFirst, SuccessiveHalving):
-    pass
-
-
-class _Intensifier(_BaselineFirst, Intensifier):
-    pass
 
 
 # The facade classes' names are part of SMAC's saved meta: keep them, or older runs of the
@@ -270,13 +184,13 @@ def make_facade(
     # each config at its own highest budget, so a lucky config seen only at the smallest
     # budget could win, and the exported model (largest budget) would not be the one scored.
     multi: dict[str, Any] = {"eta": cfg.eta, "incumbent_selection": "highest_budget"}
-    intensifier: _BaselineFirst
+    intensifier: BaselineFirst
     facade: AbstractFacade
     # without folds SMAC has one instance-seed key and the 3 is inert; with K folds a
     # configuration has K calls, raced by the intensifier
     calls = cfg.cv or 3
     if cfg.optimizer in ("model-hb", "model-sh"):
-        kind = _Hyperband if cfg.optimizer == "model-hb" else _SuccessiveHalving
+        kind = CampaignHyperband if cfg.optimizer == "model-hb" else CampaignSuccessiveHalving
         intensifier = kind(scenario, **multi)
         model = _model_settings(cfg, scenario, MultiFidelityFacade)
         # the forest is fitted on the highest budget with min_trials results (None: BOHB's d + 1)
@@ -286,17 +200,17 @@ def make_facade(
         )
         facade = _MultiFidelityFacade(scenario, runner, intensifier=intensifier, **model, **common)
     elif cfg.optimizer == "random-hb":
-        intensifier = _Hyperband(scenario, **multi)
+        intensifier = CampaignHyperband(scenario, **multi)
         facade = _HyperbandFacade(scenario, runner, intensifier=intensifier, **common)
     elif cfg.optimizer == "random-sh":
-        intensifier = _SuccessiveHalving(scenario, **multi)
+        intensifier = CampaignSuccessiveHalving(scenario, **multi)
         facade = _SuccessiveHalvingFacade(scenario, runner, intensifier=intensifier, **common)
     elif cfg.optimizer == "bo":
-        intensifier = _Intensifier(scenario, max_config_calls=calls, max_incumbents=10)
+        intensifier = CampaignIntensifier(scenario, max_config_calls=calls, max_incumbents=10)
         model = _model_settings(cfg, scenario, HyperparameterOptimizationFacade)
         facade = _BayesianFacade(scenario, runner, intensifier=intensifier, **model, **common)
     elif cfg.optimizer == "random":
-        intensifier = _Intensifier(scenario, max_config_calls=calls, max_incumbents=10)
+        intensifier = CampaignIntensifier(scenario, max_config_calls=calls, max_incumbents=10)
         facade = _RandomFacade(scenario, runner, intensifier=intensifier, **common)
     else:
         raise ConfigError(f"unknown optimizer '{cfg.optimizer}'")
@@ -312,7 +226,7 @@ def make_facade(
 def _component(obj: Any) -> dict[str, Any]:
     meta = dict(getattr(obj, "meta", None) or {})
     meta.pop("name", None)
-    cls = _smac_class(obj)
+    cls = smac_class(obj)
     return {"class": f"{cls.__module__}.{cls.__qualname__}", **jsonable(meta)}
 
 
@@ -323,7 +237,7 @@ def describe_facade(facade: AbstractFacade) -> dict[str, Any]:
     exactly which SMAC classes ran; the classes named are SMAC's own (hpo's subclasses only
     add resume safety and the baseline trial).
     """
-    cls = _smac_class(facade)
+    cls = smac_class(facade)
     return {
         "facade": f"{cls.__module__}.{cls.__qualname__}",
         "version": facade.meta.get("version"),

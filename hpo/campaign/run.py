@@ -329,7 +329,7 @@ def _run_locked(
     """The campaign itself, once the run folder is locked and campaign.json written."""
     from hpo.campaign.facades import describe_facade, make_facade, make_scenario
     from hpo.campaign.runners import CampaignTarget, TrialRecorder
-    from hpo.campaign.smac_state import repair_smac_state, smac_output_dir
+    from hpo.campaign.smac_state import optimize_resumably, repair_smac_state, smac_output_dir
 
     run_dir, smac_dir = cfg.run_dir, smac_output_dir(cfg.run_dir, cfg.seed)
     saved = _check_resume(cfg, run_dir, progress) if resume else read_campaign(run_dir)
@@ -373,7 +373,7 @@ def _run_locked(
         )
         _record_smac(run_dir, describe_facade(facade))
         scatter = data_to_scatter if client is not None and data_to_scatter else None
-        incumbent = facade.optimize(data_to_scatter=scatter)
+        incumbent = optimize_resumably(facade, scatter, smac_dir, cfg.name)
     # one rule for the incumbent (hpo.runs.incumbent); SMAC's choice (None when no
     # configuration reached the largest budget, as in a short campaign) settles ties
     trials = [Trial.from_record(r, i) for i, r in enumerate(log.records, start=1)]

@@ -4,7 +4,10 @@
 - SMAC never prompts on stdin: a resumed run is compared with SMAC's saved scenario here and
   a difference is a :class:`hpo.errors.ConfigError`;
 - trials that were running when the process died are dropped from the saved runhistory on
-  resume, so SMAC runs them again instead of waiting for them forever.
+  resume, so SMAC runs them again instead of waiting for them forever;
+- when SMAC's own loop raised (:func:`note_loop_failure`), a resume restarts the
+  intensifier's racing from the runhistory instead of from the state that failed, so the
+  finished trials are kept and the campaign goes on.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +24,22 @@ from smac.facade.abstract_facade import AbstractFacade
 from smac.main.smbo import SMBO
 from smac.runhistory import StatusType
 
-from hpo.errors import ConfigError
+from hpo.errors import ConfigError, HpoError
 from hpo.runs.folder import SMAC_DIR, read_json, write_json_atomic
 
-__all__ = ["STATE_FILES", "campaign_optimizer", "repair_smac_state", "smac_output_dir"]
+__all__ = [
+    "LOOP_FAILURE_FILE",
+    "STATE_FILES",
+    "campaign_optimizer",
+    "note_loop_failure",
+    "optimize_resumably",
+    "repair_smac_state",
+    "smac_output_dir",
+]
 
 STATE_FILES = ("optimization.json", "runhistory.json", "intensifier.json")
+#: Written in SMAC's folder when SMAC's loop raised: the traceback, read by the next resume.
+LOOP_FAILURE_FILE = "loop_failure.txt"
 
 
 class _AtomicSMBO(SMBO):
@@ -102,6 +116,33 @@ def campaign_optimizer(facade: AbstractFacade) -> SMBO:
     )
 
 
+def note_loop_failure(output_dir: Path, details: str) -> Path:
+    """Record that SMAC's loop raised (``details``: the traceback); return the file written."""
+    path = Path(output_dir) / LOOP_FAILURE_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(details)
+    return path
+
+
+def _restart_racing_after_a_loop_failure(output_dir: Path, intensifier: Any) -> None:
+    """Empty the saved racing state (tracker or queue) of a run whose SMAC loop raised.
+
+    The state SMAC failed on would fail again on resume. Without it the intensifier starts
+    its racing from the runhistory (every finished trial is kept and none runs twice:
+    configurations already run at a stage's budget are not run again).
+    """
+    failure = output_dir / LOOP_FAILURE_FILE
+    if not failure.exists():
+        return
+    if isinstance(intensifier, dict) and isinstance(intensifier.get("state"), dict):
+        state = intensifier["state"]
+        for key, empty in (("tracker", {}), ("queue", [])):
+            if key in state:
+                state[key] = empty
+        write_json_atomic(output_dir / "intensifier.json", intensifier)
+    failure.unlink()
+
+
 def repair_smac_state(output_dir: Path) -> int:
     """Prepare SMAC's saved state for a resume; return how many running trials were dropped.
 
@@ -117,6 +158,7 @@ def repair_smac_state(output_dir: Path) -> int:
     output_dir = Path(output_dir)
     present = [output_dir / name for name in STATE_FILES if (output_dir / name).exists()]
     states = {p.name: read_json(p) for p in present}
+    _restart_racing_after_a_loop_failure(output_dir, states.get("intensifier.json"))
     history = states.get("runhistory.json")
     if not isinstance(history, dict) or not isinstance(history.get("data"), list):
         return 0
@@ -134,3 +176,27 @@ def repair_smac_state(output_dir: Path) -> int:
 def smac_output_dir(run_dir: Path, seed: int) -> Path:
     """Where SMAC writes its files inside a run folder (``smac/<seed>``)."""
     return Path(run_dir) / SMAC_DIR / str(seed)
+
+
+def optimize_resumably(
+    facade: AbstractFacade, scatter: dict[str, Any] | None, output_dir: Path, name: str
+) -> Any:
+    """``facade.optimize``; a failure of SMAC's own loop becomes one line and a resumable run.
+
+    A trial that raises is SMAC's business (a CRASHED trial); an exception out of SMAC's loop
+    (its intensifier, model or runner) would otherwise end the campaign with a traceback and,
+    on resume, fail again on the same saved state. SMAC saved its state after the last
+    finished trial; the traceback is kept in ``output_dir`` (:func:`note_loop_failure`) and
+    the next ``--resume`` restarts the racing from the finished trials
+    (:func:`repair_smac_state`).
+    """
+    try:
+        return facade.optimize(data_to_scatter=scatter)
+    except (HpoError, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        note = note_loop_failure(output_dir, traceback.format_exc())
+        raise HpoError(
+            f"SMAC's search loop failed ({type(exc).__name__}: {exc}; traceback in {note}); "
+            f"its finished trials are kept: 'hpo run --resume {name}' continues the campaign"
+        ) from exc

@@ -1,0 +1,199 @@
+"""hpo's SMAC intensifiers: the baseline trial first, and successive halving that cannot crash.
+
+Every optimizer's intensifier (:mod:`hpo.campaign.facades` picks one) is SMAC's own with
+two additions:
+
+- :class:`BaselineFirst`: the space's default configuration at the largest budget is the
+  first trial (one per fold with cross-validation), unless SMAC's runhistory or
+  ``trials.jsonl`` already holds it (a resumed run);
+- :class:`FullBrackets` (successive halving and Hyperband): full first-stage groups and
+  promotions bounded by what a group holds, around a fault of SMAC 2.4 that the baseline
+  triggers and that crashed every parallel campaign (issue 24; docs/ARCHITECTURE.md,
+  "SMAC's successive halving and a configuration it already knows").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ConfigSpace import Configuration
+from smac.intensifier import Hyperband, Intensifier, SuccessiveHalving
+from smac.intensifier.abstract_intensifier import AbstractIntensifier
+from smac.runhistory import StatusType, TrialInfo
+from smac.runhistory.dataclasses import InstanceSeedBudgetKey
+from smac.runhistory.errors import NotEvaluatedError
+from smac.utils.pareto_front import calculate_pareto_front, sort_by_crowding_distance
+
+__all__ = [
+    "BaselineFirst",
+    "CampaignHyperband",
+    "CampaignIntensifier",
+    "CampaignSuccessiveHalving",
+    "FullBrackets",
+    "smac_class",
+]
+
+
+def smac_class(obj: Any) -> type:
+    """The SMAC class ``obj`` specialises (its own class if it is one of SMAC's)."""
+    return next(c for c in type(obj).__mro__ if c.__module__.startswith("smac."))
+
+
+class BaselineFirst(AbstractIntensifier):
+    """Intensifier mixin: yield the baseline trial first, unless SMAC already knows it.
+
+    With instances (cross-validation folds) the baseline is one trial per instance, all
+    yielded first. SMAC's meta (compared on resume) keeps naming the SMAC class: the
+    algorithm is SMAC's, and runs made before the baseline existed still resume.
+    """
+
+    _baseline: Configuration | None = None
+    _baseline_budget: float | None = None
+    _baseline_logged: tuple[dict[str, Any], ...] = ()
+
+    def set_baseline(
+        self, config: Configuration, budget: float | None, logged: list[dict[str, Any]]
+    ) -> None:
+        """Evaluate ``config`` at ``budget`` first; ``logged``: its trials.jsonl records."""
+        self._baseline, self._baseline_budget = config, budget
+        self._baseline_logged = tuple(logged)
+
+    @property
+    def meta(self) -> dict[str, Any]:  # noqa: D102
+        return {**super().meta, "name": smac_class(self).__name__}
+
+    def _baseline_known(self, instance: str | None) -> bool:
+        assert self._baseline is not None
+        config_id = self.runhistory.config_ids.get(self._baseline)
+        return config_id is not None and any(
+            k.config_id == config_id
+            and k.budget == self._baseline_budget
+            and k.instance == instance
+            for k in self.runhistory
+        )
+
+    def _restore_logged_baseline(self, instance: str | None) -> bool:
+        """Give SMAC the logged baseline result (killed after logging, before SMAC saved)."""
+        rec = next((r for r in self._baseline_logged if r.get("instance") == instance), None)
+        status = None if rec is None else rec.get("status")
+        if rec is None or rec.get("cost") is None or status not in StatusType.__members__:
+            return False
+        assert self._baseline is not None
+        self.runhistory.add(
+            config=self._baseline,
+            cost=float(rec["cost"]),
+            time=float(rec.get("duration") or 0.0),
+            status=StatusType[rec["status"]],
+            instance=instance,
+            seed=rec.get("seed"),
+            budget=self._baseline_budget,
+            starttime=float(rec.get("start") or 0.0),
+            endtime=float(rec.get("end") or 0.0),
+        )
+        self.update_incumbents(self._baseline)
+        return True
+
+    def __iter__(self) -> Iterator[TrialInfo]:
+        if self._baseline is not None:
+            self.__post_init__()  # the seeds of a resumed runhistory, as SMAC's __iter__ does
+            keys = self.get_instance_seed_keys_of_interest()
+            # one key without instances; one per fold with them (the baseline gets every fold)
+            for key in keys if self.uses_instances else keys[:1]:
+                if self._baseline_known(key.instance):
+                    continue
+                if not self._restore_logged_baseline(key.instance):
+                    yield TrialInfo(
+                        config=self._baseline,
+                        instance=key.instance,
+                        seed=key.seed,
+                        budget=self._baseline_budget,
+                    )
+        self._before_smac_iter()
+        yield from super().__iter__()  # type: ignore[safe-super]  # SMAC's concrete class
+
+    def _before_smac_iter(self) -> None:
+        """Hook run once the baseline is yielded, before SMAC's own loop starts."""
+
+
+class FullBrackets(BaselineFirst, SuccessiveHalving):
+    """Successive halving that races full groups and promotes only what a group holds.
+
+    Works around two faults of SMAC 2.4's ``SuccessiveHalving`` that the baseline trial
+    triggers (docs/ARCHITECTURE.md has a minimal reproduction;
+    ``tests/campaign/test_intensifiers.py`` fails once SMAC fixes them, so this class can go):
+
+    1. When its tracker is empty, SMAC seeds the first stage with the configurations
+       already in the runhistory, topped up with *one* new configuration, not up to the
+       stage's size. With the baseline known, the first group holds 2 configurations where
+       the next stage wants ``n / eta``: once both have run, ``_get_best_configs`` asks the
+       Pareto front of an empty list and raises ``ValueError: need at least one array to
+       concatenate``. With one worker the group never completes (see 2) and the fault stays
+       hidden; with two, the baseline is still running at the largest budget when its
+       smallest-budget trial ends, the group looks complete and the campaign crashed.
+       :meth:`_before_smac_iter` fills the first stage to full groups itself, so SMAC's own
+       fill never runs.
+    2. A group counts as evaluated only when every configuration's *highest* observed budget
+       is the stage's budget; the baseline, run at the largest budget first, never is, so
+       its group would wait forever. :meth:`_get_best_configs` checks every budget a
+       configuration ran at, and promotes at most the configurations the group holds (a
+       state saved before this fix, with its short group, resumes instead of crashing).
+    """
+
+    def _before_smac_iter(self) -> None:
+        self.__post_init__()  # the stage sizes; SMAC's __iter__ calls it again, harmlessly
+        if len(self._tracker) > 0:  # restored from a saved state, or already filled
+            return
+        size = self._n_configs_in_stage[0][0]
+        known = list(self.runhistory.get_configs())
+        for start in range(0, max(len(known), 1), size):
+            group = known[start : start + size]
+            while len(group) < size:
+                try:
+                    group.append(next(self.config_generator))
+                except StopIteration:  # the space is exhausted: race what there is
+                    break
+            if group:
+                self._tracker[(0, 0)].append((self._get_next_order_seed(), group))
+
+    def _get_best_configs(
+        self,
+        configs: list[Configuration],
+        bracket: int,
+        stage: int,
+        from_keys: list[InstanceSeedBudgetKey],
+    ) -> list[Configuration]:
+        """The configurations of a finished group that go on to the next stage."""
+        rh = self.runhistory
+        for config in configs:
+            done = rh.get_instance_seed_budget_keys(config, highest_observed_budget_only=False)
+            if not all(key in done for key in from_keys):
+                raise NotEvaluatedError
+        try:
+            wanted = self._n_configs_in_stage[bracket][stage + 1]
+        except IndexError:  # the last stage promotes nobody
+            return []
+        remaining = list(dict.fromkeys(configs))  # a configuration races once per group
+        wanted = min(wanted, len(remaining))
+        selected: list[Configuration] = []
+        while len(selected) < wanted:  # SMAC's rule: successive Pareto fronts of the costs
+            front = calculate_pareto_front(rh, remaining, [from_keys] * len(remaining))
+            for config in front:
+                remaining.remove(config)
+                selected.append(config)
+        if len(selected) > wanted:
+            keys = [from_keys] * len(selected)
+            selected = sort_by_crowding_distance(rh, selected, keys)[:wanted]
+        return selected
+
+
+class CampaignHyperband(FullBrackets, Hyperband):
+    pass
+
+
+class CampaignSuccessiveHalving(FullBrackets):
+    pass
+
+
+class CampaignIntensifier(BaselineFirst, Intensifier):
+    pass
