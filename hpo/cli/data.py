@@ -73,7 +73,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from hpo.campaign.progress import stdout_console
-    from hpo.data.check import check_dataset, summary_rows
+    from hpo.data.check import absent_line, check_dataset, summary_rows
 
     err = Console(stderr=True)
     with err.status("checking") as status:
@@ -90,6 +90,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
     for row in summary_rows(report):
         table.add_row(*row)
     stdout_console().print(table)
+    absent = absent_line(report)
+    if absent is not None:
+        print(f"hpo: note: {absent}", file=sys.stderr)
     for line in report.problems:
         print(f"hpo: bad file: {line}", file=sys.stderr)
     if report.problems:
