@@ -177,7 +177,7 @@ def _check_parent(cfg: CampaignConfig) -> None:
     yet would otherwise tune on other data than the finished ones."""
     record = read_campaign(cfg.run_dir)
     saved = record["config"]
-    if dataclasses.replace(saved, runs_dir=cfg.runs_dir) != cfg:
+    if dataclasses.replace(saved, runs_dir=cfg.runs_dir, name=cfg.name) != cfg:
         old, new = saved.to_dict(), cfg.to_dict()
         keys = [k for k in new if new[k] != old.get(k) and k != "runs_dir"]
         raise ConfigError(

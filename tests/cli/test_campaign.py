@@ -187,3 +187,40 @@ def test_cv_flag_reaches_the_campaign_and_its_subsets(
     assert [cfg.cv for cfg in toy_builder] == [2]
     records = read_trials(runs / "cv" / "tile-xla" / "trials.jsonl")
     assert {r["instance"] for r in records} == {"fold0", "fold1"}
+
+
+def test_resume_follows_the_folder_given(
+    data_root: Path, tmp_path: Path, toy_builder: list[Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A copied or renamed run folder resumes in place, never in the folder it came from."""
+    import shutil
+
+    runs = tmp_path / "runs"
+    assert main(_argv(data_root, runs, "--name", "a", "--trials", "3", "--n-init", "3")) == 0
+    shutil.copytree(runs / "a", runs / "b")
+    (runs / "a").rename(runs / "c")
+    capsys.readouterr()
+    for name in ("b", "c"):
+        assert main(["run", "--runs-dir", str(runs), "--resume", name, "--quiet"]) == 0
+        assert f"campaign '{name}' has already finished" in capsys.readouterr().out
+    assert sorted(p.name for p in runs.iterdir()) == ["b", "c"]  # no 'a' made again
+
+
+def test_a_run_refused_before_its_first_trial_leaves_no_folder(
+    data_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, toy_builder: list[Any]
+) -> None:
+    from hpo.errors import DataFormatError
+
+    def refuse(cfg: Any, progress: Any = None) -> Any:
+        raise DataFormatError(f"{data_root}/g.npz: key 'node_feat': bad")
+
+    monkeypatch.setattr(hpo.campaign.objective, "build_objective", refuse)
+    runs = tmp_path / "runs"
+    assert main(_argv(data_root, runs, "--name", "v", "--trials", "3")) == 2
+    assert not (runs / "v").exists()
+    monkeypatch.undo()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(
+        hpo.campaign.objective, "build_objective", lambda c, p=None: (ToyObjective(), None)
+    )
+    assert main(_argv(data_root, runs, "--name", "v", "--trials", "3", "--n-init", "3")) == 0
