@@ -122,11 +122,17 @@ def list_graphs(root: Path, collection: str, split: str) -> list[Path]:
     ------
     UsageError
         If the collection's folder does not exist under ``root``.
+    DataFormatError
+        If an entry is not a readable file (a dangling or self-looping link).
     """
     folder = collection_dir(root, collection, split)
     if not folder.is_dir():
         raise UsageError(f"{root}: no {collection} {split} data (missing folder {folder})")
-    return sorted(folder.glob("*.npz"))
+    paths = sorted(folder.glob("*.npz"))
+    for path in paths:
+        if not path.is_file():  # a dangling or looping link, or a folder named *.npz
+            raise DataFormatError(f"{path}: not a readable file (a broken link or a folder?)")
+    return paths
 
 
 @dataclass(frozen=True, eq=False)

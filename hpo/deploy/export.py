@@ -353,6 +353,12 @@ def _write_member(
     if inc is None:
         raise UsageError(f"run '{history.name}' has no successful trial to export")
     seed = inc.seed if inc.seed is not None else int(history.settings.get("seed", 0))
+    top = history.settings.get("max_budget")
+    if inc.budget is not None and isinstance(top, (int, float)) and inc.budget > top * 1.000001:
+        raise ConfigError(  # a hand-edited log: it would name a booster of 1e308 rounds
+            f"{history.path / 'trials.jsonl'}: trial {inc.trial} has budget {inc.budget:g}, "
+            f"above the campaign's max_budget {top:g}"
+        )
     rounds = export_rounds(history, inc.budget)
     folder = tmp / prefix
     folder.mkdir(parents=True, exist_ok=True)
