@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -32,13 +31,13 @@ from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_si
 from hpo.runs.campaign_file import CAMPAIGN_FORMAT
 from hpo.runs.folder import (
     CAMPAIGN_FILE,
-    LOCK_FILE,
     RESULT_FILE,
     TRIALS_FILE,
     RunLock,
     TrialLog,
     clear_run_dir,
     data_fingerprint,
+    discard_new_run,
     package_versions,
     read_json,
     read_trials,
@@ -294,19 +293,10 @@ def run_single_campaign(
         # refused before its first trial (bad data, say): a new run leaves no "interrupted"
         # folder behind, so the same --name works once the cause is fixed
         if not resume and not read_trials(run_dir / TRIALS_FILE):
-            _discard_new_run(run_dir, remove_folder=created or overwrite)
+            discard_new_run(run_dir, remove_folder=created or overwrite)
         raise
     print_summary(console, result, quiet=quiet, baseline=_baseline_summary(cfg))
     return result
-
-
-def _discard_new_run(run_dir: Path, *, remove_folder: bool) -> None:
-    """Remove what a new campaign wrote before failing (nothing else was in the folder)."""
-    if remove_folder:
-        shutil.rmtree(run_dir, ignore_errors=True)
-    elif run_dir.is_dir():
-        clear_run_dir(run_dir)
-        (run_dir / LOCK_FILE).unlink(missing_ok=True)
 
 
 def _baseline_summary(cfg: CampaignConfig) -> dict[str, Any] | None:

@@ -201,7 +201,8 @@ def test_extraction_workers_do_not_outlive_a_killed_campaign(
         [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env
     )
     try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "built"
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "built"
         time.sleep(EXTRACT_WORKER_IDLE + 3)  # trials would be running by now
         children = psutil.Process(proc.pid).children(recursive=True)
     finally:
