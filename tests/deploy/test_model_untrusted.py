@@ -17,7 +17,7 @@ from fake_runs import build_fake_run
 
 from hpo.deploy.export import export_model
 from hpo.deploy.model import load_model
-from hpo.errors import ConfigError
+from hpo.errors import ConfigError, UsageError
 
 _MAIN = "import sys; from hpo.cli import main; sys.exit(main())"
 
@@ -115,3 +115,36 @@ def test_hostile_booster_is_refused_by_the_cli(
         assert len(lines) == 1
         assert re.match(r"hpo: error: .*tile\.txt: not a well-formed LightGBM model", lines[0])
         assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_a_failed_booster_copy_names_the_runs_file(
+    tiny_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not the temporary folder, which is gone by the time the message is read."""
+    import hpo.deploy.scored
+    from hpo.features import family_of
+    from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
+    from hpo.runs.history import load_run
+
+    run_dir = build_fake_run(tmp_path / "runs", tiny_root)
+    run = load_run(run_dir)
+    inc = run.incumbent
+    assert inc is not None
+    assert inc.budget is not None
+    seed = inc.seed if inc.seed is not None else 0
+    store = BoosterStore(run_dir / BOOSTERS_DIR)
+    store.folder.mkdir()
+    for family in {family_of(c) for c in run.collections}:
+        store.path(booster_key(inc.config, seed, family), budget_size(inc.budget)).write_text("x")
+
+    def broken(src: object, dst: object) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(hpo.deploy.scored.shutil, "copyfile", broken)
+    message = (
+        rf"^{re.escape(str(store.folder))}/\w+-45\.txt: cannot copy the layout booster of "
+        r"trial \d+ \(Input/output error\)$"
+    )
+    with pytest.raises(UsageError, match=message):
+        export_model(run_dir, tmp_path / "m")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]
