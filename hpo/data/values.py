@@ -96,18 +96,24 @@ def check_config_block(path: Path, start: int, block: np.ndarray) -> np.ndarray:
     """
     with np.errstate(invalid="ignore"):
         raw = block.astype(np.int8)
-    bad = (raw != block) | (raw < -1) | (raw > 5)
-    if bad.any():
+    if not (block.size == 0 or (block.min() >= -1 and block.max() <= 5)) or not np.array_equal(
+        raw, block
+    ):  # NaN fails the range test; a fraction or a wrapped int8 the equality
+        bad = (raw != block) | (raw < -1) | (raw > 5)
         row, *rest = np.argwhere(bad)[0]
         raise DataFormatError(
             f"{path}: key 'node_config_feat': expected dimension indices in -1..5, found "
             f"{float(block[(row, *rest)]):g} in config {start + int(row)}"
         )
-    dims = raw.reshape(*raw.shape[:-1], -1, _LAYOUT_DIMS) == -1
-    gap = dims[..., :-1] & ~dims[..., 1:]  # a -1 followed by a fixed dimension
+    # a -1 followed by a fixed dimension, on the flat contiguous array (strided views of the
+    # 6-wide last axis cost ten times more); pairs crossing two layouts are masked out
+    unset = (raw == -1).reshape(-1)
+    gap = unset[:-1] & ~unset[1:]
+    gap[_LAYOUT_DIMS - 1 :: _LAYOUT_DIMS] = False
     if gap.any():
-        row, node, part = (int(i) for i in np.argwhere(gap)[0][:3])
-        found = raw[row, node].reshape(-1, _LAYOUT_DIMS)[part].tolist()
+        at = int(np.argmax(gap)) // _LAYOUT_DIMS * _LAYOUT_DIMS
+        row = at // (raw[0].size if raw.ndim > 1 else 1)
+        found = raw.reshape(-1)[at : at + _LAYOUT_DIMS].tolist()
         raise DataFormatError(
             f"{path}: key 'node_config_feat': expected the -1 entries of each 6-dimension "
             f"layout at its end, found {found} in config {start + row}"
