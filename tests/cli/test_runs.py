@@ -361,3 +361,34 @@ def test_export_out_dot_keeps_the_folder(
     assert main(argv) == 2
     assert "holds files that no export wrote (notes.txt)" in _error_line(capsys)
     assert sorted(p.name for p in here.iterdir()) == ["model.json", "notes.txt"]
+
+
+@pytest.mark.parametrize("command", ["evaluate", "predict"])
+def test_bad_data_is_refused_by_evaluate_and_predict(
+    workspace: dict[str, Path],
+    tiny_root: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+) -> None:
+    """NaN in node_config_feat: data check's line, exit 2, no submission (and no temporary)."""
+    import numpy as np
+
+    root = tmp_path / "root"
+    shutil.copytree(tiny_root, root)
+    split = "valid" if command == "evaluate" else "test"
+    path = list_graphs(root, "layout:nlp:random", split)[0]
+    with np.load(path) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    arrays["node_config_feat"] = arrays["node_config_feat"].astype(np.float32)
+    arrays["node_config_feat"][2, 0, 1] = np.nan
+    np.savez(path, **arrays)
+    out = tmp_path / "sub.csv"
+    argv = [command, "--model", str(workspace["model"]), "--data", str(root)]
+    argv += ["--out", str(out)] if command == "predict" else []
+    assert main(argv) == 2
+    assert _error_line(capsys) == (
+        f"hpo: error: {path}: key 'node_config_feat': expected dimension indices in -1..5, "
+        "found nan in config 2"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["root"]
