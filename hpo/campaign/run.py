@@ -281,9 +281,10 @@ def run_single_campaign(
     progress = CampaignProgress(
         trials=cfg.trials, walltime=cfg.walltime, quiet=quiet, console=console
     )
-    created = not run_dir.exists()
+    created, locked = not run_dir.exists(), False
     try:
         with RunLock(run_dir), _smac_logs_to(progress), progress:
+            locked = True  # from here on, what is in the folder is this run's
             if overwrite:
                 clear_run_dir(run_dir)
             if record is not None:
@@ -292,7 +293,7 @@ def run_single_campaign(
     except HpoError:
         # refused before its first trial (bad data, say): a new run leaves no "interrupted"
         # folder behind, so the same --name works once the cause is fixed
-        if not resume and not read_trials(run_dir / TRIALS_FILE):
+        if locked and not resume and not read_trials(run_dir / TRIALS_FILE):
             discard_new_run(run_dir, remove_folder=created or overwrite)
         raise
     print_summary(console, result, quiet=quiet, baseline=_baseline_summary(cfg))

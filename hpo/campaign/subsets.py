@@ -241,9 +241,10 @@ def run_subsets(
     record = None if resume else _parent_record(cfg, plan)  # checks space and data first
     console = console if console is not None else Console()
     results: dict[str, CampaignResult] = {}
-    created = not run_dir.exists()
+    created, locked = not run_dir.exists(), False
     try:
         with RunLock(run_dir):
+            locked = True  # from here on, what is in the folder is this run's
             if resume:
                 _check_parent(cfg)
             if overwrite:
@@ -280,9 +281,8 @@ def run_subsets(
             write_json_atomic(run_dir / RESULT_FILE, result.to_dict())
     except HpoError:
         # refused before any subset's first trial: no "interrupted" run is left behind
-        if not resume and not any(
-            read_trials(subset_config(cfg, n, c).run_dir / TRIALS_FILE) for n, c in plan.items()
-        ):
+        subsets = [subset_config(cfg, n, c).run_dir for n, c in plan.items()]
+        if locked and not resume and not any(read_trials(d / TRIALS_FILE) for d in subsets):
             discard_new_run(run_dir, remove_folder=created or overwrite)
         raise
     print_subsets_summary(console, result)
