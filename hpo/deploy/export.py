@@ -163,8 +163,11 @@ def export_model(
     root = Path(data_root if data_root is not None else settings.get("data_root", ""))
     cache = cache_dir if cache_dir is not None else settings.get("cache_dir")
     spec = run_feature_spec(next(iter(members.values())))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot write beside it ({exc.strerror})") from exc
     tmp.chmod(0o755)  # mkdtemp's 0700 would make the model folder private
     try:
         written = {

@@ -484,3 +484,11 @@ def test_an_interrupted_run_stays_resumable_and_exportable(tiny_root: Path, tmp_
     # the promotion to 36 rounds continued a 12-round booster that the interruption kept
     assert any(t.budget == 36.0 and t.info["rounds_reused"] == 12 for t in resumed.successful)
     assert budget_size(36.0) in store.sizes(booster_key(final.config, final.seed or 0, "layout"))
+
+
+def test_out_under_a_file_is_one_line(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("mine")
+    with pytest.raises(UsageError, match=r"--out .*f/m: cannot write beside it \(") as exc:
+        export_model(exported[0], tmp_path / "f" / "m", retrain=True, n_jobs=1)
+    _one_line(exc)
+    assert (tmp_path / "f").read_text() == "mine"
