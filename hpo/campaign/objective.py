@@ -246,6 +246,10 @@ class RankerObjective:
         return 1.0 - score, info
 
 
+#: Seconds an idle feature-extraction worker process waits before it exits.
+EXTRACT_WORKER_IDLE = 5
+
+
 def build_objective(
     cfg: CampaignConfig, progress: Any = None, *, n_jobs: int | None = None
 ) -> tuple[RankerObjective, dict[str, Any] | None]:
@@ -267,19 +271,24 @@ def build_objective(
         The objective, and ``data_to_scatter`` for SMAC's Dask runner (``None`` when trials
         run in this process, where the objective holds the tables itself).
     """
+    from joblib import parallel_config
+
     from hpo.features import SampleCaps, build_tables
 
     assert cfg.max_budget is not None  # CampaignConfig fills it in
-    tables = build_tables(
-        Path(cfg.data_root),
-        tuple(cfg.collections),
-        ("train", "valid"),
-        cfg.features,
-        cache_dir=Path(cfg.cache_dir) if cfg.cache_dir else None,
-        caps=SampleCaps.from_settings(cfg),
-        n_jobs=n_jobs or min(4, os.cpu_count() or 1),
-        on_file=progress,
-    )
+    # extraction happens once: its worker processes leave soon after instead of idling for
+    # loky's default 5 minutes, which outlived a campaign killed with SIGKILL
+    with parallel_config(backend="loky", idle_worker_timeout=EXTRACT_WORKER_IDLE):
+        tables = build_tables(
+            Path(cfg.data_root),
+            tuple(cfg.collections),
+            ("train", "valid"),
+            cfg.features,
+            cache_dir=Path(cfg.cache_dir) if cfg.cache_dir else None,
+            caps=SampleCaps.from_settings(cfg),
+            n_jobs=n_jobs or min(4, os.cpu_count() or 1),
+            on_file=progress,
+        )
     if cfg.cv:
         tables = cv_tables(tables, cfg)
     settings = ObjectiveSettings(

@@ -24,7 +24,7 @@ from hpo.campaign.config import (
 )
 from hpo.campaign.progress import CampaignProgress, print_summary
 from hpo.campaign.result import CampaignResult
-from hpo.errors import ConfigError, UsageError
+from hpo.errors import ConfigError, HpoError, UsageError
 from hpo.features.table import family_of
 from hpo.ranking.spaces import load_space, space_from_dict, space_to_dict
 from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
@@ -37,6 +37,7 @@ from hpo.runs.folder import (
     TrialLog,
     clear_run_dir,
     data_fingerprint,
+    discard_new_run,
     package_versions,
     read_json,
     read_trials,
@@ -71,10 +72,10 @@ def _campaign_record(cfg: CampaignConfig) -> dict[str, Any]:
 
 def _check_resume(cfg: CampaignConfig, run_dir: Path, progress: CampaignProgress) -> dict:
     saved = read_campaign(run_dir)
-    # runs_dir is where the folder is now: a moved runs folder is no difference
-    if dataclasses.replace(saved["config"], runs_dir=cfg.runs_dir) != cfg:
+    # the folder is where it is now: a moved, copied or renamed run folder is no difference
+    if dataclasses.replace(saved["config"], runs_dir=cfg.runs_dir, name=cfg.name) != cfg:
         old, new = saved["config"].to_dict(), cfg.to_dict()
-        keys = [k for k in new if new[k] != old.get(k) and k != "runs_dir"]
+        keys = [k for k in new if new[k] != old.get(k) and k not in ("runs_dir", "name")]
         raise ConfigError(
             f"{run_dir / CAMPAIGN_FILE}: cannot resume with different settings: "
             + ", ".join(f"{k} (saved {old.get(k)!r}, now {new[k]!r})" for k in keys)
@@ -280,12 +281,21 @@ def run_single_campaign(
     progress = CampaignProgress(
         trials=cfg.trials, walltime=cfg.walltime, quiet=quiet, console=console
     )
-    with RunLock(run_dir), _smac_logs_to(progress), progress:
-        if overwrite:
-            clear_run_dir(run_dir)
-        if record is not None:
-            write_json_atomic(run_dir / CAMPAIGN_FILE, record)
-        result = _run_locked(cfg, progress, objective, data_to_scatter, resume=resume)
+    created, locked = not run_dir.exists(), False
+    try:
+        with RunLock(run_dir), _smac_logs_to(progress), progress:
+            locked = True  # from here on, what is in the folder is this run's
+            if overwrite:
+                clear_run_dir(run_dir)
+            if record is not None:
+                write_json_atomic(run_dir / CAMPAIGN_FILE, record)
+            result = _run_locked(cfg, progress, objective, data_to_scatter, resume=resume)
+    except HpoError:
+        # refused before its first trial (bad data, say): a new run leaves no "interrupted"
+        # folder behind, so the same --name works once the cause is fixed
+        if locked and not resume and not read_trials(run_dir / TRIALS_FILE):
+            discard_new_run(run_dir, remove_folder=created or overwrite)
+        raise
     print_summary(console, result, quiet=quiet, baseline=_baseline_summary(cfg))
     return result
 

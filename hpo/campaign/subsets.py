@@ -43,18 +43,21 @@ from rich.console import Console
 from hpo.campaign.config import CampaignConfig, read_campaign
 from hpo.campaign.progress import stdout_console
 from hpo.campaign.result import CampaignResult
-from hpo.errors import ConfigError, UsageError
+from hpo.errors import ConfigError, HpoError, UsageError
 from hpo.features.table import family_of
 from hpo.ranking.spaces import load_space, space_to_dict
 from hpo.runs.campaign_file import CAMPAIGN_FORMAT
 from hpo.runs.folder import (
     CAMPAIGN_FILE,
     RESULT_FILE,
+    TRIALS_FILE,
     RunLock,
     clear_run_dir,
     data_fingerprint,
+    discard_new_run,
     jsonable,
     package_versions,
+    read_trials,
     run_state,
     write_json_atomic,
 )
@@ -177,7 +180,7 @@ def _check_parent(cfg: CampaignConfig) -> None:
     yet would otherwise tune on other data than the finished ones."""
     record = read_campaign(cfg.run_dir)
     saved = record["config"]
-    if dataclasses.replace(saved, runs_dir=cfg.runs_dir) != cfg:
+    if dataclasses.replace(saved, runs_dir=cfg.runs_dir, name=cfg.name) != cfg:
         old, new = saved.to_dict(), cfg.to_dict()
         keys = [k for k in new if new[k] != old.get(k) and k != "runs_dir"]
         raise ConfigError(
@@ -238,41 +241,50 @@ def run_subsets(
     record = None if resume else _parent_record(cfg, plan)  # checks space and data first
     console = console if console is not None else Console()
     results: dict[str, CampaignResult] = {}
-    with RunLock(run_dir):
-        if resume:
-            _check_parent(cfg)
-        if overwrite:
-            clear_run_dir(run_dir)
-        if record is not None:
-            write_json_atomic(run_dir / CAMPAIGN_FILE, record)
-        for i, (name, collections) in enumerate(plan.items(), start=1):
-            sub = subset_config(cfg, name, collections)
-            started = (sub.run_dir / CAMPAIGN_FILE).exists()
-            fresh = sub.run_dir.exists() and not started  # interrupted before it began
-            console.print(
-                f"subset {i}/{len(plan)} '{name}': {', '.join(collections)}"
-                + (" (resumed)" if started else ""),
-                highlight=False,
+    created, locked = not run_dir.exists(), False
+    try:
+        with RunLock(run_dir):
+            locked = True  # from here on, what is in the folder is this run's
+            if resume:
+                _check_parent(cfg)
+            if overwrite:
+                clear_run_dir(run_dir)
+            if record is not None:
+                write_json_atomic(run_dir / CAMPAIGN_FILE, record)
+            for i, (name, collections) in enumerate(plan.items(), start=1):
+                sub = subset_config(cfg, name, collections)
+                started = (sub.run_dir / CAMPAIGN_FILE).exists()
+                fresh = sub.run_dir.exists() and not started  # interrupted before it began
+                console.print(
+                    f"subset {i}/{len(plan)} '{name}': {', '.join(collections)}"
+                    + (" (resumed)" if started else ""),
+                    highlight=False,
+                )
+                results[name] = run_one(
+                    sub,
+                    objective=objective,
+                    data_to_scatter=data_to_scatter,
+                    quiet=quiet,
+                    resume=started,
+                    overwrite=fresh,
+                    console=console,
+                )
+            metrics, score = combined_metrics(plan, results)
+            result = SubsetsResult(
+                run_dir=run_dir,
+                per=cfg.per,
+                subsets=results,
+                metrics=metrics,
+                score=score,
+                finished=time.time(),
             )
-            results[name] = run_one(
-                sub,
-                objective=objective,
-                data_to_scatter=data_to_scatter,
-                quiet=quiet,
-                resume=started,
-                overwrite=fresh,
-                console=console,
-            )
-        metrics, score = combined_metrics(plan, results)
-        result = SubsetsResult(
-            run_dir=run_dir,
-            per=cfg.per,
-            subsets=results,
-            metrics=metrics,
-            score=score,
-            finished=time.time(),
-        )
-        write_json_atomic(run_dir / RESULT_FILE, result.to_dict())
+            write_json_atomic(run_dir / RESULT_FILE, result.to_dict())
+    except HpoError:
+        # refused before any subset's first trial: no "interrupted" run is left behind
+        subsets = [subset_config(cfg, n, c).run_dir for n, c in plan.items()]
+        if locked and not resume and not any(read_trials(d / TRIALS_FILE) for d in subsets):
+            discard_new_run(run_dir, remove_folder=created or overwrite)
+        raise
     print_subsets_summary(console, result)
     return result
 

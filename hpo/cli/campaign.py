@@ -258,9 +258,9 @@ def _resumed_config(args: argparse.Namespace) -> Any:
     if not run_dir.is_dir():
         raise UsageError(f"no run '{args.resume}' in {args.runs_dir}")
     cfg = read_campaign(run_dir)["config"]
-    if cfg.run_dir != run_dir.absolute():  # the runs folder was moved: follow it
-        cfg = dataclasses.replace(cfg, runs_dir=args.runs_dir)
-    return cfg
+    # the folder given is the run: a moved runs folder, or a copied or renamed run folder,
+    # resumes in place (campaign.json keeps the name it was started with)
+    return dataclasses.replace(cfg, runs_dir=args.runs_dir, name=args.resume)
 
 
 @contextlib.contextmanager

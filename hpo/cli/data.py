@@ -56,8 +56,11 @@ def add_parsers(sub: Any) -> None:
 
 
 def _cmd_synth(args: argparse.Namespace) -> int:
+    from hpo.errors import UsageError
     from hpo.synth.dataset import generate_dataset
 
+    if args.out.exists() and not args.out.is_dir():
+        raise UsageError(f"--out {args.out}: is a file; give a folder for the dataset root")
     t0 = time.perf_counter()
     progress = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     summary = generate_dataset(
@@ -73,7 +76,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from hpo.campaign.progress import stdout_console
-    from hpo.data.check import check_dataset, summary_rows
+    from hpo.data.check import absent_line, check_dataset, summary_rows
 
     err = Console(stderr=True)
     with err.status("checking") as status:
@@ -90,6 +93,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
     for row in summary_rows(report):
         table.add_row(*row)
     stdout_console().print(table)
+    absent = absent_line(report)
+    if absent is not None:
+        print(f"hpo: note: {absent}", file=sys.stderr)
     for line in report.problems:
         print(f"hpo: bad file: {line}", file=sys.stderr)
     if report.problems:

@@ -116,8 +116,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
             col, justify="right" if col in ("trials", "failed", "best score", "budget") else "left"
         )
     for r in runs:
-        if r.problem:
-            table.add_row(r.name, r.state, f"[red]{r.problem}[/red]", "", "", "", "", "")
+        if r.problem:  # marked here, its one-line reason under the table
+            table.add_row(r.name, r.state, "[red]unreadable[/red]", "", "", "", "", "")
             continue
         table.add_row(
             r.name,
@@ -130,6 +130,9 @@ def _cmd_list(args: argparse.Namespace) -> int:
             _when(r.started),
         )
     stdout_console().print(table)
+    for r in runs:
+        if r.problem:
+            print(f"hpo: run '{r.name}' unreadable: {r.problem}", file=sys.stderr)
     return 0
 
 

@@ -24,6 +24,13 @@ import numpy as np
 
 from hpo.data.npyzip import iter_member_rows, read_member_header
 from hpo.data.runtimes import validate_layout_runtimes, validate_tile_runtimes
+from hpo.data.values import (
+    check_config_block,
+    check_config_ids,
+    check_feature_values,
+    check_node_splits,
+    check_opcodes,
+)
 from hpo.errors import DataFormatError, UsageError
 
 __all__ = [
@@ -115,11 +122,17 @@ def list_graphs(root: Path, collection: str, split: str) -> list[Path]:
     ------
     UsageError
         If the collection's folder does not exist under ``root``.
+    DataFormatError
+        If an entry is not a readable file (a dangling or self-looping link).
     """
     folder = collection_dir(root, collection, split)
     if not folder.is_dir():
         raise UsageError(f"{root}: no {collection} {split} data (missing folder {folder})")
-    return sorted(folder.glob("*.npz"))
+    paths = sorted(folder.glob("*.npz"))
+    for path in paths:
+        if not path.is_file():  # a dangling or looping link, or a folder named *.npz
+            raise DataFormatError(f"{path}: not a readable file (a broken link or a folder?)")
+    return paths
 
 
 @dataclass(frozen=True, eq=False)
@@ -240,8 +253,8 @@ def _load_graph_keys(
             f"{path}: key 'edge_index': expected node ids in [0, {n}), found "
             f"[{edge_index.min()}, {edge_index.max()}]"
         )
-    if not np.isfinite(node_feat).all():
-        raise DataFormatError(f"{path}: key 'node_feat': expected finite values, found NaN/inf")
+    check_feature_values(path, "node_feat", node_feat)
+    check_opcodes(path, node_opcode)
     return (
         node_feat.astype(np.float32, copy=False),
         node_opcode.astype(np.int64, copy=False),
@@ -264,6 +277,7 @@ def load_tile_graph(path: Path | str) -> TileGraph:
         config_feat = _read(npz, path, "config_feat")
         _check(path, "config_feat", config_feat, _FLOAT_KINDS, (None, TILE_CONFIG_DIM))
         c = config_feat.shape[0]
+        check_feature_values(path, "config_feat", config_feat)
         runtime = _read(npz, path, "config_runtime")
         _check(path, "config_runtime", runtime, _INT_KINDS + _FLOAT_KINDS, (c,))
         norm = _read(npz, path, "config_runtime_normalizers")
@@ -311,15 +325,12 @@ def load_layout_graph(path: Path | str) -> LayoutGraph:
                 f"{path}: key 'node_config_ids': expected node ids in [0, {n}), found "
                 f"[{ids.min()}, {ids.max()}]"
             )
+        check_config_ids(path, ids)
         splits = _read(npz, path, "node_splits")
         if splits.ndim == 1:
             splits = splits.reshape(1, -1)
         _check(path, "node_splits", splits, _INT_KINDS, (1, None))
-        if splits.size and (splits.min() < 0 or splits.max() >= n):
-            raise DataFormatError(
-                f"{path}: key 'node_splits': expected node ids in [0, {n}), found "
-                f"[{splits.min()}, {splits.max()}]"
-            )
+        check_node_splits(path, splits, n)
         runtime = _read(npz, path, "config_runtime")
         _check(path, "config_runtime", runtime, _INT_KINDS + _FLOAT_KINDS, (None,))
         c = runtime.shape[0]
@@ -379,8 +390,11 @@ def iter_config_chunks(
     Raises
     ------
     DataFormatError
-        If the member is missing, truncated or corrupt.
+        If the member is missing, truncated or corrupt, or a chunk holds a value that is not
+        a layout (see :func:`hpo.data.values.check_config_block`): every reader of layouts
+        goes through here, so none of them sees one.
     """
     path = Path(path)
     for start, block in iter_member_rows(path, "node_config_feat", chunk_size):
+        check_config_block(path, start, block)
         yield start, block.astype(np.float32, copy=False)

@@ -38,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -49,6 +50,7 @@ from hpo.deploy.model import (
     ProgressFn,
     load_model,
 )
+from hpo.deploy.out_folder import check_out_dir, install_model_folder
 from hpo.deploy.retrain import TRAIN_SPLITS, train_families
 from hpo.deploy.scored import copy_scored_boosters, run_feature_spec, score_on_run_rows
 from hpo.deploy.subsets import Member, subset_members, subsets_meta, validation_entry
@@ -94,27 +96,6 @@ def run_folds(run: RunHistory | SubsetRun) -> int:
     """The cross-validation folds of a run (``cv`` in ``campaign.json``), 0 without."""
     cv = run.settings.get("cv", 0)
     return cv if isinstance(cv, int) and not isinstance(cv, bool) else 0
-
-
-def _check_out_dir(out_dir: Path) -> None:
-    if (
-        out_dir.exists()
-        and not (out_dir / MODEL_FILE).is_file()
-        and (not out_dir.is_dir() or any(out_dir.iterdir()))
-    ):
-        raise UsageError(f"{out_dir}: exists and is not a model folder; choose another --out")
-
-
-def _install(tmp: Path, out_dir: Path) -> None:
-    """Move the finished folder ``tmp`` to ``out_dir``, replacing an earlier export."""
-    try:
-        _check_out_dir(out_dir)
-    except UsageError:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
-    os.replace(tmp, out_dir)
 
 
 def export_model(
@@ -176,16 +157,18 @@ def export_model(
     splits = TRAIN_SPLITS if folds else _parse_train_on(train_on)  # cv: every labeled graph
     retrain = retrain or bool(folds) or splits != ("train",)
     out = Path(out_dir)
-    _check_out_dir(out)
+    check_out_dir(out)
     members = subset_members(history) if isinstance(history, SubsetRun) else {"": history}
     settings = history.settings
     root = Path(data_root if data_root is not None else settings.get("data_root", ""))
     cache = cache_dir if cache_dir is not None else settings.get("cache_dir")
     spec = run_feature_spec(next(iter(members.values())))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot write beside it ({exc.strerror})") from exc
+    tmp.chmod(0o755)  # mkdtemp's 0700 would make the model folder private
     try:
         written = {
             prefix: _write_member(
@@ -239,7 +222,7 @@ def export_model(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    _install(tmp, out)
+    install_model_folder(tmp, out)
     return out
 
 
@@ -263,6 +246,12 @@ def _write_member(
     if inc is None:
         raise UsageError(f"run '{history.name}' has no successful trial to export")
     seed = inc.seed if inc.seed is not None else int(history.settings.get("seed", 0))
+    top = history.settings.get("max_budget")
+    if inc.budget is not None and isinstance(top, (int, float)) and inc.budget > top * 1.000001:
+        raise ConfigError(  # a hand-edited log: it would name a booster of 1e308 rounds
+            f"{history.path / 'trials.jsonl'}: trial {inc.trial} has budget {inc.budget:g}, "
+            f"above the campaign's max_budget {top:g}"
+        )
     rounds = export_rounds(history, inc.budget)
     folder = tmp / prefix
     folder.mkdir(parents=True, exist_ok=True)

@@ -26,11 +26,12 @@ import io
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import numpy as np
 
+from hpo.deploy.booster_text import check_booster_text
 from hpo.errors import ConfigError, UsageError
 from hpo.features import (
     FEATURE_VERSION,
@@ -50,6 +51,7 @@ __all__ = [
     "FamilyModel",
     "GraphPrediction",
     "ProgressFn",
+    "is_member_name",
     "load_model",
 ]
 
@@ -192,26 +194,48 @@ def _family_columns(family: str, spec: FeatureSpec, used: Sequence[str], where: 
     return np.asarray([index[n] for n in used], dtype=np.int64)
 
 
-def _read_booster(model_file: Path, sha256: Any) -> Any:
-    """Load one LightGBM text model after checking its checksum and its frame.
+def is_member_name(name: str) -> bool:
+    """Whether ``name`` (a ``"file"`` of ``model.json``) is a plain path inside the folder.
 
-    LightGBM aborts the whole process on some truncated model files instead of raising, so
-    damage must be caught before the file reaches its parser.
+    A model folder may come from someone else: an absolute path or a ``..`` part would make
+    loading read, and replacing the folder delete, a file outside it.
+    """
+    path = PurePosixPath(name)
+    return bool(name) and not path.is_absolute() and "\\" not in name and ".." not in path.parts
+
+
+def _member_file(folder: Path, name: Any, meta_file: Path, where: str) -> Path:
+    """``folder / name`` after checking that it stays inside ``folder``."""
+    if not isinstance(name, str) or not is_member_name(name):
+        raise ConfigError(
+            f"{meta_file}: {where}model file {name!r} is not a relative path inside the folder"
+        )
+    path = folder / name
+    if path.is_symlink() or not path.resolve().is_relative_to(folder.resolve()):
+        raise ConfigError(f"{path}: a link out of the model folder; refusing to read it")
+    return path
+
+
+def _read_booster(model_file: Path, sha256: Any, n_columns: int) -> Any:
+    """Load one LightGBM text model after checking its checksum and its structure.
+
+    LightGBM trusts the indices in a text model (a bad one crashes or hangs the process) and
+    aborts on some truncated files instead of raising, so the text is checked first
+    (:func:`hpo.deploy.booster_text.check_booster_text`).
     """
     import lightgbm as lgb
 
     if not model_file.is_file():
         raise ConfigError(f"{model_file.parent}: missing model file {model_file.name}")
-    data = model_file.read_bytes()
+    try:
+        data = model_file.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{model_file}: unreadable ({exc.strerror})") from exc
     if isinstance(sha256, str) and hashlib.sha256(data).hexdigest() != sha256:
         raise ConfigError(
             f"{model_file}: corrupt (its SHA-256 differs from model.json); re-export the model"
         )
-    text = data.decode("utf-8", errors="replace")
-    if not text.startswith("tree\n") or "\nend of trees" not in text:
-        raise ConfigError(
-            f"{model_file}: not a readable LightGBM model (truncated or not a LightGBM text model)"
-        )
+    text = check_booster_text(data, model_file, n_columns)
     try:  # LightGBM prints its own "[Fatal]" line to stdout: keep the CLI to one line
         with contextlib.redirect_stdout(io.StringIO()):
             return lgb.Booster(model_str=text)
@@ -246,15 +270,20 @@ def _load_families(
         entry = family_meta.get(family)
         if not isinstance(entry, dict) or "file" not in entry or "columns" not in entry:
             raise ConfigError(f"{meta_file}: {where}no '{family}' model entry for {collections}")
-        model_file = folder / str(entry["file"])
-        booster = _read_booster(model_file, entry.get("sha256"))
-        columns = _family_columns(family, spec, list(entry["columns"]), folder)
+        model_file = _member_file(folder, entry["file"], meta_file, where)
+        names = entry["columns"]
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ConfigError(
+                f"{meta_file}: {where}'{family}' key 'columns': expected a list of feature names"
+            )
+        columns = _family_columns(family, spec, names, folder)
+        booster = _read_booster(model_file, entry.get("sha256"), len(columns))
         if booster.num_feature() != len(columns):
             raise ConfigError(
                 f"{model_file}: model reads {booster.num_feature()} features, model.json lists "
                 f"{len(columns)}"
             )
-        pos = estimate_position(list(entry["columns"]))  # among the booster's columns
+        pos = estimate_position(names)  # among the booster's columns
         families[family] = FamilyModel(
             family,
             booster,

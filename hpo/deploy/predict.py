@@ -12,6 +12,8 @@ never leaves a half-written submission behind.
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,9 +37,17 @@ def submission_id(collection: str, stem: str) -> str:
 
 
 def format_row(collection: str, stem: str, ranking: np.ndarray, top_k: int) -> str:
-    """One CSV row: the full ranking for layout, its first ``top_k`` entries for tile."""
+    """One CSV row: the full ranking for layout, its first ``top_k`` entries for tile.
+
+    The ID is quoted as CSV requires when the file's stem holds a comma, a quote or a line
+    break (real stems never do, but a file may be named anything).
+    """
     shown = ranking if is_layout(collection) else ranking[:top_k]
-    return f"{submission_id(collection, stem)},{';'.join(map(str, shown.tolist()))}"
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="").writerow(
+        [submission_id(collection, stem), ";".join(map(str, shown.tolist()))]
+    )
+    return buf.getvalue()
 
 
 def write_submission(
@@ -80,8 +90,8 @@ def write_submission(
     Raises
     ------
     UsageError
-        If ``top_k`` < 1, or a collection is missing from the data root or not served by the
-        model.
+        If ``top_k`` < 1, ``out_csv`` is a folder or in none, or a collection is missing from
+        the data root or not served by the model.
     """
     if top_k < 1:
         raise UsageError(f"--top-k must be >= 1, got {top_k}")
@@ -91,6 +101,8 @@ def write_submission(
     out = Path(out_csv)
     if out.parent and not out.parent.is_dir():
         raise UsageError(f"{out}: folder {out.parent} does not exist")
+    if out.is_dir():  # found now, not after every graph was ranked
+        raise UsageError(f"{out}: is a folder; --out names the submission CSV to write")
     cache = Path(cache_dir) if cache_dir is not None else None
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     counts = dict.fromkeys(wanted, 0)

@@ -81,7 +81,13 @@ def copy_scored_boosters(
                 f"{inc.budget}); the run predates kept boosters or they were deleted, so "
                 f"export with retrain (hpo export {history.name} --retrain)"
             )
-        shutil.copyfile(source, tmp / f"{family}.txt")
+        try:
+            shutil.copyfile(source, tmp / f"{family}.txt")
+        except OSError as exc:  # name the run's file: the temporary folder is gone by now
+            raise UsageError(
+                f"{source}: cannot copy the {family} booster of trial {inc.trial} "
+                f"({exc.strerror or type(exc).__name__})"
+            ) from exc
         families[family] = {
             "file": f"{family}.txt",
             "columns": used_columns(family, spec, inc.config),

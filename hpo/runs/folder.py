@@ -41,6 +41,7 @@ __all__ = [
     "TrialLog",
     "clear_run_dir",
     "data_fingerprint",
+    "discard_new_run",
     "jsonable",
     "lock_is_held",
     "package_versions",
@@ -271,3 +272,16 @@ def clear_run_dir(run_dir: Path) -> None:
             shutil.rmtree(child)
         else:
             child.unlink()
+
+
+def discard_new_run(run_dir: Path, *, remove_folder: bool) -> None:
+    """Remove what a new campaign wrote before failing; only its files were in the folder.
+
+    ``remove_folder``: the campaign made the folder (or ``--overwrite`` emptied it), so it
+    goes too; otherwise the empty folder that was there stays.
+    """
+    if remove_folder:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    elif run_dir.is_dir():
+        clear_run_dir(run_dir)
+        (run_dir / LOCK_FILE).unlink(missing_ok=True)

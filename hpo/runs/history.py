@@ -258,11 +258,15 @@ def load_run(name_or_path: str | Path, runs_dir: str | Path | None = None) -> Ru
     seen: set[tuple[str, Any, Any, Any]] = set()
     trials: list[Trial] = []
     for i, record in enumerate(read_trials(path / TRIALS_FILE), start=1):
+        try:
+            trial = Trial.from_record(record, i)
+        except ConfigError as exc:
+            raise ConfigError(f"{path / TRIALS_FILE}: {exc}") from None
         key = trial_key(record)
         if key in seen:
             continue
         seen.add(key)
-        trials.append(Trial.from_record(record, i))
+        trials.append(trial)
     result = read_json(path / RESULT_FILE) if (path / RESULT_FILE).is_file() else None
     if result is not None and not isinstance(result, dict):
         raise ConfigError(f"{path / RESULT_FILE}: expected a JSON object")

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hpo.errors import ConfigError
+
 __all__ = [
     "TrajectoryPoint",
     "Trial",
@@ -28,6 +30,19 @@ def finite_float(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value) if math.isfinite(value) else None
+
+
+def _mapping(record: Mapping[str, Any], key: str, position: int) -> dict[str, Any]:
+    """``record[key]`` as a dict (``{}`` when absent or null)."""
+    value = record.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(
+            f"trial {position}: key '{key}': expected a JSON object, found "
+            f"{type(value).__name__} {str(value)[:40]!r}"
+        )
+    return dict(value)
 
 
 def baseline_record(records: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -107,18 +122,26 @@ class Trial:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any], position: int) -> Trial:
-        """Build a trial from one ``trials.jsonl`` record (missing keys become ``None``)."""
+        """Build a trial from one ``trials.jsonl`` record (missing keys become ``None``).
+
+        Raises
+        ------
+        ConfigError
+            If ``config``, ``metrics`` or ``info`` is there but not a JSON object.
+        """
+        config = _mapping(record, "config", position)
+        metrics = _mapping(record, "metrics", position)
+        info = _mapping(record, "info", position)
         score = finite_float(record.get("score"))
         cost = finite_float(record.get("cost"))
         if score is None and cost is not None and record.get("status") == "SUCCESS":
             score = 1.0 - cost
-        metrics = record.get("metrics") or {}
         seed = record.get("seed")
         config_id = record.get("config_id")
         trial = record.get("trial")
         return cls(
             trial=int(trial) if isinstance(trial, int) else position,
-            config=dict(record.get("config") or {}),
+            config=config,
             budget=finite_float(record.get("budget")),
             status=str(record.get("status") or "UNKNOWN"),
             score=score,
@@ -129,9 +152,9 @@ class Trial:
             start=finite_float(record.get("start")),
             end=finite_float(record.get("end")),
             duration=finite_float(record.get("duration")),
-            worker=record.get("worker"),
-            error=record.get("error"),
-            info=dict(record.get("info") or {}),
+            worker=None if record.get("worker") is None else str(record.get("worker")),
+            error=None if record.get("error") is None else str(record.get("error")),
+            info=info,
             baseline=record.get("baseline") is True,
             instance=record.get("instance") if isinstance(record.get("instance"), str) else None,
         )

@@ -167,3 +167,51 @@ def test_a_fold_trains_outside_it_and_scores_inside_it(tiny_tables) -> None:
     assert sum(rows) == labeled  # each labeled row is trained on in exactly one of 2 folds
     with pytest.raises(ValueError, match="not a fold of 2"):
         obj(HP, seed=0, budget=10, instance="fold2")
+
+
+@pytest.mark.timeout(120)
+def test_extraction_workers_do_not_outlive_a_killed_campaign(
+    tiny_root: Path, tmp_path: Path
+) -> None:
+    """Extraction's worker processes leave a few seconds after it (loky's default: 5 idle
+    minutes), so a campaign killed with SIGKILL during its trials leaves no process behind."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    psutil = pytest.importorskip("psutil")
+    from hpo.campaign.objective import EXTRACT_WORKER_IDLE
+
+    code = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from hpo.campaign import CampaignConfig\n"
+        "from hpo.campaign.objective import build_objective\n"
+        f"cfg = CampaignConfig(data_root=Path({str(tiny_root)!r}), name='k', "
+        f"runs_dir=Path({str(tmp_path / 'runs')!r}), cache_dir=Path({str(tmp_path / 'c')!r}), "
+        "collections=('tile:xla', 'layout:xla:default'))\n"
+        "build_objective(cfg, n_jobs=2)\n"
+        "print('built', flush=True)\n"
+        "time.sleep(300)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "built"
+        time.sleep(EXTRACT_WORKER_IDLE + 3)  # trials would be running by now
+        children = psutil.Process(proc.pid).children(recursive=True)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        alive = [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+        if not alive:
+            break
+        time.sleep(0.5)
+    assert not alive, [c.cmdline()[:3] for c in alive]

@@ -187,3 +187,99 @@ def test_cv_flag_reaches_the_campaign_and_its_subsets(
     assert [cfg.cv for cfg in toy_builder] == [2]
     records = read_trials(runs / "cv" / "tile-xla" / "trials.jsonl")
     assert {r["instance"] for r in records} == {"fold0", "fold1"}
+
+
+def test_resume_follows_the_folder_given(
+    data_root: Path, tmp_path: Path, toy_builder: list[Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A copied or renamed run folder resumes in place, never in the folder it came from."""
+    import shutil
+
+    runs = tmp_path / "runs"
+    assert main(_argv(data_root, runs, "--name", "a", "--trials", "3", "--n-init", "3")) == 0
+    shutil.copytree(runs / "a", runs / "b")
+    (runs / "a").rename(runs / "c")
+    capsys.readouterr()
+    for name in ("b", "c"):
+        assert main(["run", "--runs-dir", str(runs), "--resume", name, "--quiet"]) == 0
+        assert f"campaign '{name}' has already finished" in capsys.readouterr().out
+    assert sorted(p.name for p in runs.iterdir()) == ["b", "c"]  # no 'a' made again
+
+
+def test_a_run_refused_before_its_first_trial_leaves_no_folder(
+    data_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, toy_builder: list[Any]
+) -> None:
+    from hpo.errors import DataFormatError
+
+    def refuse(cfg: Any, progress: Any = None) -> Any:
+        raise DataFormatError(f"{data_root}/g.npz: key 'node_feat': bad")
+
+    monkeypatch.setattr(hpo.campaign.objective, "build_objective", refuse)
+    runs = tmp_path / "runs"
+    assert main(_argv(data_root, runs, "--name", "v", "--trials", "3")) == 2
+    assert not (runs / "v").exists()
+    monkeypatch.undo()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(
+        hpo.campaign.objective, "build_objective", lambda c, p=None: (ToyObjective(), None)
+    )
+    assert main(_argv(data_root, runs, "--name", "v", "--trials", "3", "--n-init", "3")) == 0
+
+
+def _with_bad_layout(tiny_root: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the tiny dataset whose first layout:xla:default train file holds a 9."""
+    import shutil
+
+    import numpy as np
+
+    root = tmp_path / "bad_root"
+    shutil.copytree(tiny_root, root)
+    path = sorted((root / "npz/layout/xla/default/train").glob("*.npz"))[0]
+    with np.load(path) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    arrays["node_config_feat"] = arrays["node_config_feat"].copy()
+    arrays["node_config_feat"][1, 0, 0] = 9
+    np.savez(path, **arrays)
+    return root, path
+
+
+@pytest.mark.parametrize("per", ["none", "collection"])
+def test_bad_data_is_refused_by_run_as_by_data_check(
+    tiny_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], per: str
+) -> None:
+    """The validator data check uses stops ``hpo run`` with the same line, before any trial,
+    and leaves no run folder (the same --name works once the data is fixed)."""
+    root, path = _with_bad_layout(tiny_root, tmp_path)
+    assert main(["data", "check", str(root)]) == 1
+    found = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("hpo: bad file: ")]
+    assert found == [
+        f"hpo: bad file: {path}: key 'node_config_feat': expected dimension indices in -1..5, "
+        "found 9 in config 1"
+    ]
+    runs = tmp_path / "runs"
+    argv = ["run", "--data", str(root), "--runs-dir", str(runs), "--name", "r", "--per", per]
+    collections = "tile,layout:xla:default" if per == "none" else "layout:xla:default"
+    argv += ["--collection", collections, "--cache-dir", str(tmp_path / "c")]
+    assert main([*argv, "--trials", "2", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err == "hpo: error: " + found[0].removeprefix("hpo: bad file: ") + "\n"
+    assert not runs.exists() or not any(runs.iterdir())
+
+
+def test_a_space_setting_rounds_is_refused_by_run(
+    data_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hpo.ranking.spaces import load_space, space_to_dict
+
+    data = space_to_dict(load_space("lambdarank_small"))
+    hp = next(h for h in data["hyperparameters"] if h["name"] == "num_leaves")
+    hp["name"] = "num_iterations"
+    space = tmp_path / "space.json"
+    space.write_text(json.dumps(data))
+    runs = tmp_path / "runs"
+    argv = ["run", "--data", str(data_root), "--runs-dir", str(runs), "--space", str(space)]
+    assert main([*argv, "--collection", "tile", "--name", "s", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"hpo: error: {space}: hyperparameter 'num_iterations' is set by hpo")
+    assert err.count("\n") == 1
+    assert not runs.exists()

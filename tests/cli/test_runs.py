@@ -288,3 +288,107 @@ def test_end_to_end_real_campaign(
     )
     ids = [line.split(",")[0] for line in out.read_text().splitlines()[1:]]
     assert {i.rsplit(":", 1)[0] for i in ids} == {"tile:xla", "layout:xla:random"}
+
+
+def _corrupt_config(run_dir: Path, trial: int) -> None:
+    lines = (run_dir / "trials.jsonl").read_text().splitlines()
+    record = json.loads(lines[trial - 1])
+    record["config"] = "notadict"
+    lines[trial - 1] = json.dumps(record)
+    (run_dir / "trials.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_runs_list_marks_a_corrupt_run_and_lists_the_others(
+    workspace: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "runs"
+    shutil.copytree(workspace["runs"], runs)
+    _corrupt_config(runs / "bo", 2)
+    before = {p: p.read_bytes() for p in runs.rglob("*") if p.is_file()}
+    assert main(["runs", "list", "--runs-dir", str(runs)]) == 0
+    out, err = capsys.readouterr()
+    assert err == (
+        f"hpo: run 'bo' unreadable: {runs / 'bo' / 'trials.jsonl'}: trial 2: key 'config': "
+        "expected a JSON object, found str 'notadict'\n"
+    )
+    assert "finished" in out  # the healthy run, in full
+    assert "0.7" in out
+    assert re.search(r"│ bo +│ interrupted +│ unreadable +│", out)
+    assert main(["runs", "show", "bo", "--runs-dir", str(runs)]) == 2
+    line = _error_line(capsys)
+    assert "trials.jsonl: trial 2: key 'config': expected a JSON object, found str" in line
+    assert {p: p.read_bytes() for p in runs.rglob("*") if p.is_file()} == before
+
+
+def test_export_refuses_a_budget_beyond_the_campaigns(
+    workspace: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "runs"
+    shutil.copytree(workspace["runs"], runs)
+    path = runs / "hb" / "trials.jsonl"
+    lines = path.read_text().splitlines()[:-1]  # without the fake run's truncated last line
+    records = [json.loads(x) for x in lines]
+    best = max((r for r in records if r.get("score") is not None), key=lambda r: r["score"])
+    best["budget"] = 1e308
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    (runs / "hb" / "result.json").unlink()
+    argv = ["export", "hb", "--runs-dir", str(runs), "--out", str(tmp_path / "m")]
+    assert main(argv) == 2
+    assert re.search(r"trials\.jsonl: trial \d+ has budget 1e\+308, above the campaign's max_b",
+                     _error_line(capsys))  # fmt: skip
+    assert not (tmp_path / "m").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]
+
+
+def test_export_out_dot_keeps_the_folder(
+    workspace: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The issue's repro: --out . in a folder holding a model.json and notes."""
+    here = tmp_path / "x"
+    here.mkdir()
+    shutil.copy(workspace["model"] / "model.json", here)
+    (here / "notes.txt").write_text("hi\n")
+    monkeypatch.chdir(here)
+    argv = ["export", "hb", "--runs-dir", str(workspace["runs"]), "--out", ".", "--retrain"]
+    assert main(argv) == 2
+    assert "is the working directory or holds it" in _error_line(capsys)
+    assert sorted(p.name for p in here.iterdir()) == ["model.json", "notes.txt"]
+    argv[-2] = str(here)
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    assert "holds files that no export wrote (notes.txt)" in _error_line(capsys)
+    assert sorted(p.name for p in here.iterdir()) == ["model.json", "notes.txt"]
+
+
+@pytest.mark.parametrize("command", ["evaluate", "predict"])
+def test_bad_data_is_refused_by_evaluate_and_predict(
+    workspace: dict[str, Path],
+    tiny_root: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+) -> None:
+    """NaN in node_config_feat: data check's line, exit 2, no submission (and no temporary)."""
+    import numpy as np
+
+    root = tmp_path / "root"
+    shutil.copytree(tiny_root, root)
+    split = "valid" if command == "evaluate" else "test"
+    path = list_graphs(root, "layout:nlp:random", split)[0]
+    with np.load(path) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    arrays["node_config_feat"] = arrays["node_config_feat"].astype(np.float32)
+    arrays["node_config_feat"][2, 0, 1] = np.nan
+    np.savez(path, **arrays)
+    out = tmp_path / "sub.csv"
+    argv = [command, "--model", str(workspace["model"]), "--data", str(root)]
+    argv += ["--out", str(out)] if command == "predict" else []
+    assert main(argv) == 2
+    assert _error_line(capsys) == (
+        f"hpo: error: {path}: key 'node_config_feat': expected dimension indices in -1..5, "
+        "found nan in config 2"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["root"]

@@ -109,10 +109,38 @@ def test_train_on_train_and_valid(exported: tuple[Path, Path], tmp_path: Path) -
 
 def test_reexport_replaces_model_folder(exported: tuple[Path, Path], tmp_path: Path) -> None:
     target = _copy(exported[1], tmp_path)
-    (target / "stale.txt").write_text("old")
+    before = (target / "tile.txt").stat().st_ino
     export_model(exported[0], target, retrain=True, n_jobs=1)
-    assert not (target / "stale.txt").exists()
-    assert (target / "model.json").is_file()
+    assert sorted(p.name for p in target.iterdir()) == ["layout.txt", "model.json", "tile.txt"]
+    assert (target / "tile.txt").stat().st_ino != before  # a new file, swapped in
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]  # no temporary left
+
+
+def test_refuses_a_model_folder_holding_other_files(
+    exported: tuple[Path, Path], tmp_path: Path
+) -> None:
+    target = _copy(exported[1], tmp_path)
+    (target / "notes.txt").write_text("keep me")
+    before = {p.name: p.read_bytes() for p in target.iterdir()}
+    with pytest.raises(UsageError, match=r"model: holds files that no export wrote \(notes\.txt\)"):
+        export_model(exported[0], target, retrain=True, n_jobs=1)
+    assert {p.name: p.read_bytes() for p in target.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+
+
+def test_refuses_the_working_directory(
+    exported: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issue's probe: ``--out .`` in a folder holding a model.json once deleted it all."""
+    target = _copy(exported[1], tmp_path)
+    monkeypatch.chdir(target)
+    before = {p.name: p.read_bytes() for p in target.iterdir()}
+    for out in (".", "..", str(target)):
+        with pytest.raises(UsageError, match=r"is the working directory or holds it") as exc:
+            export_model(exported[0], Path(out), retrain=True, n_jobs=1)
+        _one_line(exc)
+    assert {p.name: p.read_bytes() for p in target.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
 
 
 def test_refuses_to_overwrite_other_folder(exported: tuple[Path, Path], tmp_path: Path) -> None:
@@ -160,7 +188,7 @@ def test_missing_model_file(exported: tuple[Path, Path], tmp_path: Path) -> None
     ("keep_checksum", "message"),
     [
         (True, r"layout\.txt: corrupt \(its SHA-256 differs from model\.json\)"),
-        (False, r"layout\.txt: not a readable LightGBM model \(truncated"),
+        (False, r"layout\.txt: not a well-formed LightGBM model \(truncated"),
     ],
 )
 def test_truncated_model_file(
@@ -190,7 +218,7 @@ def test_unparsable_model_file(exported: tuple[Path, Path], tmp_path: Path) -> N
     meta = json.loads((model_dir / "model.json").read_text())
     del meta["families"]["tile"]["sha256"]
     (model_dir / "model.json").write_text(json.dumps(meta))
-    with pytest.raises(ConfigError, match=r"tile\.txt: not a readable LightGBM model \(") as exc:
+    with pytest.raises(ConfigError, match=r"tile\.txt: not a well-formed LightGBM model \(") as exc:
         load_model(model_dir)
     _one_line(exc)
 
@@ -456,3 +484,11 @@ def test_an_interrupted_run_stays_resumable_and_exportable(tiny_root: Path, tmp_
     # the promotion to 36 rounds continued a 12-round booster that the interruption kept
     assert any(t.budget == 36.0 and t.info["rounds_reused"] == 12 for t in resumed.successful)
     assert budget_size(36.0) in store.sizes(booster_key(final.config, final.seed or 0, "layout"))
+
+
+def test_out_under_a_file_is_one_line(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("mine")
+    with pytest.raises(UsageError, match=r"--out .*f/m: cannot write beside it \(") as exc:
+        export_model(exported[0], tmp_path / "f" / "m", retrain=True, n_jobs=1)
+    _one_line(exc)
+    assert (tmp_path / "f").read_text() == "mine"

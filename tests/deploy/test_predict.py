@@ -119,3 +119,31 @@ def test_failure_midway_keeps_previous_file(
         write_submission(model, broken, out)
     assert out.read_text() == "previous\n"
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_ids_needing_quotes_are_quoted(
+    model: ExportedModel, tiny_root: Path, tmp_path: Path
+) -> None:
+    odd = tmp_path / "odd"
+    shutil.copytree(tiny_root, odd)
+    folder = odd / "npz" / "tile" / "xla" / "test"
+    first, second = sorted(folder.glob("*.npz"))[:2]
+    first.rename(folder / "a,b.npz")
+    second.rename(folder / 'new\nline "q".npz')
+    out = tmp_path / "s.csv"
+    counts = write_submission(model, odd, out, collections=("tile:xla",))
+    rows = _rows(out)
+    assert len(rows) == counts["tile:xla"]
+    ids = {r["ID"] for r in rows}
+    assert {"tile:xla:a,b", 'tile:xla:new\nline "q"'} <= ids
+    assert all(len(r) == 2 and r["TopConfigs"] for r in rows)
+
+
+def test_out_onto_a_folder_is_refused_before_any_work(
+    model: ExportedModel, tiny_root: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "dir").mkdir()
+    with pytest.raises(UsageError, match=r"dir: is a folder; --out names the submission CSV"):
+        write_submission(model, tiny_root, tmp_path / "dir")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir"]
+    assert not any((tmp_path / "dir").iterdir())

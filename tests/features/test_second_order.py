@@ -116,7 +116,9 @@ def test_width_fixed_and_finite_for_any_size(tmp_path: Path, n: int, nc: int) ->
     feat[:, rng.integers(2, 21, size=n)] = 1  # odd or several element types
     edges = [[i, i - 1] for i in range(1, n)]
     ops = list(rng.choice([ADD, DOT, TRANSPOSE, 26], size=n))
-    configs = np.where(rng.random((7, nc, 18)) < 0.5, -1, rng.integers(0, 2, size=(7, nc, 18)))
+    cut = rng.integers(0, 7, size=(7, nc, 3, 1))  # -1 ends each 6-dim layout, as in real files
+    dims = rng.integers(0, 2, size=(7, nc, 3, 6))
+    configs = np.where(np.arange(6) >= cut, -1, dims).reshape(7, nc, 18)
     cols = extract_columns(tmp_path, feat, ops, edges, list(range(n - nc, n)), configs)
     assert len(cols) == len(layout_feature_names(SPEC))
     for name in second_order_names():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -151,6 +152,43 @@ def test_invalid_space_files(tmp_path: Path, mutate: Any, message: str) -> None:
     with pytest.raises(ConfigError, match=message) as info:
         load_space(path)
     assert "\n" not in str(info.value)
+
+
+def _renamed(name: str) -> Any:
+    def mutate(data: dict[str, Any]) -> None:
+        hp = next(h for h in data["hyperparameters"] if h["name"] == "num_leaves")
+        hp["name"] = name
+
+    return mutate
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("num_iterations", r"'num_iterations' is set by hpo itself \(LightGBM's 'num_iterations'"),
+        ("n_estimators", r"'n_estimators' is set by hpo itself \(LightGBM's 'num_iterations'"),
+        ("num_boost_round", r"'num_boost_round' is set by hpo itself"),
+        ("objective", r"'objective' is set by hpo itself"),
+        ("nthread", r"'nthread' is set by hpo itself \(LightGBM's 'num_threads'"),
+        ("random_state", r"'random_state' is set by hpo itself \(LightGBM's 'seed'"),
+        ("bagging_seed", r"'bagging_seed' is set by hpo itself"),
+        ("metric", r"'metric' is set by hpo itself"),
+        ("foo_bar", r"'foo_bar' is neither an hpo setting \(label_levels, .*\) nor a LightGBM"),
+    ],
+)
+def test_space_keys_hpo_sets_or_nobody_knows(tmp_path: Path, name: str, message: str) -> None:
+    data = _space_json()
+    for cond in data.get("conditions", []):  # keep the renamed one unreferenced
+        assert "num_leaves" not in (cond.get("child"), cond.get("parent"))
+    _renamed(name)(data)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(path))}: hyperparameter {message}"):
+        load_space(path)
+    data = _space_json()
+    _renamed("num_leaf")(data)  # a LightGBM alias is fine
+    path.write_text(json.dumps(data))
+    assert "num_leaf" in list(load_space(path).keys())
 
 
 def test_malformed_json(tmp_path: Path) -> None:

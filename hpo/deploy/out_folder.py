@@ -1,0 +1,129 @@
+"""Where ``hpo export`` may write a model folder, and how the new folder replaces an old one.
+
+An export is built in a temporary folder beside ``--out`` and swapped in only when complete.
+Replacing must never delete what hpo did not write: ``--out`` may not be the working
+directory (or a folder holding it), and a folder already there must be empty or an earlier
+export, holding nothing but its ``model.json`` and the boosters that file names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from hpo.deploy.model import MODEL_FILE, is_member_name
+from hpo.errors import UsageError
+
+__all__ = ["check_out_dir", "install_model_folder"]
+
+
+def _named_files(meta_file: Path) -> set[str] | None:
+    """The files an earlier export wrote: ``model.json`` and the boosters it names.
+
+    ``None`` when ``model.json`` is unreadable: then nothing in the folder is known to be
+    hpo's own.
+    """
+    try:
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(meta, dict):
+        return None
+    entries: list[Any] = [meta.get("families")]
+    subsets = meta.get("subsets")
+    if isinstance(subsets, dict):
+        entries += [s.get("families") for s in subsets.values() if isinstance(s, dict)]
+    names = {MODEL_FILE}
+    for families in entries:
+        if isinstance(families, dict):
+            names.update(
+                str(e["file"]) for e in families.values() if isinstance(e, dict) and "file" in e
+            )
+    return {n for n in names if is_member_name(n)}  # never a path outside the folder
+
+
+def _foreign_files(out_dir: Path) -> list[str]:
+    """Relative paths under ``out_dir`` that no earlier export wrote (sorted)."""
+    owned = _named_files(out_dir / MODEL_FILE) or set()
+    owned_dirs = {str(Path(n).parent) for n in owned} - {"."}
+    found: list[str] = []
+    for path in sorted(out_dir.rglob("*")):
+        rel = path.relative_to(out_dir).as_posix()
+        if path.is_symlink() or not (
+            (rel in owned and path.is_file()) or (rel in owned_dirs and path.is_dir())
+        ):
+            found.append(rel)
+    return found
+
+
+def check_out_dir(out_dir: Path) -> None:
+    """Refuse an ``--out`` that cannot be replaced without deleting what hpo did not write.
+
+    The working directory (or a folder holding it) cannot be swapped for a new folder; a
+    folder holding anything but an earlier export's ``model.json`` and the boosters it
+    names would lose those files.
+    """
+    resolved = out_dir.resolve()
+    cwd = Path.cwd().resolve()
+    if resolved == cwd or resolved in cwd.parents:
+        raise UsageError(
+            f"--out {out_dir}: is the working directory or holds it; choose a new folder"
+        )
+    if not out_dir.exists() and not out_dir.is_symlink():
+        return
+    if out_dir.is_symlink() or not out_dir.is_dir():
+        raise UsageError(f"{out_dir}: exists and is not a model folder; choose another --out")
+    if not any(out_dir.iterdir()):
+        return
+    if not (out_dir / MODEL_FILE).is_file():
+        raise UsageError(f"{out_dir}: exists and is not a model folder; choose another --out")
+    foreign = _foreign_files(out_dir)
+    if foreign:
+        raise UsageError(
+            f"{out_dir}: holds files that no export wrote ({', '.join(foreign[:3])}"
+            f"{', ...' if len(foreign) > 3 else ''}); move them or choose another --out"
+        )
+
+
+def install_model_folder(tmp: Path, out_dir: Path) -> None:
+    """Swap the finished folder ``tmp`` in as ``out_dir``, replacing an earlier export.
+
+    The earlier folder is renamed aside first, so a failure leaves one complete folder at
+    ``out_dir``; only the files its ``model.json`` names are then deleted.
+    """
+    try:
+        check_out_dir(out_dir)
+    except UsageError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if not out_dir.exists():
+        os.replace(tmp, out_dir)
+        return
+    old = out_dir.parent / f".{out_dir.name}.old-{os.getpid()}"
+    os.replace(out_dir, old)
+    try:
+        os.replace(tmp, out_dir)
+    except OSError:
+        os.replace(old, out_dir)
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _remove_export(old)
+
+
+def _remove_export(folder: Path) -> None:
+    """Delete an earlier export's own files and folders; anything else stays (and is named)."""
+    for name in sorted(_named_files(folder / MODEL_FILE) or {MODEL_FILE}, reverse=True):
+        (folder / name).unlink(missing_ok=True)
+    for sub in sorted((p for p in folder.rglob("*") if p.is_dir()), reverse=True):
+        with contextlib.suppress(OSError):
+            sub.rmdir()
+    try:
+        folder.rmdir()
+    except OSError as exc:
+        raise UsageError(
+            f"{folder}: the replaced model folder kept files no export wrote; check them"
+        ) from exc

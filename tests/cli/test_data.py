@@ -1,0 +1,40 @@
+"""``hpo data synth`` and ``hpo data check`` on careless input: one line, nothing written."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from hpo.cli import main
+
+
+def test_synth_onto_a_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "data.npz"
+    target.write_text("mine")
+    assert main(["data", "synth", "--out", str(target), "--scale", "tiny", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"hpo: error: --out {target}: is a file; give a folder for the dataset root\n"
+    assert target.read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.npz"]
+
+
+@pytest.mark.parametrize("link", ["dangling", "loop"])
+def test_a_bad_link_under_train_is_one_line(
+    tiny_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], link: str
+) -> None:
+    import shutil
+
+    root = tmp_path / "root"
+    shutil.copytree(tiny_root / "npz" / "tile", root / "npz" / "tile")
+    bad = root / "npz" / "tile" / "xla" / "train" / "zz.npz"
+    os.symlink(tmp_path / "nowhere.npz" if link == "dangling" else bad, bad)
+    runs = tmp_path / "runs"
+    argv = ["run", "--data", str(root), "--collection", "tile", "--runs-dir", str(runs)]
+    assert main([*argv, "--name", "r", "--trials", "2", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"hpo: error: {bad}: not a readable file (a broken link or a folder?)\n"
+    assert not runs.exists()
+    assert main(["data", "check", str(root)]) == 1
+    assert f"hpo: bad file: {bad}: file not found" in capsys.readouterr().err
