@@ -24,6 +24,7 @@ import numpy as np
 
 from hpo.data.npyzip import iter_member_rows, read_member_header
 from hpo.data.runtimes import validate_layout_runtimes, validate_tile_runtimes
+from hpo.data.segments import check_node_splits
 from hpo.errors import DataFormatError, UsageError
 
 __all__ = [
@@ -200,31 +201,6 @@ def _check(
         raise DataFormatError(f"{path}: key '{key}': expected shape {want_s}, found {arr.shape}")
 
 
-def _check_node_splits(path: Path, splits: np.ndarray, n: int) -> None:
-    """Segment boundaries in [0, n], non-decreasing.
-
-    Upstream's encoder writes 0, the node count after each computation and finally ``n``
-    itself (every real file ends with n); its README calls them "starting node ids", the form
-    without the final n. Both are accepted: segment i is nodes ``splits[i]`` to
-    ``splits[i+1] - 1``, so a boundary may equal n but never exceed it, and a decreasing pair
-    would make a negative segment.
-    """
-    if not splits.size:
-        return
-    if splits.min() < 0 or splits.max() > n:
-        raise DataFormatError(
-            f"{path}: key 'node_splits': expected boundaries in [0, {n}], found "
-            f"[{splits.min()}, {splits.max()}]"
-        )
-    steps = np.diff(splits[0])
-    if (steps < 0).any():
-        at = int(np.flatnonzero(steps < 0)[0])
-        raise DataFormatError(
-            f"{path}: key 'node_splits': expected non-decreasing boundaries, found "
-            f"{splits[0, at]} before {splits[0, at + 1]}"
-        )
-
-
 def _read(npz: np.lib.npyio.NpzFile, path: Path, key: str) -> np.ndarray:
     if key not in npz.files:
         raise DataFormatError(f"{path}: missing key '{key}' (found {', '.join(sorted(npz.files))})")
@@ -340,7 +316,7 @@ def load_layout_graph(path: Path | str) -> LayoutGraph:
         if splits.ndim == 1:
             splits = splits.reshape(1, -1)
         _check(path, "node_splits", splits, _INT_KINDS, (1, None))
-        _check_node_splits(path, splits, n)
+        check_node_splits(path, splits, n)
         runtime = _read(npz, path, "config_runtime")
         _check(path, "config_runtime", runtime, _INT_KINDS + _FLOAT_KINDS, (None,))
         c = runtime.shape[0]
