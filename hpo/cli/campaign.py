@@ -97,7 +97,8 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument(
         "--collection",
         metavar="SPEC",
-        help="collection name, 'layout', 'all' or a comma list (default: all)",
+        help="collection name, 'layout', 'all' or a comma list (default: all); 'all' and "
+        "'layout' run the collections the data root holds and name the absent ones",
     )
     p.add_argument(
         "--space",
@@ -240,10 +241,39 @@ def _config_from_args(args: argparse.Namespace) -> Any:
         for option, field in _SETTINGS.items()
         if getattr(args, option) is not None
     }
-    if args.collection is not None:
-        values["collections"] = resolve_collections(args.collection)
+    spec = args.collection if args.collection is not None else "all"
+    values["collections"] = resolve_collections(spec)
+    groups = {"all", "layout"} & {part.strip() for part in spec.split(",")}
+    if groups:
+        values["collections"] = _present_collections(args.data, spec, values["collections"])
     values.setdefault("name", default_run_name(args.optimizer or _defaults()["optimizer"]))
     return CampaignConfig(runs_dir=args.runs_dir, **values)
+
+
+def _present_collections(root: Path, spec: str, wanted: tuple[str, ...]) -> tuple[str, ...]:
+    """Narrow a group selector (``all``, ``layout``) to the collections ``root`` holds.
+
+    A root may hold only some collections (the real fixtures hold tile:xla and
+    layout:xla:random): a group runs the ones with a train folder and names the others on
+    stdout; a collection named on its own must be there (the campaign says so if not).
+    """
+    from hpo.data.load import collection_dir, resolve_collections
+
+    named = [p.strip() for p in spec.split(",") if p.strip() not in ("all", "layout")]
+    must = set(resolve_collections(",".join(named))) if named else set()
+    present = tuple(c for c in wanted if c in must or collection_dir(root, c, "train").is_dir())
+    if not present:
+        raise UsageError(
+            f"{root}: no train data for any of {', '.join(wanted)} (expected folders like "
+            f"{collection_dir(root, wanted[0], 'train')})"
+        )
+    absent = [c for c in wanted if c not in present]
+    if absent:
+        # stdout, with the campaign's log: stderr is kept for the one line of an error
+        print(
+            f"note: {root} has no train data for {', '.join(absent)}; running {', '.join(present)}"
+        )
+    return present
 
 
 def _resumed_config(args: argparse.Namespace) -> Any:

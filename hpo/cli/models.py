@@ -69,7 +69,11 @@ def _model_data_args(p: argparse.ArgumentParser, split: str) -> None:
         default=split,
         help=f"split (default: {split})",
     )
-    p.add_argument("--collections", help="comma-separated subset (default: the model's)")
+    p.add_argument(
+        "--collections",
+        help="comma-separated subset, each must be in the data (default: the model's that the "
+        "data holds; the absent ones are named on stderr)",
+    )
     p.add_argument("--cache-dir", type=Path, help="feature cache (default: none)")
 
 
@@ -132,6 +136,24 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _note_absent(model: Any, args: argparse.Namespace) -> None:
+    """One stderr line naming the model's collections the data root does not hold.
+
+    Printed after the command succeeded, so an error stays the only line on stderr.
+    """
+    from hpo.deploy.evaluate import model_collections
+
+    present, absent = model_collections(
+        model, args.data, args.split, _collections(args.collections)
+    )
+    if absent:
+        print(
+            f"note: {args.data} has no {args.split} data for {', '.join(absent)}; served "
+            f"{', '.join(present)}",
+            file=sys.stderr,
+        )
+
+
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from hpo.deploy.evaluate import evaluate_model
     from hpo.deploy.model import load_model
@@ -148,6 +170,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         )
     if args.json:
         print(json.dumps(report, indent=2))
+        _note_absent(model, args)
         return 0
     table = Table(title=f"{args.model} on {args.data} ({args.split})")
     for col in ("collection", "graphs", "metric", "value", "top-1 err", "top-5 err", "top-10 err"):
@@ -175,6 +198,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         style="bold",
     )
     stdout_console().print(table)
+    _note_absent(model, args)
     return 0
 
 
@@ -197,7 +221,8 @@ def _cmd_predict(args: argparse.Namespace) -> int:
         )
     parts = ", ".join(f"{c} {n}" for c, n in counts.items())
     print(f"wrote {args.out}: {sum(counts.values())} rows ({parts})")
-    missing = [c for c in COLLECTIONS if c not in counts]
+    _note_absent(model, args)
+    missing = [c for c in COLLECTIONS if c not in model.collections]
     if missing:
         print(
             f"note: the model does not cover {', '.join(missing)}; a full submission needs "

@@ -24,11 +24,11 @@ import numpy as np
 
 from hpo.data.npyzip import iter_member_rows, read_member_header
 from hpo.data.runtimes import validate_layout_runtimes, validate_tile_runtimes
+from hpo.data.segments import check_node_splits
 from hpo.data.values import (
     check_config_block,
     check_config_ids,
     check_feature_values,
-    check_node_splits,
     check_opcodes,
 )
 from hpo.errors import DataFormatError, UsageError

@@ -11,7 +11,7 @@ files. Shapes and dtypes are checked in :mod:`hpo.data.load`, runtimes in
   exact in float64) is far above any real tensor size and keeps every feature finite;
 - ``node_opcode``: HLO opcode ids, ``0..N_OPCODES - 1`` (real files use the whole range);
 - ``node_config_ids``: distinct (one row of layouts per configurable node);
-- ``node_splits``: non-decreasing segment starts in ``[0, n]`` (upstream ends them with n);
+- ``node_splits``: checked by :mod:`hpo.data.segments` (boundaries in ``[0, n]``, non-decreasing);
 - ``node_config_feat``: whole numbers in -1..5, and in each of the three 6-dimension blocks
   (output, input 1, input 2) the -1 entries ("left to the compiler") form a suffix:
   ``[4, 0, -1, -1, -1, -1]`` fixes the two most-minor dimensions; a -1 followed by a fixed
@@ -32,7 +32,6 @@ __all__ = [
     "check_config_block",
     "check_config_ids",
     "check_feature_values",
-    "check_node_splits",
     "check_opcodes",
 ]
 
@@ -70,17 +69,6 @@ def check_config_ids(path: Path, ids: np.ndarray) -> None:
             f"{path}: key 'node_config_ids': expected distinct node ids, found "
             f"{int(uniq[counts > 1][0])} {int(counts.max())} times"
         )
-
-
-def check_node_splits(path: Path, splits: np.ndarray, n: int) -> None:
-    """Refuse segment starts outside ``[0, n]`` or decreasing."""
-    if splits.size and (splits.min() < 0 or splits.max() > n):
-        raise DataFormatError(
-            f"{path}: key 'node_splits': expected node ids in [0, {n}], found "
-            f"[{splits.min()}, {splits.max()}]"
-        )
-    if (np.diff(splits, axis=-1) < 0).any():
-        raise DataFormatError(f"{path}: key 'node_splits': expected non-decreasing node ids")
 
 
 def check_config_block(path: Path, start: int, block: np.ndarray) -> np.ndarray:

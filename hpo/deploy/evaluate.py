@@ -41,27 +41,48 @@ def graph_metrics(collection: str, scores: np.ndarray, runtime: np.ndarray) -> d
 
 def model_collections(
     model: ExportedModel, data_root: Path | str, split: str, collections: Sequence[str] | None
-) -> tuple[str, ...]:
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The collections to process, checked against the model and the data root.
+
+    Without ``collections`` the model's collections that ``data_root`` holds for ``split`` are
+    served and the others returned as absent (a root may hold only some collections, as the
+    real fixtures do); collections asked for by name must all be there.
+
+    Returns
+    -------
+    tuple of (tuple of str, tuple of str)
+        The collections to process and the model's collections absent from the data root.
 
     Raises
     ------
     UsageError
-        If the model does not serve a requested collection, the split is unknown, or the
-        data root lacks a collection's folder for ``split``.
+        If the model does not serve a requested collection, the split is unknown, a requested
+        collection's folder for ``split`` is missing, or the root holds none of the model's.
     """
     if split not in SPLITS:
         raise UsageError(f"unknown split '{split}' (expected one of {', '.join(SPLITS)})")
     wanted = tuple(collections) if collections else model.collections
+    present: list[str] = []
+    absent: list[str] = []
     for c in wanted:
         model.family_model(c)
         folder = collection_dir(Path(data_root), c, split)
-        if not folder.is_dir():
+        if folder.is_dir():
+            present.append(c)
+        elif collections:
             raise UsageError(
                 f"{data_root}: no {c} {split} data (missing folder {folder}); the model "
                 f"serves {', '.join(model.collections)}"
             )
-    return wanted
+        else:
+            absent.append(c)
+    if not present:
+        raise UsageError(
+            f"{data_root}: no {split} data for any collection the model serves "
+            f"({', '.join(model.collections)}; expected folders like "
+            f"{collection_dir(Path(data_root), wanted[0], split)})"
+        )
+    return tuple(present), tuple(absent)
 
 
 def evaluate_model(
@@ -84,7 +105,8 @@ def evaluate_model(
     split
         Split to score (must be labeled; the test split is not).
     collections
-        Collections to score (default: every collection the model serves).
+        Collections to score (default: every collection the model serves that ``data_root``
+        holds; the others are listed under ``absent``).
     cache_dir
         Feature cache (``None``: extract without caching).
     progress
@@ -96,16 +118,18 @@ def evaluate_model(
         ``split``, ``data_root``, ``model``, ``collections`` ({collection: {"metric",
         "kendall_tau" or "tile_score", "top1_error", "top5_error", "top10_error",
         "graphs"}}), ``overall`` ({"score", "top1_error", ...}) and ``graphs`` (one row per
-        graph with its collection, stem, configs and metrics).
+        graph with its collection, stem, configs and metrics) and ``absent`` (the model's
+        collections the root does not hold, when ``collections`` is not given).
 
     Raises
     ------
     UsageError
-        If a collection is missing from the data root or not served by the model, or a
-        collection has no labeled graph in ``split``.
+        If a requested collection is missing from the data root or not served by the model,
+        the root holds none of the model's collections, or a collection has no labeled graph in
+        ``split``.
     """
     root = Path(data_root)
-    wanted = model_collections(model, root, split, collections)
+    wanted, absent = model_collections(model, root, split, collections)
     files = [(c, p) for c in wanted for p in list_graphs(root, c, split)]
     cache = Path(cache_dir) if cache_dir is not None else None
     rows: list[dict[str, Any]] = []
@@ -148,4 +172,5 @@ def evaluate_model(
         "collections": per_collection,
         "overall": overall,
         "graphs": rows,
+        "absent": list(absent),
     }

@@ -76,7 +76,8 @@ def write_submission(
     progress
         ``progress(done, total, label)`` after each graph.
     collections
-        Collections to predict (default: every collection the model serves).
+        Collections to predict (default: every collection the model serves that ``data_root``
+        holds for ``split``; :func:`hpo.deploy.evaluate.model_collections` names the others).
     top_k
         Configs listed per tile graph (at least 1).
     cache_dir
@@ -90,13 +91,14 @@ def write_submission(
     Raises
     ------
     UsageError
-        If ``top_k`` < 1, ``out_csv`` is a folder or in none, or a collection is missing from
-        the data root or not served by the model.
+        If ``top_k`` < 1, ``out_csv`` is a folder or in none, a requested collection is
+        missing from the data root or not served by the model, or the root holds none of the
+        model's collections.
     """
     if top_k < 1:
         raise UsageError(f"--top-k must be >= 1, got {top_k}")
     root = Path(data_root)
-    wanted = model_collections(model, root, split, collections)
+    wanted, _ = model_collections(model, root, split, collections)
     files = [(c, p) for c in wanted for p in list_graphs(root, c, split)]
     out = Path(out_csv)
     if out.parent and not out.parent.is_dir():

@@ -2,8 +2,11 @@
 
 A layout names tensor dimensions from most minor to most major (``-1`` pads unused dims; an
 all ``-1`` block leaves the choice to the compiler, which we resolve to the node's own
-default layout from ``node_feat[134:140]``). Per configurable node we derive what the
-hardware sees under the chosen layout and aggregate over nodes into a fixed width:
+default layout from ``node_feat[134:140]``; a ``-1`` in a block that also holds dims leaves
+that dim to the compiler: it never counts as a mismatch or a change, and sizes take the
+remaining dims in default order, see :mod:`hpo.features.layout_partial`). Per configurable
+node we derive what the hardware sees under the chosen layout and aggregate over nodes into
+a fixed width:
 
 - sizes of the most-minor and second-minor dims and their padding to 8 x 128 tiles,
   as volume-weighted sums (memory traffic) per opcode group;
@@ -24,6 +27,7 @@ from hpo.data.load import LayoutGraph, iter_config_chunks
 from hpo.data.opcodes import CONVOLUTION, DOT, RESHAPE, TRANSPOSE
 from hpo.features.graph import graph_descriptor, graph_descriptor_names
 from hpo.features.hashing import hash_int8_rows
+from hpo.features.layout_partial import disagree, mask_bits, pack, read_block
 from hpo.features.layout_second_order import (
     SecondOrderStatic,
     second_order_chunk,
@@ -104,6 +108,7 @@ class LayoutStatic:
     convdot: np.ndarray  # (nc,) bool
     reshape: np.ndarray  # (nc,) bool
     producer: np.ndarray  # (nc,) int, configurable producer index or -1
+    in_rank: np.ndarray  # (nc,) int, rank of the first operand (0 if none)
     sibling_first: np.ndarray  # (nc,) int, first consumer of the same producer, or -1
     second_order: SecondOrderStatic | None = None  # see hpo.features.layout_second_order
 
@@ -134,6 +139,8 @@ def layout_static(graph: LayoutGraph, spec: FeatureSpec) -> LayoutStatic:
     cfg_index = np.full(graph.n_nodes, -1, dtype=np.int64)
     cfg_index[ids] = np.arange(nc)
     first = _first_operand(graph.edge_index, graph.n_nodes)
+    all_rank = np.count_nonzero(nf[:, 21:27] > 0, axis=1)
+    in_rank = np.where(first[ids] >= 0, all_rank[np.maximum(first[ids], 0)], 0)
     producer = np.full(nc, -1, dtype=np.int64)
     cur = first[ids].copy()
     active = np.ones(nc, dtype=bool)
@@ -160,15 +167,10 @@ def layout_static(graph: LayoutGraph, spec: FeatureSpec) -> LayoutStatic:
         convdot=(ops == CONVOLUTION) | (ops == DOT),
         reshape=(ops == RESHAPE) | (ops == TRANSPOSE),
         producer=producer,
+        in_rank=in_rank,
         sibling_first=sibling_first,
         second_order=second_order_static(graph, dims, rank, producer),
     )
-
-
-def _effective(block: np.ndarray, default: np.ndarray) -> np.ndarray:
-    """Resolve all -1 (compiler default) layouts to ``default``; (k, nc, 6) int."""
-    is_default = block[..., 0] < 0
-    return np.where(is_default[..., None], default[None, :, :], block)
 
 
 def _gather(dims: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -184,43 +186,42 @@ def _pad_ratio(d0: np.ndarray, d1: np.ndarray) -> np.ndarray:
     return (np.ceil(d0 / 128) * 128 * np.ceil(d1 / 8) * 8) / (d0 * d1)
 
 
-def _differs(a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    return ((a != b) & mask[None]).any(axis=-1)
-
-
 def _chunk_features(raw: np.ndarray, st: LayoutStatic) -> np.ndarray:
     """Per-config features (without pattern frequency) of one int8 chunk (k, nc, 18)."""
     k = raw.shape[0]
     out_raw, in_raw, ker_raw = raw[..., 0:6], raw[..., 6:12], raw[..., 12:18]
-    out = _effective(out_raw, st.default)
+    # packed layouts: free dims of partial layouts are wildcards in comparisons, and .minor
+    # holds the two most-minor dims of the completed layout (sizes need a dim everywhere)
+    out = read_block(out_raw, st.default, st.rank)
     vol = st.volume[None, :]
-    d0 = _gather(st.dims, out[..., 0])
-    d1 = np.where(st.rank[None, :] >= 2, _gather(st.dims, out[..., 1]), 1.0)
+    d0 = _gather(st.dims, out.minor[..., 0])
+    d1 = np.where(st.rank[None, :] >= 2, _gather(st.dims, out.minor[..., 1]), 1.0)
     ratio = _pad_ratio(d0, d1)
     padded = vol * ratio
     total_vol = max(float(st.volume.sum()), 1.0)
-    nondefault = out_raw[..., 0] >= 0
+    rank_bits = mask_bits(st.mask)
+    nondefault = disagree((out.code, out.care), pack(st.default), rank_bits[None])
     largest = st.dims.max(axis=1)[None, :]
 
     has_prod = st.producer >= 0
     prod = np.maximum(st.producer, 0)
-    in_eff = _effective(in_raw, st.default[prod])
-    prod_out = out[:, prod, :]
-    pmask = st.mask[prod] & has_prod[:, None]
-    copy = _differs(in_eff, prod_out, pmask)
-    explicit = copy & (in_raw[..., 0] >= 0) & (out_raw[:, prod, 0] >= 0)
+    inp = read_block(in_raw, st.default[prod], st.in_rank)
+    in_packed = (inp.code, inp.care)
+    pbits = np.where(has_prod, rank_bits[prod], 0)[None]
+    copy = disagree(in_packed, (out.code[:, prod], out.care[:, prod]), pbits)
+    explicit = copy & inp.is_set & out.is_set[:, prod]
     pvol = st.volume[prod][None, :]
     has_sib = st.sibling_first >= 0
     sib = np.maximum(st.sibling_first, 0)
-    sib_dis = _differs(in_eff, in_eff[:, sib, :], pmask & has_sib[:, None])
-    in_out = _differs(
-        out, in_eff, st.mask & has_prod[:, None] & (st.rank == st.rank[prod])[:, None]
-    )
-    in_d0 = _gather(st.dims[prod], in_eff[..., 0])
-    in_d1 = np.where(st.rank[prod][None, :] >= 2, _gather(st.dims[prod], in_eff[..., 1]), 1.0)
+    sib_dis = disagree(in_packed, (inp.code[:, sib], inp.care[:, sib]), np.where(has_sib, pbits, 0))
+    same_rank = has_prod & (st.rank == st.rank[prod])
+    in_out = disagree((out.code, out.care), in_packed, np.where(same_rank, rank_bits, 0)[None])
+    in_d0 = _gather(st.dims[prod], inp.minor[..., 0])
+    in_d1 = np.where(st.rank[prod][None, :] >= 2, _gather(st.dims[prod], inp.minor[..., 1]), 1.0)
     in_padded = np.where(has_prod[None, :], pvol * _pad_ratio(in_d0, in_d1), 0.0)
     is_conv = st.convdot[None, :]
-    ker_default = np.where(is_conv, ker_raw[..., 0] < 0, False).sum(1) / max(st.convdot.sum(), 1)
+    ker_unset = (ker_raw < 0).all(axis=-1)
+    ker_default = np.where(is_conv, ker_unset, False).sum(1) / max(st.convdot.sum(), 1)
     other = ~(st.convdot | st.reshape)[None, :]
     nc = raw.shape[1]
     cols = [
@@ -249,7 +250,7 @@ def _chunk_features(raw: np.ndarray, st: LayoutStatic) -> np.ndarray:
         np.log1p((in_out * vol).sum(1)),
         np.log1p(in_padded.sum(1)),
         ker_default,
-        out[..., 0].clip(0, 5).mean(1) if nc else np.zeros(k),
+        out.minor[..., 0].clip(0, 5).mean(1) if nc else np.zeros(k),
     ]
     if st.second_order is not None:
         cols.append(second_order_chunk(raw, out, d0, d1, st, st.second_order))

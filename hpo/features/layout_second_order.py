@@ -19,7 +19,9 @@ where the cost differs by group:
   node, which forces a copy.
 
 Everything is computed per chunk of configs on ``(k, nc)`` arrays, like the first-order
-features: no Python loop over configs or nodes.
+features: no Python loop over configs or nodes. Partial layouts (-1 next to fixed dims) are
+read as :mod:`hpo.features.layout_partial` says: a free dim is never a mismatch, and sizes
+and "most minor" read the completed layout.
 """
 
 from __future__ import annotations
@@ -36,6 +38,14 @@ from hpo.features.layout_cost_estimate import (
     CONVDOT_WEIGHT,
     ESTIMATE_GROUPS,
     cost_estimate_columns,
+)
+from hpo.features.layout_partial import (
+    MAJOR_BITS,
+    MINOR_BITS,
+    Layouts,
+    disagree,
+    pack,
+    read_block,
 )
 
 
@@ -220,17 +230,13 @@ def second_order_static(
     )
 
 
-def _codes(layout: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Pack layouts ``(..., 6)`` of entries -1..5 into ``(two minor positions, the rest)``.
-
-    Base-8 digits of a range of 7 values are injective, so two layouts agree on the minor
-    (major) positions exactly when their codes do; comparing one int16 per node instead of
-    six entries is what keeps the mismatch classes cheap.
-    """
-    lay = layout.astype(np.int16)
-    minor = lay[..., 0] * 8 + lay[..., 1]
-    major = ((lay[..., 2] * 8 + lay[..., 3]) * 8 + lay[..., 4]) * 8 + lay[..., 5]
-    return minor, major
+def _classes(
+    a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Whether packed layouts ``a`` and ``b`` disagree in the two most-minor positions, and
+    (if not) in the major ones only; a position either leaves free (-1) never counts."""
+    minor = disagree(a, b, MINOR_BITS)
+    return minor, ~minor & disagree(a, b, MAJOR_BITS)
 
 
 def _gather(table: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -255,7 +261,7 @@ def _log_sum(mask: np.ndarray, weight: np.ndarray) -> np.ndarray:
 
 def second_order_chunk(
     raw: np.ndarray,
-    out: np.ndarray,
+    out: Layouts,
     d0: np.ndarray,
     d1: np.ndarray,
     st: LayoutStatic,
@@ -264,8 +270,9 @@ def second_order_chunk(
     """Second-order per-config features of one chunk; ``(k, len(second_order_names()))``.
 
     ``raw`` is the int8 chunk ``(k, nc, 18)``, ``out`` its output layouts with the compiler
-    default resolved, ``d0``/``d1`` the sizes of the most-minor and second-minor output dims
-    (1 past the rank), as the first-order features compute them. The ``est_*`` columns
+    default resolved (:func:`hpo.features.layout_partial.read_block`), ``d0``/``d1`` the sizes
+    of the most-minor and second-minor output dims (1 past the rank), as the first-order
+    features compute them. The ``est_*`` columns
     (:mod:`hpo.features.layout_cost_estimate`) are priced from the masks computed here, so the
     operands are gathered once.
     """
@@ -274,42 +281,40 @@ def second_order_chunk(
     padded = work[None] * _pad_ratio(d0, d1, so.sublanes[None])
     other = ~(convdot | reshape)
     in_default = so.in_default
-    in_is_default = raw[..., 6] < 0
-    inp0 = np.where(in_is_default, in_default[:, 0], raw[..., 6])
-    inp1 = np.where(in_is_default, in_default[:, 1], raw[..., 7])
+    inp = read_block(raw[..., 6:12], in_default, so.in_rank)
+    inp0, inp1 = inp.minor[..., 0], inp.minor[..., 1]
     in_dims = _with_fill(so.in_dims, 1.0)
     in_d0, in_d1 = _gather(in_dims, inp0), _gather(in_dims, inp1)
     in_work = so.in_volume * so.in_bytes
     in_sub = 32.0 / np.clip(so.in_bytes, 1.0, 4.0)
     in_padded = in_work[None] * _pad_ratio(in_d0, in_d1, in_sub[None])
 
-    feat_minor = convdot[None] & (out[..., 0] == so.feature_dim[None])
+    feat_minor = convdot[None] & (out.minor[..., 0] == so.feature_dim[None])
     not_minor = convdot[None] & ~feat_minor
     has_k = so.kernel_feature >= 0
-    ker0 = np.where(raw[..., 12] < 0, so.kernel_default[:, 0], raw[..., 12])
+    ker0 = read_block(raw[..., 12:18], so.kernel_default).minor[..., 0]
     ker_minor = has_k[None] & (ker0 == so.kernel_feature[None])
 
     # Transpose: output dim out[0] reads input dim perm[out[0]]; a bitcast when that is the
     # input's most-minor dim. Reshape: when the most-minor runs have the same size.
-    src = _gather(np.c_[so.perm, np.full(len(so.perm), -1)], out[..., 0])
+    src = _gather(np.c_[so.perm, np.full(len(so.perm), -1)], out.minor[..., 0])
     bitcast = np.where(so.is_transpose[None], src == inp0, in_d0 == d0) & reshape[None]
     move = reshape[None] & ~bitcast
 
-    out_minor, out_major = _codes(out)
-    raw_minor, raw_major = _codes(raw[..., 6:12])
-    def_minor, def_major = _codes(in_default)
-    in_minor = np.where(in_is_default, def_minor, raw_minor)
-    in_major = np.where(in_is_default, def_major, raw_major)
     prod = np.maximum(st.producer, 0)
-    p_minor = so.comparable[None] & (in_minor != out_minor[:, prod])
-    p_major = so.comparable[None] & ~p_minor & (in_major != out_major[:, prod])
+    in_packed, out_packed = (inp.code, inp.care), (out.code, out.care)
+    p_minor, p_major = _classes(in_packed, (out.code[:, prod], out.care[:, prod]))
+    p_minor &= so.comparable[None]
+    p_major &= so.comparable[None]
     has_sib = (st.sibling_first >= 0) & so.comparable
     sib = np.maximum(st.sibling_first, 0)
-    s_minor = has_sib[None] & (in_minor != in_minor[:, sib])
-    s_major = has_sib[None] & ~s_minor & (in_major != in_major[:, sib])
-    own_minor, own_major = _codes(st.default)
-    r_minor = so.reader[None] & (out_minor != own_minor)
-    r_major = so.reader[None] & ~r_minor & (out_major != own_major)
+    s_minor, s_major = _classes(in_packed, (inp.code[:, sib], inp.care[:, sib]))
+    s_minor &= has_sib[None]
+    s_major &= has_sib[None]
+    own = pack(st.default)
+    r_minor, r_major = _classes(out_packed, (own[0][None], own[1][None]))
+    r_minor &= so.reader[None]
+    r_major &= so.reader[None]
     reader_work = work * np.where(convdot, CONVDOT_WEIGHT, 1.0)
 
     p_minor_bytes = np.where(p_minor, in_work[None], 0.0).sum(1)

@@ -14,15 +14,20 @@ from hpo.errors import ConfigError
 __all__ = ["ADDED_IN_VERSION", "FEATURE_VERSION", "READABLE_VERSIONS", "FeatureSpec"]
 
 #: Bumped whenever any extractor changes its output; part of every cache key and model folder.
-FEATURE_VERSION = 3
+FEATURE_VERSION = 4
 #: For each version, the base-name prefixes of the columns it added. A later version that only
 #: *adds* columns can still serve the runs and models of an earlier one: their rows are
 #: today's rows without the columns added since (version 2 added the second-order ``so_*``
 #: columns and left version 1's unchanged, which tests/features check on generated data;
-#: version 3 added the ``est_*`` cost estimates and left version 2's unchanged).
+#: version 3 added the ``est_*`` cost estimates and left version 2's unchanged). Version 4
+#: added no column: it reads partial layouts (a -1 next to fixed dims is a free dim, never a
+#: mismatch or a change), which leaves every column of a file without partial layouts as it
+#: was except the ``*nondefault_out`` and ``frac_default_out`` ones, which now count a layout
+#: that differs from the default rather than any explicit one (an explicit copy of the default
+#: is no change); so models of versions 1-3 stay readable.
 ADDED_IN_VERSION: dict[int, tuple[str, ...]] = {2: ("so_",), 3: ("est_",)}
 #: Versions whose runs can be resumed or exported and whose model folders can be loaded.
-READABLE_VERSIONS = (1, 2, 3)
+READABLE_VERSIONS = (1, 2, 3, 4)
 
 
 @dataclass(frozen=True, kw_only=True)

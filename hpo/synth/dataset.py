@@ -293,8 +293,9 @@ def generate_dataset(
         Delete ``.npz`` files in the collection folders that this run would not write (from
         another seed or scale). Without it such files are an error.
     law
-        Hidden layout cost law: ``"second-order"`` or ``"first-order"`` (the older law,
-        byte-identical to earlier versions for a seed); tile files do not depend on it.
+        Hidden layout cost law: ``"second-order"`` or ``"first-order"`` (the older law; its
+        files changed once, when the generator took upstream's form: ``node_splits`` ending
+        with n and partial layouts); tile files do not depend on it.
 
     Returns
     -------

@@ -63,7 +63,11 @@ LAWS: tuple[str, ...] = ("second-order", "first-order")
 
 @dataclass(frozen=True, eq=False)
 class HloGraph:
-    """The stored arrays of one synthetic graph (``node_splits`` as a flat vector)."""
+    """The stored arrays of one synthetic graph (``node_splits`` as a flat vector).
+
+    ``node_splits`` has upstream's encoder form: 0, the first node of every further
+    computation, and finally ``n`` (every real file ends with n).
+    """
 
     node_feat: np.ndarray
     node_opcode: np.ndarray
@@ -249,7 +253,7 @@ def build_hlo_graph(
     law
         ``"second-order"`` re-draws element types (a bf16/f32 mix with a few 8-bit tensors)
         and writes the spatial dimension numbers of 3-D convolutions, after every draw of the
-        first-order graph, so ``"first-order"`` graphs stay byte-identical to older versions.
+        first-order graph, so ``"first-order"`` graphs keep the first-order draws.
     """
     n = int(n_nodes)
     starts = _computation_starts(rng, n, n_computations)
@@ -309,7 +313,7 @@ def build_hlo_graph(
         node_feat=feat,
         node_opcode=opcode.astype(np.uint8),
         edge_index=edges,
-        node_splits=starts,
+        node_splits=np.r_[starts, n].astype(np.int64),
     )
 
 

@@ -4,6 +4,10 @@ Configurable nodes are convolution, dot, reshape, transpose and fusion nodes wit
 rank >= 2. A configuration gives each of them an output, input and (convolutions) kernel
 layout, minor-to-major, -1 padded; an all -1 block is the compiler default, i.e. the layout
 stored in ``node_feat`` 134-139 of the node (of the operand, for input and kernel blocks).
+As in upstream's real files, a share of the configurations (:data:`PARTIAL_SHARE`) fixes only
+the two most-minor dims of tensors of rank >= 3 and leaves the rest -1, to the compiler; the
+law prices such a layout completed with the remaining dims in the default layout's order
+(:func:`hpo.synth.layout_compile.compile_layouts`), which is what "the compiler" picks here.
 
 Hidden cost law (:func:`_config_cost_terms`): per configurable node, the output volume padded
 to the 8 x 128 hardware tile on its two most-minor dimensions under the chosen layout, times
@@ -41,6 +45,7 @@ from hpo.synth.graph import (
     build_hlo_graph,
 )
 from hpo.synth.hlo_tables import FUSION
+from hpo.synth.layout_compile import compile_layouts
 from hpo.synth.layout_draw import (
     FACTORIAL,
     choose_config_nodes,
@@ -55,7 +60,7 @@ from hpo.synth.layout_law import (
 )
 from hpo.synth.npz_writer import NpzWriter
 
-__all__ = ["CONFIGURABLE_OPCODES", "noiseless_layout_cost", "write_layout_file"]
+__all__ = ["CONFIGURABLE_OPCODES", "PARTIAL_SHARE", "noiseless_layout_cost", "write_layout_file"]
 
 CONFIGURABLE_OPCODES: tuple[int, ...] = (CONVOLUTION, DOT, RESHAPE, TRANSPOSE, FUSION)
 _OPCODE_FACTOR = np.ones(256)
@@ -68,6 +73,8 @@ _NODE_NS = 150.0  # base runtime per node
 _LANES, _SUBLANES = 128, 8
 _CHUNK_CELLS = 1 << 18  # configs x configurable nodes per chunk
 _CALIBRATION_CONFIGS = 512  # unique configs sampled to scale the config-dependent cost
+#: Share of configurations whose layouts of rank >= 3 fix only the two most-minor dims.
+PARTIAL_SHARE = 0.5
 
 
 @dataclass(frozen=True, eq=False)
@@ -225,7 +232,8 @@ def _config_cost_terms(p: LayoutProblem, feat: np.ndarray) -> tuple[np.ndarray, 
 
 
 def _law_cost(p: LayoutProblem, feat: np.ndarray) -> np.ndarray:
-    """Config-dependent cost ``(k,)`` under the problem's law."""
+    """Config-dependent cost ``(k,)`` under the problem's law, partial layouts completed."""
+    feat = compile_layouts(feat, p.out_default, p.in_default, p.kernel_default)
     if p.second is None:
         node, other = _config_cost_terms(p, feat)
     else:
@@ -258,7 +266,7 @@ def noiseless_layout_cost(path: Path, law: str = "second-order") -> np.ndarray:
 def _config_block(p: LayoutProblem, uids: np.ndarray, search: str, key: int) -> np.ndarray:
     """``node_config_feat`` rows (float32 ``(k, nc, 18)``) of the unique configs ``uids``."""
     nc = len(p.ids)
-    u = hash_uniform(key, uids, nc, 8)
+    u = hash_uniform(key, uids, nc, 9)  # slots 0-7 do not depend on the slot count
     parts = [
         random_perms(u[..., i], rank)
         for i, rank in enumerate((p.out_rank, p.in_rank, p.kernel_rank))
@@ -275,7 +283,12 @@ def _config_block(p: LayoutProblem, uids: np.ndarray, search: str, key: int) -> 
         parts[1] = np.where(aligned[..., None], p.aligned_in[None], parts[1])
     else:
         use = (u[..., 3] < 0.9, u[..., 4] < 0.8, p.is_conv & (u[..., 5] < 0.8))
-    blocks = [np.where(mask[..., None], part, -1) for mask, part in zip(use, parts, strict=True)]
+    # a share of the configs fixes only the two most-minor dims of tensors of rank >= 3
+    partial = (u[:, :1, 8:9] < PARTIAL_SHARE) & (np.arange(MAX_RANK) >= 2)[None, None]
+    blocks = [
+        np.where(mask[..., None], np.where(partial, -1, part), -1)
+        for mask, part in zip(use, parts, strict=True)
+    ]
     return np.concatenate(blocks, axis=-1).astype(np.float32)
 
 
@@ -336,7 +349,7 @@ def write_layout_file(
         Called with ``(configs written, n_configs)`` after each chunk.
     law
         The hidden cost law, one of ``hpo.synth.graph.LAWS``: ``"second-order"`` (default)
-        or ``"first-order"`` (padding and copies only; byte-identical to older versions).
+        or ``"first-order"`` (padding and copies only).
 
     Returns
     -------

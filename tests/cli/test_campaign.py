@@ -95,7 +95,8 @@ def test_run_then_refuse_then_resume(
         (["run", "--data", "DATA", "--name", "a/b"], "'name': expected 1-100 letters"),
         (["run", "--data", "DATA", "--cv", "1"], "campaign setting 'cv': expected 0 (score"),
         (["run", "--data", "DATA", "--cv", "-1"], "campaign setting 'cv': expected 0 (score"),
-        (["run", "--data", "MISSING"], "no tile:xla train data"),
+        (["run", "--data", "MISSING"], "missing: no train data for any of tile:xla, layout"),
+        (["run", "--data", "DATA", "--collection", "all,layout:xla:default"], "no layout:xla:de"),
     ],
 )
 def test_errors_are_one_line(
@@ -112,6 +113,24 @@ def test_errors_are_one_line(
     err = capsys.readouterr().err
     assert message in err
     assert err.count("\n") == 1
+
+
+def test_all_runs_the_collections_the_root_holds(
+    data_root: Path, tmp_path: Path, toy_builder: list[Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the root holds tile:xla only, as the real fixtures hold two of the five collections
+    runs = tmp_path / "runs"
+    argv = [a if a != "tile" else "all" for a in _argv(data_root, runs, "--trials", "2")]
+    assert main([*argv, "--optimizer", "random", "--name", "a"]) == 0
+    assert toy_builder[0].collections == ("tile:xla",)
+    note = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+    assert note == [
+        f"note: {data_root} has no train data for layout:xla:default, layout:xla:random, "
+        "layout:nlp:default, layout:nlp:random; running tile:xla"
+    ]
+    assert json.loads((runs / "a" / "campaign.json").read_text())["config"]["collections"] == [
+        "tile:xla"
+    ]
 
 
 def test_all_trials_crashing_exits_1(

@@ -207,7 +207,7 @@ def test_incompatible_model(
         line = _error_line(capsys)
         assert line == (
             f"hpo: error: {old}: model was exported with feature version 0, this hpo "
-            f"extracts feature version {FEATURE_VERSION} and reads 1, 2, 3; re-export the model "
+            f"extracts feature version {FEATURE_VERSION} and reads 1, 2, 3, 4; re-export the model "
             "with this hpo"
         )
     assert not (tmp_path / "s.csv").exists()
@@ -222,7 +222,16 @@ def test_data_without_collection(
     partial = tmp_path / "partial"
     shutil.copytree(tiny_root / "npz" / "tile", partial / "npz" / "tile")
     for command in (["evaluate"], ["predict", "--out", str(tmp_path / "s.csv")]):
-        assert main([*command, "--model", str(workspace["model"]), "--data", str(partial)]) == 2
+        # the collections the root holds are served, the absent ones named in one line
+        assert main([*command, "--model", str(workspace["model"]), "--data", str(partial)]) == 0
+        err = capsys.readouterr().err.splitlines()
+        assert [line for line in err if line.startswith("note:")][0] == (
+            f"note: {partial} has no {'valid' if command == ['evaluate'] else 'test'} data for "
+            "layout:xla:default, layout:xla:random, layout:nlp:default, layout:nlp:random; "
+            "served tile:xla"
+        )
+        args = [*command, "--model", str(workspace["model"]), "--data", str(partial)]
+        assert main([*args, "--collections", "tile,layout:xla:default"]) == 2
         line = _error_line(capsys)
         assert line.startswith(f"hpo: error: {partial}: no layout:xla:default ")
         assert "missing folder" in line

@@ -122,3 +122,21 @@ def test_cli_synth_tiny_then_check_passes(
     out = capsys.readouterr().out
     assert "layout:nlp:random" in out
     assert "tile:xla" in out
+
+
+def test_upstream_form_passes_and_a_partial_root_is_summarised(tmp_path: Path) -> None:
+    # node_splits ending with n and layouts fixing only two dims, as every real file has them,
+    # in a root that holds one collection (as ../shared/realdata holds two)
+    folder = tmp_path / "npz/layout/xla/random/train"
+    feat = np.full((6, 8, 18), -1.0, dtype=np.float32)
+    feat[:, :, 0:2] = [1, 0]
+    feat[:3, :, 6:8] = [0, 1]
+    write_layout(folder / "g.npz", n=40, c=6, node_config_feat=feat,
+                 node_splits=np.array([[0, 16, 40]], dtype=np.int64))  # fmt: skip
+    write_layout(folder / "bad.npz", n=40, node_splits=np.array([[0, 41]], dtype=np.int64))
+    report = check_dataset(tmp_path)
+    assert [(s.collection, s.split, s.graphs, s.bad) for s in report.summaries] == [
+        ("layout:xla:random", "train", 1, 1)
+    ]
+    assert len(report.problems) == 1
+    assert "bad.npz: key 'node_splits': expected boundaries in [0, 40]" in report.problems[0]

@@ -378,3 +378,31 @@ def test_chunked_peak_memory_is_bounded(tmp_path: Path, compressed: bool) -> Non
     tracemalloc.stop()
     full_bytes = c * nc * 18 * 4
     assert peak < full_bytes / 10, f"peak {peak} bytes for a {full_bytes}-byte member"
+
+
+@pytest.mark.parametrize(
+    "splits",
+    [[0, 15, 30], [0, 15], [0, 0, 30, 30], [0]],
+    ids=["ends-with-n", "starting-ids", "repeated", "one-segment"],
+)
+def test_node_splits_upstream_forms_accepted(tmp_path: Path, splits: list[int]) -> None:
+    # upstream's encoder ends node_splits with n (every real file does); its README describes
+    # starting ids only; an empty computation repeats a boundary
+    path = write_layout(tmp_path / "a.npz", n=30, node_splits=np.array([splits], dtype=np.int64))
+    np.testing.assert_array_equal(load_layout_graph(path).node_splits[0], splits)
+
+
+@pytest.mark.parametrize(
+    ("splits", "message"),
+    [
+        ([0, 31], r"expected boundaries in \[0, 30\], found \[0, 31\]"),
+        ([-1, 10], r"expected boundaries in \[0, 30\], found \[-1, 10\]"),
+        ([0, 20, 10, 30], "expected non-decreasing boundaries, found 20 before 10"),
+    ],
+)
+def test_node_splits_out_of_range_or_decreasing(
+    tmp_path: Path, splits: list[int], message: str
+) -> None:
+    path = write_layout(tmp_path / "bad.npz", n=30, node_splits=np.array([splits], dtype=np.int64))
+    with pytest.raises(DataFormatError, match=rf"bad\.npz: key 'node_splits': {message}"):
+        load_layout_graph(path)

@@ -100,12 +100,12 @@ CASES: dict[str, tuple[str, Callable[[Path], Path], str]] = {
     "node_splits beyond n": (
         LAYOUT,
         lambda p: write_layout(p, c=25, seed=2, node_splits=np.array([[0, 41]])),
-        r"'node_splits': expected node ids in \[0, 40\], found \[0, 41\]",
+        r"'node_splits': expected boundaries in \[0, 40\], found \[0, 41\]",
     ),
     "node_splits decreasing": (
         LAYOUT,
         lambda p: write_layout(p, c=25, seed=2, node_splits=np.array([[0, 30, 20, 40]])),
-        r"'node_splits': expected non-decreasing node ids",
+        r"'node_splits': expected non-decreasing boundaries",
     ),
 }
 

@@ -95,16 +95,26 @@ def test_data_root_without_collection(
 ) -> None:
     partial = tmp_path / "partial"
     shutil.copytree(tiny_root / "npz" / "tile", partial / "npz" / "tile")
+    # by default the collections the root holds are served and the others named
+    report = evaluate_model(model, partial)
+    assert list(report["collections"]) == ["tile:xla"]
+    assert report["absent"] == list(model.collections[1:])
+    assert report["overall"]["score"] == report["collections"]["tile:xla"]["metric"]
+    # a collection asked for by name must be there
     folder = partial / "npz" / "layout" / "xla" / "default" / "valid"
     msg = (
         f"{re.escape(str(partial))}: no layout:xla:default valid data "
         f"\\(missing folder {re.escape(str(folder))}\\)"
     )
     with pytest.raises(UsageError, match=msg) as exc:
-        evaluate_model(model, partial)
+        evaluate_model(model, partial, collections=["tile:xla", "layout:xla:default"])
     assert "\n" not in str(exc.value)
-    # the collections it has can still be scored
-    assert evaluate_model(model, partial, collections=["tile:xla"])["collections"]["tile:xla"]
+
+
+def test_data_root_without_any_collection(model: ExportedModel, tmp_path: Path) -> None:
+    (tmp_path / "empty" / "npz").mkdir(parents=True)
+    with pytest.raises(UsageError, match=r"empty: no valid data for any collection the model"):
+        evaluate_model(model, tmp_path / "empty")
 
 
 def test_unlabeled_split(model: ExportedModel, tiny_root: Path) -> None:

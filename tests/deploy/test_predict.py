@@ -101,9 +101,22 @@ def test_missing_collection_leaves_no_file(
     out = tmp_path / "s.csv"
     out.write_text("previous\n")
     with pytest.raises(UsageError, match=r"partial: no tile:xla test data \(missing folder") as exc:
-        write_submission(model, partial, out)
+        write_submission(model, partial, out, collections=["tile:xla"])
     assert "\n" not in str(exc.value)
     assert out.read_text() == "previous\n"
+
+
+def test_partial_root_serves_what_it_holds(
+    model: ExportedModel, tiny_root: Path, tmp_path: Path
+) -> None:
+    partial = tmp_path / "partial"
+    shutil.copytree(tiny_root / "npz" / "layout", partial / "npz" / "layout")
+    counts = write_submission(model, partial, tmp_path / "s.csv")
+    assert list(counts) == list(model.collections[1:])
+    ids = [line.split(",")[0] for line in (tmp_path / "s.csv").read_text().splitlines()[1:]]
+    assert ids
+    assert not any(i.startswith("tile:xla:") for i in ids)
+    assert len(ids) == sum(counts.values())
 
 
 def test_failure_midway_keeps_previous_file(

@@ -19,6 +19,7 @@ from hpo.data.load import (
     load_graph,
     load_layout_graph,
 )
+from hpo.data.opcodes import CONVOLUTION
 from hpo.errors import UsageError
 from hpo.synth.dataset import SCALES, ScaleSpec, generate_dataset, scale_spec
 from hpo.synth.graph import NodeTable
@@ -149,6 +150,7 @@ def test_stored_keys_dtypes_and_shapes(tiny: Path, collection: str) -> None:
             assert splits.ndim == 2
             assert splits.shape[0] == 1
             assert splits[0, 0] == 0
+            assert splits[0, -1] == n  # upstream's encoder form: ends with the node count
             assert (np.diff(splits[0]) > 0).all()
         else:
             c = a["config_feat"].shape[0]
@@ -176,7 +178,7 @@ def test_node_features_are_consistent(tiny: Path, collection: str) -> None:
         np.testing.assert_array_equal(sorted_layout, expected)
         roots = np.flatnonzero(feat[:, 0])
         if is_layout(collection):
-            np.testing.assert_array_equal(roots, np.r_[a["node_splits"][0, 1:] - 1, len(feat) - 1])
+            np.testing.assert_array_equal(roots, a["node_splits"][0, 1:] - 1)
             ids = a["node_config_ids"]
             assert np.isin(a["node_opcode"][ids], CONFIGURABLE_OPCODES).all()
             assert (t.ranks[ids] >= 2).all()
@@ -184,26 +186,60 @@ def test_node_features_are_consistent(tiny: Path, collection: str) -> None:
             assert roots.tolist() == [len(feat) - 1]
 
 
-def _check_block(block: np.ndarray, rank: np.ndarray) -> None:
+def _check_block(block: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """Every block is the default, a permutation of its rank, or a partial layout (two
+    distinct most-minor dims of a tensor of rank >= 3, the rest -1); returns the partial ones."""
     default = (block == -1).all(axis=-1)
     perm = np.sort(np.where(block < 0, 99, block), axis=-1)
     expected = np.where(np.arange(6) < rank[:, None], np.arange(6), 99)
-    assert (default | (perm == expected[None]).all(axis=-1)).all()
+    full = (perm == expected[None]).all(axis=-1)
+    minor = block[..., :2]
+    partial = (
+        (rank[None] >= 3)
+        & (minor >= 0).all(axis=-1)
+        & (minor < rank[None, :, None]).all(axis=-1)
+        & (minor[..., 0] != minor[..., 1])
+        & (block[..., 2:] == -1).all(axis=-1)
+    )
+    assert (default | full | partial).all()
+    return partial
 
 
 @pytest.mark.parametrize("collection", COLLECTIONS[1:])
-def test_layout_blocks_are_permutations_or_default(tiny: Path, collection: str) -> None:
+def test_layout_blocks_are_permutations_partial_or_default(tiny: Path, collection: str) -> None:
+    counts = np.zeros(2)
     for path in _graphs(tiny, collection):
         a = _arrays(path)
         p = _layout_problem(a["node_feat"], a["node_opcode"], a["edge_index"], a["node_config_ids"])
         feat = a["node_config_feat"]
+        partial = np.zeros(feat.shape[0], dtype=bool)
+        full3 = np.zeros(feat.shape[0], dtype=bool)  # a full layout of rank >= 3
         for block, rank in (
             (feat[..., 0:6], p.out_rank),
             (feat[..., 6:12], p.in_rank),
             (feat[..., 12:18], p.kernel_rank),
         ):
-            _check_block(block, rank)
+            partial |= _check_block(block, rank).any(axis=1)
+            full3 |= ((block[..., 2] >= 0) & (rank[None] >= 3)).any(axis=1)
         assert (feat[..., 12:18][:, ~p.is_conv] == -1).all()
+        assert not (partial & full3).any()  # a config is partial as a whole
+        counts += [partial.sum(), len(partial)]
+    assert 0.25 < counts[0] / counts[1] < 0.75  # PARTIAL_SHARE = 0.5 of the configs
+
+
+def test_xla_layout_files_hold_partial_layouts_of_5d_convolutions(tiny: Path) -> None:
+    # the real U-Net holds 53 five-dimensional convolutions, mostly fixing two minor dims
+    seen = np.zeros(2)
+    for collection in ("layout:xla:default", "layout:xla:random"):
+        for path in _graphs(tiny, collection):
+            a = _arrays(path)
+            ids = a["node_config_ids"]
+            rank = (a["node_feat"][ids, 21:27] > 0).sum(axis=1)
+            conv5 = (a["node_opcode"][ids] == CONVOLUTION) & (rank == 5)
+            out = a["node_config_feat"][:, conv5, 0:6]
+            seen += [conv5.sum(), ((out[..., 0] >= 0) & (out[..., 2] == -1)).sum()]
+    assert seen[0] > 0  # configurable rank-5 convolutions
+    assert seen[1] > 0  # given a partial output layout
 
 
 def test_tile_config_feat_is_consistent(tiny: Path) -> None:
