@@ -10,9 +10,8 @@ of every optimizer: the intensifiers below yield it before their own first trial
 through SMAC's runner like any trial (Dask, crash cost, walltime, trials.jsonl), SMAC's
 runhistory holds it (so the incumbent is compared with it and a resume skips it), and a
 multi-fidelity intensifier, which would start the default at the smallest budget, cannot
-demote it. Successive halving then also races the default from the smallest budget in its
-first bracket (it takes the configurations already in the runhistory first), as SMAC's own
-default initial design of model-free Hyperband always did: one cheap trial more.
+demote it. Successive halving races new configurations from its first bracket on, never the
+baseline again (see :class:`hpo.campaign.intensifiers.FullBrackets`).
 
 Cross-validation (``cv`` = K): the folds are SMAC's *instances* (``fold0`` ...), with a
 one-hot instance feature each so the random forest can tell a hard fold from a bad

@@ -132,7 +132,11 @@ class FullBrackets(BaselineFirst, SuccessiveHalving):
        hidden; with two, the baseline is still running at the largest budget when its
        smallest-budget trial ends, the group looks complete and the campaign crashed.
        :meth:`_before_smac_iter` fills the first stage to full groups itself, so SMAC's own
-       fill never runs.
+       fill never runs. It leaves the baseline out: it is known at the largest budget
+       already, and racing it again would spend a bracket's promotion slots on a
+       configuration whose largest-budget result exists (a bracket it won would add no new
+       largest-budget trial). Other configurations in the runhistory (a run whose racing
+       state was restarted) are raced first; their finished trials are not run again.
     2. A group counts as evaluated only when every configuration's *highest* observed budget
        is the stage's budget; the baseline, run at the largest budget first, never is, so
        its group would wait forever. :meth:`_get_best_configs` checks every budget a
@@ -145,8 +149,8 @@ class FullBrackets(BaselineFirst, SuccessiveHalving):
         if len(self._tracker) > 0:  # restored from a saved state, or already filled
             return
         size = self._n_configs_in_stage[0][0]
-        known = list(self.runhistory.get_configs())
-        for start in range(0, max(len(known), 1), size):
+        known = [c for c in self.runhistory.get_configs() if c != self._baseline]
+        for start in range(0, max(len(known), 1), size):  # at least one group
             group = known[start : start + size]
             while len(group) < size:
                 try:
