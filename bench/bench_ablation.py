@@ -68,6 +68,7 @@ from hpo.ranking.training import (
 )
 from hpo.runs import load_run
 from hpo.synth.layout import noiseless_layout_cost
+from hpo.synth.layout_law import LawConstants
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_features import naive_table  # noqa: E402
@@ -136,8 +137,11 @@ def fit_and_score(
     return out, len(columns)
 
 
-def noise_ceiling(root: Path, law: str, splits: Sequence[str]) -> dict[str, float]:
-    """Mean Kendall tau per collection between the noiseless cost and the measured runtime."""
+def noise_ceiling(root: Path, law: str | LawConstants, splits: Sequence[str]) -> dict[str, float]:
+    """Mean Kendall tau per collection between the noiseless cost and the measured runtime.
+
+    ``law`` is the root's (``hpo.synth.layout_law.read_law`` reads a generated root's).
+    """
     out = {}
     for collection in LAYOUT:
         taus = []

@@ -41,6 +41,7 @@ from hpo.features import (
     feature_names,
 )
 from hpo.ranking.blend import blend_scores, estimate_position, estimate_weight
+from hpo.ranking.prior import LearnedPrior
 
 __all__ = [
     "MODEL_FILE",
@@ -69,7 +70,10 @@ class FamilyModel:
     ``estimate_weight`` is the configuration's blend weight (:mod:`hpo.ranking.blend`; 0 for
     models exported before it) and ``estimate_column`` the index of the estimate among the
     family's columns (``None``: the booster does not read it, so no blend), so a prediction
-    is scored exactly as the campaign scored the trial.
+    is scored exactly as the campaign scored the trial. ``prior`` is the learned cost prior
+    the trial blended (:mod:`hpo.ranking.prior`; ``None`` for models exported before it,
+    which blend the estimate column) and ``prior_columns`` its basis among the family's
+    columns.
     """
 
     family: str
@@ -78,6 +82,8 @@ class FamilyModel:
     n_features: int
     estimate_weight: float = 0.0
     estimate_column: int | None = None
+    prior: LearnedPrior | None = None
+    prior_columns: tuple[int, ...] = ()
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Scores of the feature rows of ONE graph (all columns of the family), lower = faster.
@@ -90,7 +96,13 @@ class FamilyModel:
                 f"shape {X.shape}"
             )
         scores = -np.asarray(self.booster.predict(X[:, self.columns]), dtype=np.float64)
-        if self.estimate_weight == 0 or self.estimate_column is None:
+        if self.estimate_weight == 0:
+            return scores
+        if self.prior is not None:
+            bounds = np.array([0, X.shape[0]])
+            estimate = self.prior.estimate(X, bounds, self.prior_columns)
+            return blend_scores(scores, estimate, None, self.estimate_weight)
+        if self.estimate_column is None:
             return scores
         return blend_scores(scores, X[:, self.estimate_column], None, self.estimate_weight)
 
@@ -255,6 +267,13 @@ def _load_families(
                 f"{len(columns)}"
             )
         pos = estimate_position(list(entry["columns"]))  # among the booster's columns
+        prior: LearnedPrior | None = None
+        prior_columns: tuple[int, ...] = ()
+        if entry.get("prior") is not None:
+            where_prior = f"{meta_file}: {where}{family}"
+            prior = LearnedPrior.from_dict(entry["prior"], where_prior)
+            at = prior.positions_in(list(entry["columns"]), where_prior)
+            prior_columns = tuple(int(columns[p]) for p in at)  # among the family's columns
         families[family] = FamilyModel(
             family,
             booster,
@@ -262,6 +281,8 @@ def _load_families(
             len(feature_names(family, spec)),
             weight,
             None if pos is None else int(columns[pos]),  # among the family's columns
+            prior,
+            prior_columns,
         )
     return families
 

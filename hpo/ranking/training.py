@@ -3,9 +3,10 @@
 The objective (every trial), export and the benchmarks call :func:`train_family`, so a trial
 and an exported model are trained and scored the same way. Hyperparameters arrive as one flat
 mapping (a SMAC configuration): ``label_levels``, ``max_group_size``, ``relative_features``,
-``num_boost_round`` and ``estimate_weight`` (:mod:`hpo.ranking.blend`) steer the ranker, the
-feature selection and the scoring, ``use_group_<name>`` switches feature groups; every other
-key is passed to LightGBM.
+``num_boost_round``, ``estimate_blend`` and ``estimate_weight`` (:mod:`hpo.ranking.blend`)
+steer the ranker, the feature selection and the scoring, ``use_group_<name>`` switches feature
+groups; every other key is passed to LightGBM. With the blend on, a layout family also fits
+its learned cost prior (:mod:`hpo.ranking.prior`) on the rows it trains on.
 """
 
 from __future__ import annotations
@@ -20,9 +21,16 @@ import numpy as np
 from hpo.data.load import is_layout
 from hpo.features.groups import GROUP_PREFIX, columns_for, switches_from_hyperparameters
 from hpo.features.table import FeatureTable
-from hpo.ranking.blend import WEIGHT_KEY, blend_scores, estimate_position, estimate_weight
+from hpo.ranking.blend import (
+    BLEND_KEY,
+    WEIGHT_KEY,
+    blend_scores,
+    estimate_position,
+    estimate_weight,
+)
 from hpo.ranking.datasets import DatasetCache, rows_digest
 from hpo.ranking.metrics import kendall_tau
+from hpo.ranking.prior import LearnedPrior, fit_prior
 from hpo.ranking.ranker import LambdaRanker, OrderedRows
 
 __all__ = [
@@ -33,6 +41,7 @@ __all__ = [
     "blended_predict",
     "collection_means",
     "feature_columns",
+    "fit_family_prior",
     "make_ranker",
     "sample_configs",
     "score_table",
@@ -49,6 +58,7 @@ RANKER_KEYS = (
     "relative_features",
     "num_boost_round",
     WEIGHT_KEY,
+    BLEND_KEY,
 )
 
 
@@ -203,19 +213,49 @@ def _graph_metrics(table: FeatureTable, view: _ValidView, pred: np.ndarray) -> l
 
 
 def blended_predict(
-    ranker: LambdaRanker, view: _ValidView, column_names: Sequence[str], weight: float
+    ranker: LambdaRanker,
+    view: _ValidView,
+    column_names: Sequence[str],
+    weight: float,
+    prior: LearnedPrior | None = None,
 ) -> np.ndarray:
-    """The ranker's scores of a view's rows, blended per graph with the cost estimate.
+    """The ranker's scores of a view's rows, blended per graph with the cost prior.
 
-    The blend (:mod:`hpo.ranking.blend`) applies when ``weight`` > 0 and the estimate column
-    is among ``column_names`` (the columns of ``view.X``); otherwise the scores are the
-    ranker's own.
+    The blend (:mod:`hpo.ranking.blend`) applies when ``weight`` > 0: with the learned
+    ``prior`` (:mod:`hpo.ranking.prior`) when given, otherwise with the estimate column if it
+    is among ``column_names`` (the columns of ``view.X``; models made before the learned
+    prior); with neither the scores are the ranker's own.
     """
     pred = ranker.predict(view.X)
+    if weight == 0:
+        return pred
+    if prior is not None:
+        positions = prior.positions_in(column_names, "blend")
+        estimate = prior.estimate(view.X, view.bounds, positions)
+        return blend_scores(pred, estimate, view.bounds, weight)
     pos = estimate_position(column_names)
-    if weight == 0 or pos is None:
+    if pos is None:
         return pred
     return blend_scores(pred, view.X[:, pos], view.bounds, weight)
+
+
+def _graph_bounds(group: np.ndarray) -> np.ndarray:
+    """Row offsets of the runs of equal ``group`` values (rows of one graph are contiguous)."""
+    if group.size == 0:
+        return np.zeros(1, dtype=np.int64)
+    return np.flatnonzero(np.r_[True, group[1:] != group[:-1], True])
+
+
+def fit_family_prior(
+    parts: Sequence[tuple[FeatureTable, np.ndarray]], columns: np.ndarray
+) -> LearnedPrior | None:
+    """The learned prior of training rows ``parts`` (``(table, rows)``) read at ``columns``."""
+    X = np.concatenate([t.X[np.ix_(r, columns)] for t, r in parts])
+    target = np.concatenate([t.target[r] for t, r in parts])
+    offsets = np.cumsum([0] + [len(t.graphs) for t, _ in parts])
+    group = np.concatenate([t.group[r] + o for (t, r), o in zip(parts, offsets, strict=False)])
+    names = parts[0][0].feature_names
+    return fit_prior(X, target, _graph_bounds(group), [names[j] for j in columns])
 
 
 def score_table(
@@ -225,16 +265,18 @@ def score_table(
     collections: Sequence[str],
     *,
     weight: float = 0.0,
+    prior: LearnedPrior | None = None,
 ) -> list[GraphScore]:
     """Predict every labeled graph of ``collections`` in ``table`` and score each graph.
 
-    ``weight`` is the hyperparameters' ``estimate_weight`` (:func:`blended_predict`).
+    ``weight`` is the hyperparameters' blend weight and ``prior`` the family's learned prior
+    (:func:`blended_predict`).
     """
     view = _valid_view(table, columns, collections)
     if not view.graphs:
         return []
     names = [table.feature_names[j] for j in columns]
-    return _graph_metrics(table, view, blended_predict(ranker, view, names, weight))
+    return _graph_metrics(table, view, blended_predict(ranker, view, names, weight, prior))
 
 
 def collection_means(scores: Sequence[GraphScore], collections: Sequence[str]) -> dict[str, float]:
@@ -268,6 +310,8 @@ class FamilyFit:
         ``predict`` (valid) and ``score``.
     dataset_reused
         Whether the binned training Dataset came from the cache.
+    prior
+        The learned cost prior blended into the scores (``None``: blend off, or tile).
     """
 
     ranker: LambdaRanker
@@ -278,6 +322,7 @@ class FamilyFit:
     scores: tuple[GraphScore, ...]
     seconds: dict[str, float]
     dataset_reused: bool
+    prior: LearnedPrior | None = None
 
 
 def train_family(
@@ -349,9 +394,13 @@ def train_family(
     def view() -> _ValidView:
         return _valid_view(valid, cols, collections, score_graphs)
 
+    blended = weight > 0 and any(is_layout(c) for c in collections)
+    learned: LearnedPrior | None = None
     if cache is None:
         data, reused = ranker.bin_rows(order()), False
         valid_view = view()
+        if blended:
+            learned = fit_family_prior(parts, cols)
     else:
         # two levels: the ordered raw rows are shared by the Datasets of every max_bin
         keep = [t for t, _ in parts]
@@ -363,10 +412,16 @@ def train_family(
         scored = None if score_graphs is None else np.asarray(score_graphs, dtype=bool).tobytes()
         vkey = ("valid", id(valid), tuple(collections), cols.tobytes(), scored)
         valid_view = cache.get(vkey, view, keep=valid)[0]
+        if blended:  # the same rows give the same prior: fitted once per row set
+            learned = cache.get(("prior", rows_key), lambda: fit_family_prior(parts, cols), keep)[0]
     t1 = time.perf_counter()
     ranker.fit_dataset(data, init_model=init_model)
     t2 = time.perf_counter()
-    pred = blended_predict(ranker, valid_view, names, weight) if valid_view.graphs else np.zeros(0)
+    pred = (
+        blended_predict(ranker, valid_view, names, weight, learned)
+        if valid_view.graphs
+        else np.zeros(0)
+    )
     t3 = time.perf_counter()
     scores = _graph_metrics(valid, valid_view, pred)
     metrics = collection_means(scores, collections)
@@ -380,4 +435,5 @@ def train_family(
         scores=tuple(scores),
         seconds={"dataset": t1 - t0, "boost": t2 - t1, "predict": t3 - t2, "score": t4 - t3},
         dataset_reused=reused,
+        prior=learned,
     )
