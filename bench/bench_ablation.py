@@ -62,6 +62,7 @@ from hpo.ranking.training import (
     GraphScore,
     collection_means,
     feature_columns,
+    fit_family_prior,
     make_ranker,
     score_table,
     select_rows,
@@ -126,13 +127,13 @@ def fit_and_score(
     rows = select_rows(train, LAYOUT)
     ranker = make_ranker(variant.hp, num_boost_round=rounds, seed=seed, n_threads=threads)
     ranker.fit(train.X[rows][:, columns], train.target[rows], train.group[rows])
+    weight = estimate_weight(variant.hp)
+    prior = fit_family_prior([(train, rows)], columns) if weight > 0 else None  # as training
     out = {}
     for part, tables in variant.scored.items():
         scores: list[GraphScore] = []
         for table in tables:
-            scores += score_table(
-                ranker, table, columns, LAYOUT, weight=estimate_weight(variant.hp)
-            )
+            scores += score_table(ranker, table, columns, LAYOUT, weight=weight, prior=prior)
         out[part] = collection_means(scores, LAYOUT)
     return out, len(columns)
 
