@@ -68,8 +68,8 @@ from hpo.ranking.training import (
     select_rows,
 )
 from hpo.runs import load_run
+from hpo.synth.law_family import LawConstants
 from hpo.synth.layout import noiseless_layout_cost
-from hpo.synth.layout_law import LawConstants
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_features import naive_table  # noqa: E402

@@ -11,6 +11,9 @@ law's noiseless cost and the measured runtimes of the same graphs) with
 
 - the prior off (``estimate_blend`` false), and
 - the learned prior on at each weight of ``--weights`` (the space's default among them),
+- the learned prior alone (weight 1e6: what the ridge orders without the trees), and
+- ``written w=3``: the blend before issue 19, the hand-written ``est_log_total_bytes`` at the
+  old default weight 3,
 
 then the median and the worst share over laws per collection, and per law the loss of each
 setting against the better of prior on (at the default weight) and off. Tile, whose runtimes
@@ -37,7 +40,7 @@ from hpo.ranking.blend import BLEND_KEY, WEIGHT_KEY
 from hpo.ranking.spaces import DEFAULT_SPACE, load_space
 from hpo.ranking.training import collection_means, score_table, train_family
 from hpo.synth.dataset import generate_dataset
-from hpo.synth.layout_law import LAW_FILE, law_record, read_law, resolve_law
+from hpo.synth.law_family import LAW_FILE, law_record, read_law, resolve_law
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_ablation import noise_ceiling  # noqa: E402
@@ -93,11 +96,16 @@ def judge_law(
     seconds = time.perf_counter() - t0
     ceiling = noise_ceiling(unseen, read_law(unseen) or "first-order", LABELED)
     shares: dict[str, dict[str, float]] = {}
-    for label, weight in [("off", 0.0)] + [(f"on w={w:g}", w) for w in weights]:
+    settings = [("off", 0.0, fit.prior)] + [(f"on w={w:g}", w, fit.prior) for w in weights]
+    settings += [
+        ("prior only", 1e6, fit.prior),  # the learned prior alone orders the configs
+        ("written w=3", 3.0, None),  # before issue 19: the hand-written estimate column
+    ]
+    for label, weight, prior in settings:
         scores = []
         for table in scored:
             scores += score_table(
-                fit.ranker, table, fit.columns, LAYOUT, weight=weight, prior=fit.prior
+                fit.ranker, table, fit.columns, LAYOUT, weight=weight, prior=prior
             )
         means = collection_means(scores, LAYOUT)
         shares[label] = {c: means[c] / ceiling[c] for c in LAYOUT}

@@ -10,7 +10,7 @@ from types import ModuleType
 import pytest
 
 from hpo.ranking.spaces import load_space
-from hpo.synth.layout_law import draw_law, read_law
+from hpo.synth.law_family import draw_law, read_law
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 
@@ -50,7 +50,7 @@ def test_one_random_law_end_to_end_on_tiny(tmp_path: Path) -> None:
     out = bench.judge_law(
         tuning, unseen, hp, [1.0], rounds=5, threads=1, jobs=1, cache_dir=tmp_path / "cache"
     )
-    assert set(out["shares"]) == {"off", "on w=1"}
+    assert set(out["shares"]) == {"off", "on w=1", "prior only", "written w=3"}
     for shares in out["shares"].values():
         assert set(shares) == set(bench.LAYOUT)
         assert all(-1.5 < v < 1.5 for v in shares.values())

@@ -31,8 +31,16 @@ from typing import Any
 import numpy as np
 
 from hpo.errors import ConfigError
+from hpo.features.table import FeatureTable
 
-__all__ = ["RIDGE", "LearnedPrior", "fit_prior", "prior_basis", "standardize_within"]
+__all__ = [
+    "RIDGE",
+    "LearnedPrior",
+    "fit_family_prior",
+    "fit_prior",
+    "prior_basis",
+    "standardize_within",
+]
 
 #: Ridge penalty per row (the normal equations are divided by the rows' count); small, it only
 #: keeps collinear columns (a log and its linear twin) from blowing up.
@@ -184,3 +192,22 @@ def fit_prior(
     coef = np.linalg.solve(gram, z.T @ y / n)
     names = tuple(column_names[p] for p in positions)
     return LearnedPrior(names, linear, coef, ridge)
+
+
+def _graph_bounds(group: np.ndarray) -> np.ndarray:
+    """Row offsets of the runs of equal ``group`` values (rows of one graph are contiguous)."""
+    if group.size == 0:
+        return np.zeros(1, dtype=np.int64)
+    return np.flatnonzero(np.r_[True, group[1:] != group[:-1], True])
+
+
+def fit_family_prior(
+    parts: Sequence[tuple[FeatureTable, np.ndarray]], columns: np.ndarray
+) -> LearnedPrior | None:
+    """The learned prior of training rows ``parts`` (``(table, rows)``) read at ``columns``."""
+    X = np.concatenate([t.X[np.ix_(r, columns)] for t, r in parts])
+    target = np.concatenate([t.target[r] for t, r in parts])
+    offsets = np.cumsum([0] + [len(t.graphs) for t, _ in parts])
+    group = np.concatenate([t.group[r] + o for (t, r), o in zip(parts, offsets, strict=False)])
+    names = parts[0][0].feature_names
+    return fit_prior(X, target, _graph_bounds(group), [names[j] for j in columns])

@@ -30,8 +30,9 @@ from hpo.ranking.blend import (
 )
 from hpo.ranking.datasets import DatasetCache, rows_digest
 from hpo.ranking.metrics import kendall_tau
-from hpo.ranking.prior import LearnedPrior, fit_prior
+from hpo.ranking.prior import LearnedPrior, fit_family_prior
 from hpo.ranking.ranker import LambdaRanker, OrderedRows
+from hpo.ranking.sampling import sample_configs
 
 __all__ = [
     "DEFAULT_FIXED_ROUNDS",
@@ -107,41 +108,6 @@ def select_rows(table: FeatureTable, collections: Sequence[str]) -> np.ndarray:
     """Row indices of the graphs of ``collections`` that have labels."""
     keep = np.array([g.collection in collections and g.labeled for g in table.graphs], dtype=bool)
     return np.flatnonzero(keep[table.group]) if keep.size else np.zeros(0, dtype=np.int64)
-
-
-def sample_configs(
-    table: FeatureTable,
-    rows: np.ndarray,
-    per_graph: int,
-    rng: np.random.Generator,
-    fast_bias: float = 2.0,
-) -> np.ndarray:
-    """Sample at most ``per_graph`` rows of each graph, biased toward fast configs.
-
-    Weighted sampling without replacement (Efraimidis-Spirakis keys) with weight
-    ``exp(-fast_bias * r)``, ``r`` the config's runtime percentile in its graph (0 fastest),
-    fully vectorised.
-    """
-    if per_graph < 1:
-        raise ValueError(f"per_graph must be >= 1, got {per_graph}")
-    group = table.group[rows]
-    target = table.target[rows]
-    by_target = np.lexsort((target, group))
-    g_sorted = group[by_target]
-    starts = np.r_[True, g_sorted[1:] != g_sorted[:-1]]
-    first = np.flatnonzero(starts)[np.cumsum(starts) - 1]
-    sizes = np.bincount(np.cumsum(starts) - 1)
-    size_per = sizes[np.cumsum(starts) - 1]
-    pct = np.empty(len(rows))
-    pct[by_target] = (np.arange(len(rows)) - first) / np.maximum(size_per - 1, 1)
-    weight = np.exp(-fast_bias * pct)
-    key = np.log(rng.random(len(rows)) + 1e-300) / weight
-    by_key = np.lexsort((-key, group))
-    gk = group[by_key]
-    kstarts = np.r_[True, gk[1:] != gk[:-1]]
-    kfirst = np.flatnonzero(kstarts)[np.cumsum(kstarts) - 1]
-    chosen = by_key[(np.arange(len(rows)) - kfirst) < per_graph]
-    return rows[np.sort(chosen)]
 
 
 @dataclass(frozen=True)
@@ -237,25 +203,6 @@ def blended_predict(
     if pos is None:
         return pred
     return blend_scores(pred, view.X[:, pos], view.bounds, weight)
-
-
-def _graph_bounds(group: np.ndarray) -> np.ndarray:
-    """Row offsets of the runs of equal ``group`` values (rows of one graph are contiguous)."""
-    if group.size == 0:
-        return np.zeros(1, dtype=np.int64)
-    return np.flatnonzero(np.r_[True, group[1:] != group[:-1], True])
-
-
-def fit_family_prior(
-    parts: Sequence[tuple[FeatureTable, np.ndarray]], columns: np.ndarray
-) -> LearnedPrior | None:
-    """The learned prior of training rows ``parts`` (``(table, rows)``) read at ``columns``."""
-    X = np.concatenate([t.X[np.ix_(r, columns)] for t, r in parts])
-    target = np.concatenate([t.target[r] for t, r in parts])
-    offsets = np.cumsum([0] + [len(t.graphs) for t, _ in parts])
-    group = np.concatenate([t.group[r] + o for (t, r), o in zip(parts, offsets, strict=False)])
-    names = parts[0][0].feature_names
-    return fit_prior(X, target, _graph_bounds(group), [names[j] for j in columns])
 
 
 def score_table(

@@ -26,8 +26,8 @@ import numpy as np
 
 from hpo.data.load import COLLECTIONS, SPLITS, collection_dir, is_layout
 from hpo.errors import UsageError
+from hpo.synth.law_family import LAW_FILE, LawConstants, law_record, resolve_law
 from hpo.synth.layout import write_layout_file
-from hpo.synth.layout_law import LAW_FILE, LawConstants, law_record, resolve_law
 from hpo.synth.tile import write_tile_file
 
 __all__ = ["SCALES", "ScaleSpec", "generate_dataset", "scale_spec"]

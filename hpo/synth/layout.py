@@ -40,6 +40,7 @@ from hpo.synth.graph import (
     build_hlo_graph,
 )
 from hpo.synth.hlo_tables import FUSION
+from hpo.synth.law_family import LawConstants, resolve_law
 from hpo.synth.layout_draw import (
     FACTORIAL,
     choose_config_nodes,
@@ -48,9 +49,7 @@ from hpo.synth.layout_draw import (
     random_perms,
 )
 from hpo.synth.layout_law import (
-    LawConstants,
     SecondOrderProblem,
-    resolve_law,
     second_order_cost_terms,
     second_order_problem,
 )

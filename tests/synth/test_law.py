@@ -15,16 +15,9 @@ from hpo.data.load import list_graphs
 from hpo.data.opcodes import DOT, PARAMETER, TRANSPOSE
 from hpo.errors import ConfigError, UsageError
 from hpo.synth.dataset import generate_dataset
+from hpo.synth.law_family import SECOND_ORDER, LawConstants, draw_law, read_law
 from hpo.synth.layout import _layout_problem, noiseless_layout_cost
-from hpo.synth.layout_law import (
-    SECOND_ORDER,
-    LawConstants,
-    draw_law,
-    padded_volume,
-    read_law,
-    second_order_cost_terms,
-    sublane_tile,
-)
+from hpo.synth.layout_law import padded_volume, second_order_cost_terms, sublane_tile
 
 # sha256 over (relative path, bytes) of every file of `hpo data synth --scale tiny`, computed
 # with the code before the second-order law existed (commit ea354a3).
