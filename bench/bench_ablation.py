@@ -62,11 +62,13 @@ from hpo.ranking.training import (
     GraphScore,
     collection_means,
     feature_columns,
+    fit_family_prior,
     make_ranker,
     score_table,
     select_rows,
 )
 from hpo.runs import load_run
+from hpo.synth.law_family import LawConstants
 from hpo.synth.layout import noiseless_layout_cost
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -125,19 +127,22 @@ def fit_and_score(
     rows = select_rows(train, LAYOUT)
     ranker = make_ranker(variant.hp, num_boost_round=rounds, seed=seed, n_threads=threads)
     ranker.fit(train.X[rows][:, columns], train.target[rows], train.group[rows])
+    weight = estimate_weight(variant.hp)
+    prior = fit_family_prior([(train, rows)], columns) if weight > 0 else None  # as training
     out = {}
     for part, tables in variant.scored.items():
         scores: list[GraphScore] = []
         for table in tables:
-            scores += score_table(
-                ranker, table, columns, LAYOUT, weight=estimate_weight(variant.hp)
-            )
+            scores += score_table(ranker, table, columns, LAYOUT, weight=weight, prior=prior)
         out[part] = collection_means(scores, LAYOUT)
     return out, len(columns)
 
 
-def noise_ceiling(root: Path, law: str, splits: Sequence[str]) -> dict[str, float]:
-    """Mean Kendall tau per collection between the noiseless cost and the measured runtime."""
+def noise_ceiling(root: Path, law: str | LawConstants, splits: Sequence[str]) -> dict[str, float]:
+    """Mean Kendall tau per collection between the noiseless cost and the measured runtime.
+
+    ``law`` is the root's (``hpo.synth.layout_law.read_law`` reads a generated root's).
+    """
     out = {}
     for collection in LAYOUT:
         taus = []

@@ -135,7 +135,7 @@ class CampaignConfig:
     random_prob: float = 0.2
     # trials one budget needs before the surrogate of model-hb/model-sh is fitted on it. 5 was
     # measured best for 2-minute campaigns (bench/README.md): BOHB's d + 1 (13 for lambdarank
-    # then; 14 since estimate_weight) left the forest idle for most of the campaign. None is
+    # then; 15 since estimate_blend) left the forest idle for most of the campaign. None is
     # BOHB's rule, which runs made before this default keep; SMAC's own 1 fits the forest on
     # the lone baseline at the largest budget
     min_trials: int | None = DEFAULT_MIN_TRIALS

@@ -207,7 +207,8 @@ class RankerObjective:
             if store is not None:  # both fidelities: export copies the booster it scored
                 # the saved file's size is the model's size: serialising it again only to
                 # count its bytes cost seconds per trial at hundreds of rounds
-                model_bytes += store.save(key, size, fit.ranker.booster_).stat().st_size
+                prior = None if fit.prior is None else fit.prior.to_dict()
+                model_bytes += store.save(key, size, fit.ranker.booster_, prior).stat().st_size
                 keys.append(key)
             else:
                 model_bytes += len(fit.ranker.booster_.model_to_string())

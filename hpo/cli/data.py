@@ -32,11 +32,20 @@ def add_parsers(sub: Any) -> None:
     synth.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     synth.add_argument(
         "--law",
-        choices=("second-order", "first-order"),
+        choices=("second-order", "first-order", "random"),
         default="second-order",
         help="hidden layout cost law: second-order adds element-type tiles, matrix-unit "
-        "layouts, bitcasts and mismatch classes; first-order is padding and copies only "
+        "layouts, bitcasts and mismatch classes; first-order is padding and copies only; "
+        "random draws a member of the second-order family (constants x0.2-x5, effects on or "
+        "off) from --law-seed; the law is written to law.json in the root "
         "(default: second-order)",
+    )
+    synth.add_argument(
+        "--law-seed",
+        type=int,
+        default=None,
+        help="seed of a random law (default: --seed); keep it and change --seed for unseen "
+        "graphs of the same law",
     )
     synth.add_argument("--quiet", action="store_true", help="print only the final line")
     synth.set_defaults(handler=_cmd_synth)
@@ -64,7 +73,12 @@ def _cmd_synth(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     progress = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     summary = generate_dataset(
-        args.out, scale=args.scale, seed=args.seed, progress=progress, law=args.law
+        args.out,
+        scale=args.scale,
+        seed=args.seed,
+        progress=progress,
+        law=args.law,
+        law_seed=args.law_seed,
     )
     n_files = summary["n_files"]
     print(f"wrote {n_files} files to {args.out} in {time.perf_counter() - t0:.1f} s")

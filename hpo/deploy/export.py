@@ -279,6 +279,8 @@ def _write_member(
                 "columns": trained.columns[family],
                 "training_rows": trained.rows[family],
             }
+            if family in trained.priors:
+                families[family]["prior"] = trained.priors[family]
         metrics = trained.metrics
     else:
         families = copy_scored_boosters(history, inc, seed, spec, folder)

@@ -20,18 +20,15 @@ folder from another feature version, of an unknown format or with damaged files 
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import io
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from hpo.deploy.booster_text import check_booster_text
+from hpo.deploy.model_files import member_file, read_booster
 from hpo.errors import ConfigError, UsageError
 from hpo.features import (
     FEATURE_VERSION,
@@ -42,6 +39,7 @@ from hpo.features import (
     feature_names,
 )
 from hpo.ranking.blend import blend_scores, estimate_position, estimate_weight
+from hpo.ranking.prior import LearnedPrior
 
 __all__ = [
     "MODEL_FILE",
@@ -51,7 +49,6 @@ __all__ = [
     "FamilyModel",
     "GraphPrediction",
     "ProgressFn",
-    "is_member_name",
     "load_model",
 ]
 
@@ -71,7 +68,10 @@ class FamilyModel:
     ``estimate_weight`` is the configuration's blend weight (:mod:`hpo.ranking.blend`; 0 for
     models exported before it) and ``estimate_column`` the index of the estimate among the
     family's columns (``None``: the booster does not read it, so no blend), so a prediction
-    is scored exactly as the campaign scored the trial.
+    is scored exactly as the campaign scored the trial. ``prior`` is the learned cost prior
+    the trial blended (:mod:`hpo.ranking.prior`; ``None`` for models exported before it,
+    which blend the estimate column) and ``prior_columns`` its basis among the family's
+    columns.
     """
 
     family: str
@@ -80,6 +80,8 @@ class FamilyModel:
     n_features: int
     estimate_weight: float = 0.0
     estimate_column: int | None = None
+    prior: LearnedPrior | None = None
+    prior_columns: tuple[int, ...] = ()
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Scores of the feature rows of ONE graph (all columns of the family), lower = faster.
@@ -92,7 +94,13 @@ class FamilyModel:
                 f"shape {X.shape}"
             )
         scores = -np.asarray(self.booster.predict(X[:, self.columns]), dtype=np.float64)
-        if self.estimate_weight == 0 or self.estimate_column is None:
+        if self.estimate_weight == 0:
+            return scores
+        if self.prior is not None:
+            bounds = np.array([0, X.shape[0]])
+            estimate = self.prior.estimate(X, bounds, self.prior_columns)
+            return blend_scores(scores, estimate, None, self.estimate_weight)
+        if self.estimate_column is None:
             return scores
         return blend_scores(scores, X[:, self.estimate_column], None, self.estimate_weight)
 
@@ -194,56 +202,6 @@ def _family_columns(family: str, spec: FeatureSpec, used: Sequence[str], where: 
     return np.asarray([index[n] for n in used], dtype=np.int64)
 
 
-def is_member_name(name: str) -> bool:
-    """Whether ``name`` (a ``"file"`` of ``model.json``) is a plain path inside the folder.
-
-    A model folder may come from someone else: an absolute path or a ``..`` part would make
-    loading read, and replacing the folder delete, a file outside it.
-    """
-    path = PurePosixPath(name)
-    return bool(name) and not path.is_absolute() and "\\" not in name and ".." not in path.parts
-
-
-def _member_file(folder: Path, name: Any, meta_file: Path, where: str) -> Path:
-    """``folder / name`` after checking that it stays inside ``folder``."""
-    if not isinstance(name, str) or not is_member_name(name):
-        raise ConfigError(
-            f"{meta_file}: {where}model file {name!r} is not a relative path inside the folder"
-        )
-    path = folder / name
-    if path.is_symlink() or not path.resolve().is_relative_to(folder.resolve()):
-        raise ConfigError(f"{path}: a link out of the model folder; refusing to read it")
-    return path
-
-
-def _read_booster(model_file: Path, sha256: Any, n_columns: int) -> Any:
-    """Load one LightGBM text model after checking its checksum and its structure.
-
-    LightGBM trusts the indices in a text model (a bad one crashes or hangs the process) and
-    aborts on some truncated files instead of raising, so the text is checked first
-    (:func:`hpo.deploy.booster_text.check_booster_text`).
-    """
-    import lightgbm as lgb
-
-    if not model_file.is_file():
-        raise ConfigError(f"{model_file.parent}: missing model file {model_file.name}")
-    try:
-        data = model_file.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"{model_file}: unreadable ({exc.strerror})") from exc
-    if isinstance(sha256, str) and hashlib.sha256(data).hexdigest() != sha256:
-        raise ConfigError(
-            f"{model_file}: corrupt (its SHA-256 differs from model.json); re-export the model"
-        )
-    text = check_booster_text(data, model_file, n_columns)
-    try:  # LightGBM prints its own "[Fatal]" line to stdout: keep the CLI to one line
-        with contextlib.redirect_stdout(io.StringIO()):
-            return lgb.Booster(model_str=text)
-    except (lgb.basic.LightGBMError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ConfigError(f"{model_file}: not a readable LightGBM model ({first})") from exc
-
-
 def _load_families(
     folder: Path,
     meta_file: Path,
@@ -270,20 +228,27 @@ def _load_families(
         entry = family_meta.get(family)
         if not isinstance(entry, dict) or "file" not in entry or "columns" not in entry:
             raise ConfigError(f"{meta_file}: {where}no '{family}' model entry for {collections}")
-        model_file = _member_file(folder, entry["file"], meta_file, where)
+        model_file = member_file(folder, entry["file"], meta_file, where)
         names = entry["columns"]
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise ConfigError(
                 f"{meta_file}: {where}'{family}' key 'columns': expected a list of feature names"
             )
         columns = _family_columns(family, spec, names, folder)
-        booster = _read_booster(model_file, entry.get("sha256"), len(columns))
+        booster = read_booster(model_file, entry.get("sha256"), len(columns))
         if booster.num_feature() != len(columns):
             raise ConfigError(
                 f"{model_file}: model reads {booster.num_feature()} features, model.json lists "
                 f"{len(columns)}"
             )
         pos = estimate_position(names)  # among the booster's columns
+        prior: LearnedPrior | None = None
+        prior_columns: tuple[int, ...] = ()
+        if entry.get("prior") is not None:
+            where_prior = f"{meta_file}: {where}{family}"
+            prior = LearnedPrior.from_dict(entry["prior"], where_prior)
+            at = prior.positions_in(names, where_prior)
+            prior_columns = tuple(int(columns[p]) for p in at)  # among the family's columns
         families[family] = FamilyModel(
             family,
             booster,
@@ -291,6 +256,8 @@ def _load_families(
             len(feature_names(family, spec)),
             weight,
             None if pos is None else int(columns[pos]),  # among the family's columns
+            prior,
+            prior_columns,
         )
     return families
 

@@ -15,7 +15,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from hpo.deploy.model import MODEL_FILE, is_member_name
+from hpo.deploy.model import MODEL_FILE
+from hpo.deploy.model_files import is_member_name
 from hpo.errors import UsageError
 
 __all__ = ["check_out_dir", "install_model_folder"]

@@ -9,7 +9,7 @@ tuned on.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +24,16 @@ TRAIN_SPLITS = ("train", "valid")
 
 @dataclass(frozen=True, eq=False)
 class Trained:
-    """Boosters retrained per family, the columns each reads, rows and valid metrics."""
+    """Boosters retrained per family, the columns each reads, rows, valid metrics and priors.
+
+    ``priors`` holds the learned cost prior of each family that blends one (JSON data).
+    """
 
     boosters: dict[str, Any]
     columns: dict[str, list[str]]
     rows: dict[str, int]
     metrics: dict[str, float]
+    priors: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def train_families(
@@ -90,6 +94,8 @@ def train_families(
         out.boosters[family] = fit.ranker.booster_
         out.columns[family] = list(fit.column_names)
         out.rows[family] = fit.rows
+        if fit.prior is not None:
+            out.priors[family] = fit.prior.to_dict()
         out.metrics.update(fit.metrics)
     if progress is not None:
         progress(len(families), len(families), "trained")

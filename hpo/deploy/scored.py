@@ -93,6 +93,9 @@ def copy_scored_boosters(
             "columns": used_columns(family, spec, inc.config),
             "booster": source.name,
         }
+        prior = store.load_prior(booster_key(inc.config, seed, family), size)
+        if prior is not None:  # the learned prior the trial blended
+            families[family]["prior"] = prior
     return families
 
 

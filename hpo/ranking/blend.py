@@ -1,4 +1,4 @@
-"""Blend the ranker's scores with the analytical cost estimate, per graph.
+"""Blend the ranker's scores with a cost prior, per graph.
 
 Why: on default-collection graphs a config changes one or two nodes, so most configs of a
 graph differ by less than the measurement noise and the relevance labels of that bulk are
@@ -14,9 +14,15 @@ runtime scale and the booster's score range::
 
     blended = z(score) + estimate_weight * z(estimate),   z(x) = (x - mean(x)) / std(x)
 
-``estimate_weight`` is a hyperparameter of the search spaces (0 turns the blend off; absent
-means 0, as for runs and models made before it), so a campaign on data where the estimate is
-wrong can tune it away.
+The estimate is the learned prior of :mod:`hpo.ranking.prior` (weights fitted on the train
+split, issue 19); models exported before it blend the column :data:`ESTIMATE_COLUMN`, whose
+weights were written by hand, and keep scoring as they did.
+
+``estimate_blend`` (on/off) and ``estimate_weight`` are hyperparameters of the search spaces:
+the switch has its own branch, so a campaign reaches "off" with one choice instead of a
+weight near the end of a range (issue 19), and the weight is only searched while it is on.
+Absent switch: on when the weight is above 0 (runs and models made before it); absent
+weight: 0.
 The tile family has no estimate column and is never blended. In ``lambdarank_groups`` the
 weight is only searched while ``use_group_cost_estimate`` is on (without the column there is
 nothing to blend).
@@ -36,22 +42,41 @@ import numpy as np
 
 from hpo.errors import ConfigError
 
-__all__ = ["ESTIMATE_COLUMN", "WEIGHT_KEY", "blend_scores", "estimate_position", "estimate_weight"]
+__all__ = [
+    "BLEND_KEY",
+    "ESTIMATE_COLUMN",
+    "WEIGHT_KEY",
+    "blend_scores",
+    "estimate_position",
+    "estimate_weight",
+]
 
 #: The column blended in: the weighted total of the second-order cost estimates (log bytes).
 ESTIMATE_COLUMN = "est_log_total_bytes"
 #: The hyperparameter holding the blend weight.
 WEIGHT_KEY = "estimate_weight"
+#: The hyperparameter switching the blend on or off.
+BLEND_KEY = "estimate_blend"
+
+
+def _blend_on(value: Any) -> bool:
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise ConfigError(f"{BLEND_KEY}: expected true or false, found {value!r}")
 
 
 def estimate_weight(hyperparameters: Mapping[str, Any]) -> float:
-    """The blend weight of a hyperparameter mapping (0 when absent).
+    """The blend weight of a hyperparameter mapping: 0 when the switch is off or absent.
 
     Raises
     ------
     ConfigError
-        If the weight is not a finite non-negative number.
+        If the weight is not a finite non-negative number, or the switch not a boolean.
     """
+    if BLEND_KEY in hyperparameters and not _blend_on(hyperparameters[BLEND_KEY]):
+        return 0.0
     value = hyperparameters.get(WEIGHT_KEY, 0.0)
     if isinstance(value, bool | str):  # float("3") or float(True) would pass silently
         raise ConfigError(f"{WEIGHT_KEY}: expected a number, found {value!r}")

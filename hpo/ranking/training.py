@@ -3,9 +3,10 @@
 The objective (every trial), export and the benchmarks call :func:`train_family`, so a trial
 and an exported model are trained and scored the same way. Hyperparameters arrive as one flat
 mapping (a SMAC configuration): ``label_levels``, ``max_group_size``, ``relative_features``,
-``num_boost_round`` and ``estimate_weight`` (:mod:`hpo.ranking.blend`) steer the ranker, the
-feature selection and the scoring, ``use_group_<name>`` switches feature groups; every other
-key is passed to LightGBM.
+``num_boost_round``, ``estimate_blend`` and ``estimate_weight`` (:mod:`hpo.ranking.blend`)
+steer the ranker, the feature selection and the scoring, ``use_group_<name>`` switches feature
+groups; every other key is passed to LightGBM. With the blend on, a layout family also fits
+its learned cost prior (:mod:`hpo.ranking.prior`) on the rows it trains on.
 """
 
 from __future__ import annotations
@@ -20,10 +21,18 @@ import numpy as np
 from hpo.data.load import is_layout
 from hpo.features.groups import GROUP_PREFIX, columns_for, switches_from_hyperparameters
 from hpo.features.table import FeatureTable
-from hpo.ranking.blend import WEIGHT_KEY, blend_scores, estimate_position, estimate_weight
+from hpo.ranking.blend import (
+    BLEND_KEY,
+    WEIGHT_KEY,
+    blend_scores,
+    estimate_position,
+    estimate_weight,
+)
 from hpo.ranking.datasets import DatasetCache, rows_digest
 from hpo.ranking.metrics import kendall_tau
+from hpo.ranking.prior import LearnedPrior, fit_family_prior
 from hpo.ranking.ranker import LambdaRanker, OrderedRows
+from hpo.ranking.sampling import sample_configs
 
 __all__ = [
     "DEFAULT_FIXED_ROUNDS",
@@ -33,6 +42,7 @@ __all__ = [
     "blended_predict",
     "collection_means",
     "feature_columns",
+    "fit_family_prior",
     "make_ranker",
     "sample_configs",
     "score_table",
@@ -49,6 +59,7 @@ RANKER_KEYS = (
     "relative_features",
     "num_boost_round",
     WEIGHT_KEY,
+    BLEND_KEY,
 )
 
 
@@ -97,41 +108,6 @@ def select_rows(table: FeatureTable, collections: Sequence[str]) -> np.ndarray:
     """Row indices of the graphs of ``collections`` that have labels."""
     keep = np.array([g.collection in collections and g.labeled for g in table.graphs], dtype=bool)
     return np.flatnonzero(keep[table.group]) if keep.size else np.zeros(0, dtype=np.int64)
-
-
-def sample_configs(
-    table: FeatureTable,
-    rows: np.ndarray,
-    per_graph: int,
-    rng: np.random.Generator,
-    fast_bias: float = 2.0,
-) -> np.ndarray:
-    """Sample at most ``per_graph`` rows of each graph, biased toward fast configs.
-
-    Weighted sampling without replacement (Efraimidis-Spirakis keys) with weight
-    ``exp(-fast_bias * r)``, ``r`` the config's runtime percentile in its graph (0 fastest),
-    fully vectorised.
-    """
-    if per_graph < 1:
-        raise ValueError(f"per_graph must be >= 1, got {per_graph}")
-    group = table.group[rows]
-    target = table.target[rows]
-    by_target = np.lexsort((target, group))
-    g_sorted = group[by_target]
-    starts = np.r_[True, g_sorted[1:] != g_sorted[:-1]]
-    first = np.flatnonzero(starts)[np.cumsum(starts) - 1]
-    sizes = np.bincount(np.cumsum(starts) - 1)
-    size_per = sizes[np.cumsum(starts) - 1]
-    pct = np.empty(len(rows))
-    pct[by_target] = (np.arange(len(rows)) - first) / np.maximum(size_per - 1, 1)
-    weight = np.exp(-fast_bias * pct)
-    key = np.log(rng.random(len(rows)) + 1e-300) / weight
-    by_key = np.lexsort((-key, group))
-    gk = group[by_key]
-    kstarts = np.r_[True, gk[1:] != gk[:-1]]
-    kfirst = np.flatnonzero(kstarts)[np.cumsum(kstarts) - 1]
-    chosen = by_key[(np.arange(len(rows)) - kfirst) < per_graph]
-    return rows[np.sort(chosen)]
 
 
 @dataclass(frozen=True)
@@ -203,17 +179,28 @@ def _graph_metrics(table: FeatureTable, view: _ValidView, pred: np.ndarray) -> l
 
 
 def blended_predict(
-    ranker: LambdaRanker, view: _ValidView, column_names: Sequence[str], weight: float
+    ranker: LambdaRanker,
+    view: _ValidView,
+    column_names: Sequence[str],
+    weight: float,
+    prior: LearnedPrior | None = None,
 ) -> np.ndarray:
-    """The ranker's scores of a view's rows, blended per graph with the cost estimate.
+    """The ranker's scores of a view's rows, blended per graph with the cost prior.
 
-    The blend (:mod:`hpo.ranking.blend`) applies when ``weight`` > 0 and the estimate column
-    is among ``column_names`` (the columns of ``view.X``); otherwise the scores are the
-    ranker's own.
+    The blend (:mod:`hpo.ranking.blend`) applies when ``weight`` > 0: with the learned
+    ``prior`` (:mod:`hpo.ranking.prior`) when given, otherwise with the estimate column if it
+    is among ``column_names`` (the columns of ``view.X``; models made before the learned
+    prior); with neither the scores are the ranker's own.
     """
     pred = ranker.predict(view.X)
+    if weight == 0:
+        return pred
+    if prior is not None:
+        positions = prior.positions_in(column_names, "blend")
+        estimate = prior.estimate(view.X, view.bounds, positions)
+        return blend_scores(pred, estimate, view.bounds, weight)
     pos = estimate_position(column_names)
-    if weight == 0 or pos is None:
+    if pos is None:
         return pred
     return blend_scores(pred, view.X[:, pos], view.bounds, weight)
 
@@ -225,16 +212,18 @@ def score_table(
     collections: Sequence[str],
     *,
     weight: float = 0.0,
+    prior: LearnedPrior | None = None,
 ) -> list[GraphScore]:
     """Predict every labeled graph of ``collections`` in ``table`` and score each graph.
 
-    ``weight`` is the hyperparameters' ``estimate_weight`` (:func:`blended_predict`).
+    ``weight`` is the hyperparameters' blend weight and ``prior`` the family's learned prior
+    (:func:`blended_predict`).
     """
     view = _valid_view(table, columns, collections)
     if not view.graphs:
         return []
     names = [table.feature_names[j] for j in columns]
-    return _graph_metrics(table, view, blended_predict(ranker, view, names, weight))
+    return _graph_metrics(table, view, blended_predict(ranker, view, names, weight, prior))
 
 
 def collection_means(scores: Sequence[GraphScore], collections: Sequence[str]) -> dict[str, float]:
@@ -268,6 +257,8 @@ class FamilyFit:
         ``predict`` (valid) and ``score``.
     dataset_reused
         Whether the binned training Dataset came from the cache.
+    prior
+        The learned cost prior blended into the scores (``None``: blend off, or tile).
     """
 
     ranker: LambdaRanker
@@ -278,6 +269,7 @@ class FamilyFit:
     scores: tuple[GraphScore, ...]
     seconds: dict[str, float]
     dataset_reused: bool
+    prior: LearnedPrior | None = None
 
 
 def train_family(
@@ -349,9 +341,13 @@ def train_family(
     def view() -> _ValidView:
         return _valid_view(valid, cols, collections, score_graphs)
 
+    blended = weight > 0 and any(is_layout(c) for c in collections)
+    learned: LearnedPrior | None = None
     if cache is None:
         data, reused = ranker.bin_rows(order()), False
         valid_view = view()
+        if blended:
+            learned = fit_family_prior(parts, cols)
     else:
         # two levels: the ordered raw rows are shared by the Datasets of every max_bin
         keep = [t for t, _ in parts]
@@ -363,10 +359,16 @@ def train_family(
         scored = None if score_graphs is None else np.asarray(score_graphs, dtype=bool).tobytes()
         vkey = ("valid", id(valid), tuple(collections), cols.tobytes(), scored)
         valid_view = cache.get(vkey, view, keep=valid)[0]
+        if blended:  # the same rows give the same prior: fitted once per row set
+            learned = cache.get(("prior", rows_key), lambda: fit_family_prior(parts, cols), keep)[0]
     t1 = time.perf_counter()
     ranker.fit_dataset(data, init_model=init_model)
     t2 = time.perf_counter()
-    pred = blended_predict(ranker, valid_view, names, weight) if valid_view.graphs else np.zeros(0)
+    pred = (
+        blended_predict(ranker, valid_view, names, weight, learned)
+        if valid_view.graphs
+        else np.zeros(0)
+    )
     t3 = time.perf_counter()
     scores = _graph_metrics(valid, valid_view, pred)
     metrics = collection_means(scores, collections)
@@ -380,4 +382,5 @@ def train_family(
         scores=tuple(scores),
         seconds={"dataset": t1 - t0, "boost": t2 - t1, "predict": t3 - t2, "score": t4 - t3},
         dataset_reused=reused,
+        prior=learned,
     )

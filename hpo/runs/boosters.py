@@ -103,14 +103,43 @@ class BoosterStore:
         found = [_FILE.fullmatch(p.name) for p in self.folder.glob(f"{key}-*.txt")]
         return sorted(int(m.group(2)) for m in found if m is not None and m.group(1) == key)
 
-    def save(self, key: str, size: int, booster: Any) -> Path:
-        """Save ``booster`` atomically (temporary file, then rename); return its path."""
+    def prior_path(self, key: str, size: int) -> Path:
+        """Where the learned cost prior saved beside a booster lives (JSON)."""
+        return self.folder / f"{key}-{int(size)}.prior.json"
+
+    def save(
+        self, key: str, size: int, booster: Any, prior: Mapping[str, Any] | None = None
+    ) -> Path:
+        """Save ``booster`` atomically (temporary file, then rename); return its path.
+
+        ``prior`` (JSON data of :class:`hpo.ranking.prior.LearnedPrior`) is saved beside it,
+        first, so a booster on disk always has the prior it was scored with; without one a
+        stale prior of the same name is removed.
+        """
         self.folder.mkdir(parents=True, exist_ok=True)
         final = self.path(key, size)
+        side = self.prior_path(key, size)
+        if prior is None:
+            side.unlink(missing_ok=True)
+        else:
+            tmp_side = self.folder / f".{side.name}.{os.getpid()}.tmp"
+            tmp_side.write_text(json.dumps(dict(prior)))
+            os.replace(tmp_side, side)
         tmp = self.folder / f".{final.name}.{os.getpid()}.tmp"
         booster.save_model(str(tmp))
         os.replace(tmp, final)
         return final
+
+    def load_prior(self, key: str, size: int) -> dict[str, Any] | None:
+        """The prior saved beside the booster of ``key`` at ``size`` (``None``: none saved)."""
+        side = self.prior_path(key, size)
+        if not side.is_file():
+            return None
+        try:
+            data = json.loads(side.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError, OSError):
+            return None
+        return data if isinstance(data, dict) else None
 
     def load(self, key: str, size: int) -> Any | None:
         """The booster of ``key`` at ``size``; ``None`` if missing or unreadable."""
@@ -142,12 +171,15 @@ class BoosterStore:
         for found in self.sizes(key):
             if found < size:
                 self.path(key, found).unlink(missing_ok=True)
+                self.prior_path(key, found).unlink(missing_ok=True)
                 gone += 1
         return gone
 
     def keep_only(self, keep: Iterable[tuple[str, int]]) -> int:
         """Delete every booster (and stray temporary file) not in ``keep``; return how many."""
+        keep = list(keep)
         wanted = {self.path(k, s).name for k, s in keep}
+        wanted |= {self.prior_path(k, s).name for k, s in keep}
         if not self.folder.is_dir():
             return 0
         gone = 0

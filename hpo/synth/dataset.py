@@ -17,6 +17,7 @@ timestamps, so two runs give byte-identical files.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,7 @@ import numpy as np
 
 from hpo.data.load import COLLECTIONS, SPLITS, collection_dir, is_layout
 from hpo.errors import UsageError
-from hpo.synth.graph import LAWS
+from hpo.synth.law_family import LAW_FILE, LawConstants, law_record, resolve_law
 from hpo.synth.layout import write_layout_file
 from hpo.synth.tile import write_tile_file
 
@@ -231,7 +232,7 @@ def _write_graph(
     collection: str,
     split: str,
     index: int,
-    law: str = "second-order",
+    law: str | LawConstants = "second-order",
 ) -> tuple[int, int]:
     """Write one graph file; return ``(nodes, configs)``."""
     labeled = split != "test"
@@ -275,6 +276,7 @@ def generate_dataset(
     *,
     overwrite: bool = False,
     law: str = "second-order",
+    law_seed: int | None = None,
 ) -> dict:
     """Write a synthetic dataset of all five collections and three splits under ``out``.
 
@@ -293,24 +295,30 @@ def generate_dataset(
         Delete ``.npz`` files in the collection folders that this run would not write (from
         another seed or scale). Without it such files are an error.
     law
-        Hidden layout cost law: ``"second-order"`` or ``"first-order"`` (the older law; its
+        Hidden layout cost law: ``"second-order"``, ``"first-order"`` (the older law; its
         files changed once, when the generator took upstream's form: ``node_splits`` ending
-        with n and partial layouts); tile files do not depend on it.
+        with n and partial layouts) or ``"random"``, a member of the family of second-order
+        laws drawn from ``law_seed`` (:func:`hpo.synth.layout_law.draw_law`); tile files do
+        not depend on it. The law is written to ``law.json`` in the root.
+    law_seed
+        The seed of a ``random`` law (default: ``seed``); a second root with another ``seed``
+        and the same ``law_seed`` holds unseen graphs of the same law.
 
     Returns
     -------
     dict
-        ``root``, ``scale``, ``seed``, ``files`` ({collection: {split: count}}), ``n_files``,
-        ``configs`` ({collection: total configurations}) and ``bytes`` written.
+        ``root``, ``scale``, ``seed``, ``law`` (its JSON record), ``files``
+        ({collection: {split: count}}), ``n_files``, ``configs`` ({collection: total
+        configurations}) and ``bytes`` written.
 
     Raises
     ------
     UsageError
-        If ``scale`` is unknown, or ``out`` holds other graph files and ``overwrite`` is False.
+        If ``scale`` or ``law`` is unknown, or ``out`` holds other graph files and
+        ``overwrite`` is False.
     """
     spec = scale_spec(scale)
-    if law not in LAWS:
-        raise UsageError(f"unknown law '{law}' (expected one of {', '.join(LAWS)})")
+    constants = resolve_law(law, seed if law_seed is None else law_seed)
     root = Path(out)
     plan = _plan_stems(seed, spec)
     stale: list[Path] = []
@@ -325,12 +333,15 @@ def generate_dataset(
         )
     for path in stale:
         path.unlink()
+    root.mkdir(parents=True, exist_ok=True)
+    (root / LAW_FILE).write_text(json.dumps(law_record(constants), indent=1) + "\n")
 
     total = sum(len(s) for s in plan.values())
     summary: dict = {
         "root": str(root),
         "scale": scale,
         "seed": seed,
+        "law": law_record(constants),
         "files": {},
         "n_files": 0,
         "configs": {},
@@ -345,7 +356,9 @@ def generate_dataset(
             for gi, stem in enumerate(plan[(collection, split)]):
                 rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(ci, si, gi)))
                 path = folder / f"{stem}.npz"
-                n_nodes, n_configs = _write_graph(path, rng, spec, collection, split, gi, law)
+                n_nodes, n_configs = _write_graph(
+                    path, rng, spec, collection, split, gi, constants or "first-order"
+                )
                 summary["n_files"] += 1
                 summary["configs"][collection] += n_configs
                 summary["bytes"] += path.stat().st_size

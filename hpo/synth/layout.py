@@ -39,12 +39,12 @@ import numpy as np
 from hpo.data.opcodes import CONVOLUTION, DOT, RESHAPE, TRANSPOSE
 from hpo.synth.graph import (
     COL_CONV_OUT_FEATURE,
-    LAWS,
     MAX_RANK,
     NodeTable,
     build_hlo_graph,
 )
 from hpo.synth.hlo_tables import FUSION
+from hpo.synth.law_family import LawConstants, resolve_law
 from hpo.synth.layout_compile import compile_layouts
 from hpo.synth.layout_draw import (
     FACTORIAL,
@@ -112,9 +112,10 @@ def _layout_problem(
     node_opcode: np.ndarray,
     edge_index: np.ndarray,
     node_config_ids: np.ndarray,
-    law: str = "first-order",
+    law: str | LawConstants = "first-order",
 ) -> LayoutProblem:
     """Derive the :class:`LayoutProblem` of a layout file from its stored arrays."""
+    constants = resolve_law(law)
     t = NodeTable.from_arrays(node_feat, node_opcode, edge_index)
     ids = np.asarray(node_config_ids, dtype=np.int64)
     op = node_opcode.astype(np.int64)[ids]
@@ -149,9 +150,9 @@ def _layout_problem(
     base = (t.volumes * t.elem_bytes * heavy)[rest].sum() * _BYTE_NS + _NODE_NS * len(rest)
     out_default = t.layouts[ids]
     second = None
-    if law == "second-order":
+    if constants is not None:
         second = second_order_problem(
-            t, node_feat, node_opcode, edge_index, ids, producer.astype(np.int64), leader
+            t, node_feat, node_opcode, edge_index, ids, producer.astype(np.int64), leader, constants
         )
     return LayoutProblem(
         ids=ids,
@@ -241,8 +242,11 @@ def _law_cost(p: LayoutProblem, feat: np.ndarray) -> np.ndarray:
     return node + other
 
 
-def noiseless_layout_cost(path: Path, law: str = "second-order") -> np.ndarray:
+def noiseless_layout_cost(path: Path, law: str | LawConstants = "second-order") -> np.ndarray:
     """The hidden law's config-dependent cost of every config of a generated layout file.
+
+    ``law`` is the one the file was drawn with (:func:`hpo.synth.layout_law.read_law` reads
+    it from the root).
 
     The measured runtime is ``(base + scale * cost) * noise`` with a positive scale, so the
     Kendall tau between this cost and the stored runtimes is the best a ranker can reach:
@@ -324,7 +328,7 @@ def write_layout_file(
     n_configs: int,
     labeled: bool,
     progress: Callable[[int, int], None] | None = None,
-    law: str = "second-order",
+    law: str | LawConstants = "second-order",
 ) -> int:
     """Draw one layout graph with ``n_configs`` configurations and write it to ``path``.
 
@@ -348,20 +352,23 @@ def write_layout_file(
     progress
         Called with ``(configs written, n_configs)`` after each chunk.
     law
-        The hidden cost law, one of ``hpo.synth.graph.LAWS``: ``"second-order"`` (default)
-        or ``"first-order"`` (padding and copies only).
+        The hidden cost law: ``"second-order"`` (default), ``"first-order"`` (padding and
+        copies only; its files changed once, when the generator took upstream's form) or a
+        member of the family of second-order laws (:class:`hpo.synth.layout_law.LawConstants`).
 
     Returns
     -------
     int
         The number of configurable nodes.
     """
-    if law not in LAWS:
-        raise ValueError(f"unknown law '{law}' (expected one of {', '.join(LAWS)})")
+    constants = resolve_law(law)
+    graph_law = "first-order" if constants is None else "second-order"
     n_comp = max(1, n_nodes // int(rng.integers(300, 900)))
-    graph = build_hlo_graph(rng, n_nodes, source=source, n_computations=n_comp, law=law)
+    graph = build_hlo_graph(rng, n_nodes, source=source, n_computations=n_comp, law=graph_law)
     graph, ids = choose_config_nodes(CONFIGURABLE_OPCODES, rng, graph, n_config_nodes)
-    problem = _layout_problem(graph.node_feat, graph.node_opcode, graph.edge_index, ids, law)
+    problem = _layout_problem(
+        graph.node_feat, graph.node_opcode, graph.edge_index, ids, constants or "first-order"
+    )
     nc, c = len(ids), int(n_configs)
     key = int(rng.integers(2**62))
     n_unique = max(

@@ -18,6 +18,10 @@ a feature set that sees them from one that does not:
    in major positions a cheap copy; a configurable node leaving its default layout while a
    non-configurable node reads it forces a copy too;
 5. every term is weighted by volume x element size, and convolution/dot weigh most.
+
+Its constants and switches are a :class:`hpo.synth.law_family.LawConstants`; ``--law random
+--law-seed N`` draws a member of the family around them (:mod:`hpo.synth.law_family`,
+issue 19).
 """
 
 from __future__ import annotations
@@ -29,16 +33,10 @@ import numpy as np
 from hpo.data.opcodes import CONVOLUTION, DOT, RESHAPE, TRANSPOSE
 from hpo.synth.graph import COL_CONV_DIMS, COL_DIMENSIONS, MAX_RANK, NodeTable
 from hpo.synth.hlo_tables import FUSION
+from hpo.synth.law_family import SECOND_ORDER, LawConstants
 
 __all__ = ["SecondOrderProblem", "second_order_cost_terms", "second_order_problem"]
 
-_OPCODE_FACTOR = np.ones(256)
-_OPCODE_FACTOR[[CONVOLUTION, DOT, RESHAPE, TRANSPOSE, FUSION]] = (4.0, 3.5, 1.0, 1.0, 1.0)
-_MXU_MINOR = 0.5  # conv/dot (and conv kernel) factor when the feature dim is most minor
-_BITCAST = 0.03  # reshape/transpose cost factor when it is a bitcast
-_INPUT_FACTOR, _KERNEL_FACTOR = 0.3, 0.5
-_RELAYOUT, _CHEAP_COPY = 1.5, 0.08  # mismatch in the two minor positions / major only
-_READER_COPY = 1.0
 _LANES = 128
 
 
@@ -71,11 +69,20 @@ class SecondOrderProblem:
     producer: np.ndarray
     leader: np.ndarray
     noncfg_reader: np.ndarray
+    law: LawConstants = SECOND_ORDER
 
 
 def sublane_tile(elem_bytes: np.ndarray) -> np.ndarray:
     """Rows of the hardware tile: 8 for 32-bit, 16 for 16-bit, 32 for 8-bit types."""
     return 8.0 * 4.0 / np.clip(elem_bytes, 1.0, 4.0)
+
+
+def _opcode_factor(law: LawConstants) -> np.ndarray:
+    factor = np.ones(256)
+    if law.opcode_weights:
+        values = (law.conv, law.dot, law.reshape, law.transpose, law.fusion)
+        factor[[CONVOLUTION, DOT, RESHAPE, TRANSPOSE, FUSION]] = values
+    return factor
 
 
 def second_order_problem(
@@ -86,12 +93,13 @@ def second_order_problem(
     ids: np.ndarray,
     producer: np.ndarray,
     leader: np.ndarray,
+    law: LawConstants = SECOND_ORDER,
 ) -> SecondOrderProblem:
     """Derive the :class:`SecondOrderProblem` from the stored arrays.
 
     ``producer`` and ``leader`` are the first-order law's partners (nearest configurable
     producer through shape-preserving nodes, first sibling of the same producer), shared so
-    both laws compare the same pairs.
+    both laws compare the same pairs. ``law`` sets the constants and switches.
     """
     n = node_feat.shape[0]
     op = node_opcode.astype(np.int64)[ids]
@@ -132,7 +140,7 @@ def second_order_problem(
         kernel_default=np.where(has_k[:, None], t.layouts[k0], -1),
         kernel_bytes=t.elem_bytes[k0],
         kernel_feature=np.where(has_k, kernel_feature, -1),
-        factor=_OPCODE_FACTOR[op],
+        factor=_opcode_factor(law)[op],
         feature_dim=feature_dim,
         is_conv=is_conv,
         is_transpose=op == TRANSPOSE,
@@ -141,6 +149,7 @@ def second_order_problem(
         producer=producer,
         leader=leader,
         noncfg_reader=reader[ids],
+        law=law,
     )
 
 
@@ -157,12 +166,20 @@ def _minor_sizes(shape: np.ndarray, rank: np.ndarray, layout: np.ndarray) -> np.
 
 
 def padded_volume(
-    shape: np.ndarray, rank: np.ndarray, volume: np.ndarray, elem_bytes: np.ndarray, layout
+    shape: np.ndarray,
+    rank: np.ndarray,
+    volume: np.ndarray,
+    elem_bytes: np.ndarray,
+    layout,
+    element_tiles: bool = True,
 ) -> np.ndarray:
-    """Volume padded to the element type's tile (128 lanes x 8/16/32 rows); ``(k, nc)``."""
+    """Volume padded to the element type's tile (128 lanes x 8/16/32 rows); ``(k, nc)``.
+
+    ``element_tiles`` False: every type pads to 8 rows (a law without that effect).
+    """
     m = _minor_sizes(shape, rank, layout)
     d0, d1 = m[..., 0], m[..., 1]
-    sub = sublane_tile(elem_bytes)
+    sub = sublane_tile(elem_bytes) if element_tiles else 8.0
     padded = np.ceil(d0 / _LANES) * _LANES * np.ceil(d1 / sub) * sub
     return volume / (d0 * d1) * padded
 
@@ -178,37 +195,49 @@ def second_order_cost_terms(
     p: SecondOrderProblem, feat: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """The config-dependent cost: ``(per-node output term, everything else)``, each ``(k,)``."""
+    law = p.law
+    tiles = law.element_tiles
     blocks = feat.astype(np.int64)
     out = _resolve(blocks[..., 0:6], p.out_default)
     inp = _resolve(blocks[..., 6:12], p.in_default)
     ker = _resolve(blocks[..., 12:18], p.kernel_default)
-    out_pad = padded_volume(p.out_shape, p.out_rank, p.out_volume, p.out_bytes, out)
-    mxu = np.where(out[..., 0] == p.feature_dim, _MXU_MINOR, 1.0)
+    out_pad = padded_volume(p.out_shape, p.out_rank, p.out_volume, p.out_bytes, out, tiles)
+    mxu_minor = law.mxu_minor if law.mxu else 1.0
+    mxu = np.where(out[..., 0] == p.feature_dim, mxu_minor, 1.0)
     node = p.factor * p.out_bytes * mxu * out_pad
     # Reshape/transpose: a bitcast when the most-minor dimension keeps its place.
-    in_minor = np.take_along_axis(p.in_shape[None], np.clip(inp[..., :1], 0, MAX_RANK - 1), axis=2)[
-        ..., 0
-    ]
-    out_minor = np.take_along_axis(
-        p.out_shape[None], np.clip(out[..., :1], 0, MAX_RANK - 1), axis=2
-    )[..., 0]
-    src_dim = np.take_along_axis(p.perm[None], np.clip(out[..., :1], 0, MAX_RANK - 1), axis=2)
-    bitcast = np.where(
-        p.is_transpose, src_dim[..., 0] == inp[..., 0], p.is_reshape & (in_minor == out_minor)
-    )
-    node = np.where(bitcast, _BITCAST * node, node)
+    if law.bitcasts:
+        in_minor = np.take_along_axis(
+            p.in_shape[None], np.clip(inp[..., :1], 0, MAX_RANK - 1), axis=2
+        )[..., 0]
+        out_minor = np.take_along_axis(
+            p.out_shape[None], np.clip(out[..., :1], 0, MAX_RANK - 1), axis=2
+        )[..., 0]
+        src_dim = np.take_along_axis(p.perm[None], np.clip(out[..., :1], 0, MAX_RANK - 1), axis=2)
+        bitcast = np.where(
+            p.is_transpose, src_dim[..., 0] == inp[..., 0], p.is_reshape & (in_minor == out_minor)
+        )
+        node = np.where(bitcast, law.bitcast * node, node)
 
-    in_pad = padded_volume(p.in_shape, p.in_rank, p.in_volume, p.in_bytes, inp)
-    other = _INPUT_FACTOR * p.in_bytes * in_pad
-    ker_pad = padded_volume(p.kernel_shape, p.kernel_rank, p.kernel_volume, p.kernel_bytes, ker)
-    ker_mxu = np.where(ker[..., 0] == p.kernel_feature, _MXU_MINOR, 1.0)
-    other += np.where(p.is_conv, _KERNEL_FACTOR * p.kernel_bytes, 0.0) * ker_mxu * ker_pad
+    in_pad = padded_volume(p.in_shape, p.in_rank, p.in_volume, p.in_bytes, inp, tiles)
+    other = (law.input_factor if law.input_term else 0.0) * p.in_bytes * in_pad
+    if law.kernel_term:
+        ker_pad = padded_volume(
+            p.kernel_shape, p.kernel_rank, p.kernel_volume, p.kernel_bytes, ker, tiles
+        )
+        ker_mxu = np.where(ker[..., 0] == p.kernel_feature, mxu_minor, 1.0)
+        other += np.where(p.is_conv, law.kernel_factor * p.kernel_bytes, 0.0) * ker_mxu * ker_pad
+    # without mismatch classes a major-only mismatch costs what a minor one does
+    cheap = law.cheap_copy if law.mismatch_classes else 1.0
+    major_copy = law.cheap_copy if law.mismatch_classes else law.relayout
     copy = p.in_volume * p.in_bytes
-    for partner, partner_layout in ((p.producer, out), (p.leader, inp)):
-        has = partner >= 0
-        minor, major = _split_mismatch(inp[:, has], partner_layout[:, partner[has]])
-        other[:, has] += (_RELAYOUT * minor + _CHEAP_COPY * major) * copy[has]
-    minor, major = _split_mismatch(out, p.out_default[None])
-    reader = p.noncfg_reader * p.out_volume * p.out_bytes * p.factor
-    other += _READER_COPY * (minor + _CHEAP_COPY * major) * reader
+    if law.copies:
+        for partner, partner_layout in ((p.producer, out), (p.leader, inp)):
+            has = partner >= 0
+            minor, major = _split_mismatch(inp[:, has], partner_layout[:, partner[has]])
+            other[:, has] += (law.relayout * minor + major_copy * major) * copy[has]
+    if law.reader_copies:
+        minor, major = _split_mismatch(out, p.out_default[None])
+        reader = p.noncfg_reader * p.out_volume * p.out_bytes * p.factor
+        other += law.reader_copy * (minor + cheap * major) * reader
     return node.sum(axis=1), other.sum(axis=1)

@@ -325,6 +325,8 @@ def real_run(tmp_path_factory: pytest.TempPathFactory, tiny_root: Path) -> Path:
     for hp in space["hyperparameters"]:
         if hp["name"] == "min_data_in_leaf":
             hp["default_value"] = hp["upper"]
+        if hp["name"] == "estimate_blend":  # every trial blends: export must ship its prior
+            hp["choices"] = [True]
     space_file = base / "weak_default.json"
     space_file.write_text(json.dumps(space))
     cfg = CampaignConfig(
@@ -376,6 +378,7 @@ def test_export_then_evaluate_reproduces_the_scored_metrics(
     from hpo.deploy.evaluate import evaluate_model
 
     model = load_model(out)
+    assert model.routes["layout:xla:random"].prior is not None  # the learned prior, copied
     plain = replace(model.routes["layout:xla:random"], estimate_weight=0.0)
     unblended = replace(model, routes={**model.routes, "layout:xla:random": plain})
     data = Path(str(run.settings["data_root"]))
@@ -395,8 +398,10 @@ def test_finished_campaign_keeps_only_the_incumbents_boosters(real_run: Path) ->
     assert inc.budget is not None
     kept = sorted(p.name for p in (real_run / "boosters").iterdir())
     size = budget_size(inc.budget)
+    layout = booster_key(inc.config, inc.seed, "layout")
     assert kept == sorted(
-        f"{booster_key(inc.config, inc.seed, family)}-{size}.txt" for family in ("layout", "tile")
+        [f"{booster_key(inc.config, inc.seed, family)}-{size}.txt" for family in ("layout", "tile")]
+        + [f"{layout}-{size}.prior.json"]  # the learned prior of the blend, kept beside it
     )
 
 
@@ -408,6 +413,8 @@ def test_retrain_on_request_says_so(real_run: Path, tmp_path: Path) -> None:
     assert meta["rounds"] == 36
     assert meta["feature_spec"]["relative"] is False  # read from the run, not the defaults
     assert meta["families"]["tile"]["training_rows"] > 0
+    assert "prior" in meta["families"]["layout"]  # fitted again on the rows trained on
+    assert "prior" not in meta["families"]["tile"]
 
 
 def test_export_without_saved_boosters_names_the_way_out(

@@ -18,7 +18,8 @@ from hpo.deploy.model import load_model
 from hpo.errors import ConfigError
 from hpo.features import FEATURE_VERSION, FeatureSpec, extract_layout_features
 from hpo.features.layout import layout_feature_names
-from hpo.ranking.blend import ESTIMATE_COLUMN, WEIGHT_KEY, blend_scores
+from hpo.ranking.blend import BLEND_KEY, ESTIMATE_COLUMN, WEIGHT_KEY, blend_scores
+from hpo.ranking.prior import LearnedPrior
 
 COLLECTION = "layout:xla:random"
 
@@ -102,7 +103,7 @@ def test_model_with_the_old_column_list_loads_and_predicts(
 
 
 def test_model_predicts_with_its_estimate_blend(tiny_root: Path, tmp_path: Path) -> None:
-    """The weight in model.json blends the estimate column in, as the campaign scored it."""
+    """A model exported before the learned prior blends the estimate column, as it did."""
     spec = FeatureSpec()
     names = layout_feature_names(spec)
     booster = _booster(tiny_root, spec, list(range(len(names))))
@@ -126,4 +127,51 @@ def test_model_with_a_bad_estimate_weight_is_refused_in_one_line(
     booster = _booster(tiny_root, spec, list(range(len(names))))
     folder = _write_model(tmp_path / "m", booster, names, FEATURE_VERSION, {WEIGHT_KEY: "x"})
     with pytest.raises(ConfigError, match=r"model\.json: estimate_weight: expected a number"):
+        load_model(folder)
+
+
+def _with_prior(folder: Path, prior: LearnedPrior | dict) -> Path:
+    meta = json.loads((folder / "model.json").read_text())
+    data = prior.to_dict() if isinstance(prior, LearnedPrior) else prior
+    meta["families"]["layout"]["prior"] = data
+    (folder / "model.json").write_text(json.dumps(meta))
+    return folder
+
+
+def test_model_predicts_with_its_learned_prior(tiny_root: Path, tmp_path: Path) -> None:
+    """A family entry with a prior blends the prior's estimate, not the estimate column."""
+    spec = FeatureSpec()
+    names = layout_feature_names(spec)
+    used = [n for n in names if not n.startswith("est_")]  # the prior needs no estimate column
+    idx = [names.index(n) for n in used]
+    booster = _booster(tiny_root, spec, idx)
+    prior = LearnedPrior(("log_padded_volume", "n_copies"), (True, False), np.array([0.7, -0.2]))
+    hp = {"relative_features": True, WEIGHT_KEY: 2.5}
+    folder = _with_prior(_write_model(tmp_path / "m", booster, used, FEATURE_VERSION, hp), prior)
+    model = load_model(folder)
+    path = list_graphs(tiny_root, COLLECTION, "test")[0]
+    X, _ = extract_layout_features(load_layout_graph(path), COLLECTION, spec)
+    at = [names.index(n) for n in prior.names]
+    estimate = prior.estimate(X, np.array([0, len(X)]), at)
+    plain = -booster.predict(X[:, idx])
+    np.testing.assert_allclose(
+        model.predict_graph(path, COLLECTION), blend_scores(plain, estimate, None, 2.5)
+    )
+    # the switch off: the booster's own scores, whatever the weight
+    off = _write_model(tmp_path / "off", booster, used, FEATURE_VERSION, {**hp, BLEND_KEY: False})
+    model = load_model(_with_prior(off, prior))
+    np.testing.assert_allclose(model.predict_graph(path, COLLECTION), plain)
+
+
+def test_model_with_a_bad_prior_is_refused_in_one_line(tiny_root: Path, tmp_path: Path) -> None:
+    spec = FeatureSpec()
+    names = layout_feature_names(spec)
+    booster = _booster(tiny_root, spec, list(range(len(names))))
+    hp = {WEIGHT_KEY: 1.0}
+    folder = _write_model(tmp_path / "m", booster, names, FEATURE_VERSION, hp)
+    _with_prior(folder, {"names": ["log_padded_volume"], "linear": [True], "coef": []})
+    with pytest.raises(ConfigError, match=r"model\.json: layout: malformed prior \(1 names"):
+        load_model(folder)
+    _with_prior(folder, {"names": ["no_such_column"], "linear": [False], "coef": [1.0]})
+    with pytest.raises(ConfigError, match="the prior reads column 'no_such_column'"):
         load_model(folder)

@@ -6,6 +6,7 @@ from scipy.stats import kendalltau
 
 from hpo.errors import ConfigError
 from hpo.ranking.blend import (
+    BLEND_KEY,
     ESTIMATE_COLUMN,
     WEIGHT_KEY,
     blend_scores,
@@ -87,3 +88,23 @@ def test_a_one_row_graph_is_finite() -> None:
 def test_bounds_that_do_not_cut_the_rows_are_one_line(bounds: list[int]) -> None:
     with pytest.raises(ConfigError, match=r"^bounds: "):
         blend_scores(np.zeros(3), np.arange(3.0), np.array(bounds), 1.0)
+
+
+@pytest.mark.parametrize(
+    ("hp", "weight"),
+    [
+        ({BLEND_KEY: False, WEIGHT_KEY: 3.0}, 0.0),
+        ({BLEND_KEY: True, WEIGHT_KEY: 3.0}, 3.0),
+        ({BLEND_KEY: "False", WEIGHT_KEY: 3.0}, 0.0),
+        ({BLEND_KEY: np.bool_(True), WEIGHT_KEY: 2.0}, 2.0),
+        ({WEIGHT_KEY: 3.0}, 3.0),  # runs and models made before the switch
+        ({BLEND_KEY: True}, 0.0),
+    ],
+)
+def test_the_switch_decides_before_the_weight(hp: dict, weight: float) -> None:
+    assert estimate_weight(hp) == weight
+
+
+def test_bad_switch_is_one_line() -> None:
+    with pytest.raises(ConfigError, match=r"^estimate_blend: expected true or false, found 1"):
+        estimate_weight({BLEND_KEY: 1, WEIGHT_KEY: 3.0})

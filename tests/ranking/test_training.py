@@ -11,11 +11,12 @@ from hpo.errors import ConfigError
 from hpo.features import FeatureSpec, build_tables
 from hpo.features.groups import GROUP_PREFIX
 from hpo.features.table import FeatureTable, GraphRef
-from hpo.ranking.blend import ESTIMATE_COLUMN, WEIGHT_KEY, blend_scores
+from hpo.ranking.blend import BLEND_KEY, ESTIMATE_COLUMN, WEIGHT_KEY, blend_scores
 from hpo.ranking.datasets import DatasetCache
 from hpo.ranking.metrics import kendall_tau, tile_score
 from hpo.ranking.training import (
     feature_columns,
+    fit_family_prior,
     make_ranker,
     sample_configs,
     select_rows,
@@ -185,25 +186,52 @@ def test_dataset_cache_bounded_and_not_pickled() -> None:
 def test_estimate_weight_blends_what_is_scored(tiny_tables) -> None:
     valid = tiny_tables[("layout", "valid")]
     plain = _fit(tiny_tables)
+    assert plain.prior is None  # no blend, nothing fitted
     blended = _fit(tiny_tables, hp={**TINY_HP, WEIGHT_KEY: 50.0})
     # the same trees: the weight is not a LightGBM parameter
     assert WEIGHT_KEY not in blended.ranker.lightgbm_params()
     assert blended.ranker.booster_.model_to_string() == plain.ranker.booster_.model_to_string()
-    pos = list(blended.column_names).index(ESTIMATE_COLUMN)
+    prior = blended.prior
+    assert prior is not None
+    at = prior.positions_in(blended.column_names, "test")
     for s, g in zip(blended.scores, [g for g in valid.graphs if g.labeled], strict=True):
         rows = np.flatnonzero(valid.group == valid.graphs.index(g))
         X = valid.X[np.ix_(rows, blended.columns)]
-        pred = blend_scores(blended.ranker.predict(X), X[:, pos], None, 50.0)
+        estimate = prior.estimate(X, np.array([0, len(rows)]), at)
+        pred = blend_scores(blended.ranker.predict(X), estimate, None, 50.0)
         assert s.metric == pytest.approx(kendall_tau(pred, valid.target[rows]))
     assert blended.metrics != plain.metrics  # a weight this large reorders configs
 
 
-def test_no_blend_without_the_estimate_column(tiny_tables) -> None:
+def test_the_prior_is_fitted_on_the_training_rows_only(tiny_tables) -> None:
+    train = tiny_tables[("layout", "train")]
+    blended = _fit(tiny_tables, hp={**TINY_HP, WEIGHT_KEY: 1.0})
+    assert blended.prior is not None
+    again = fit_family_prior([(train, select_rows(train, LAYOUT))], blended.columns)
+    assert again is not None
+    np.testing.assert_array_equal(again.coef, blended.prior.coef)
+    half = select_rows(train, LAYOUT)[::2]
+    other = _fit(tiny_tables, hp={**TINY_HP, WEIGHT_KEY: 1.0}, rows=half)
+    assert other.prior is not None
+    assert not np.array_equal(other.prior.coef, blended.prior.coef)
+
+
+def test_the_blend_switch_turns_the_prior_off(tiny_tables) -> None:
+    plain = _fit(tiny_tables)
+    off = _fit(tiny_tables, hp={**TINY_HP, WEIGHT_KEY: 50.0, BLEND_KEY: False})
+    assert off.prior is None
+    assert off.metrics == plain.metrics
+    on = _fit(tiny_tables, hp={**TINY_HP, WEIGHT_KEY: 50.0, BLEND_KEY: True})
+    assert on.metrics == _fit(tiny_tables, hp={**TINY_HP, WEIGHT_KEY: 50.0}).metrics
+
+
+def test_the_prior_reads_no_switched_off_group(tiny_tables) -> None:
     hp = {**TINY_HP, WEIGHT_KEY: 50.0, f"{GROUP_PREFIX}cost_estimate": False}
     off = _fit(tiny_tables, hp=hp)
     assert ESTIMATE_COLUMN not in off.column_names
-    plain = _fit(tiny_tables, hp={**TINY_HP, f"{GROUP_PREFIX}cost_estimate": False})
-    assert off.metrics == plain.metrics
+    assert off.prior is not None
+    assert ESTIMATE_COLUMN not in off.prior.names
+    assert set(off.prior.names) <= set(off.column_names)
 
 
 def test_bad_estimate_weight_fails_before_training(tiny_tables) -> None:

@@ -64,3 +64,22 @@ def test_keep_only_and_disk(tmp_path: Path, booster: lgb.Booster) -> None:
     assert [p.name for p in store.folder.iterdir()] == [store.path(keys[1], 9).name]
     assert folder_bytes(tmp_path) == one
     assert folder_bytes(tmp_path / "none") == 0
+
+
+def test_the_prior_lives_and_dies_with_its_booster(tmp_path: Path, booster: lgb.Booster) -> None:
+    store = BoosterStore(tmp_path / "boosters")
+    key = booster_key({"a": 1}, 0, "layout")
+    prior = {"names": ["log_a"], "linear": [True], "coef": [0.5], "ridge": 0.01}
+    for size in (4, 12):
+        store.save(key, size, booster, prior)
+    assert store.load_prior(key, 12) == prior
+    assert store.sizes(key) == [4, 12]  # the sidecar is not a booster
+    store.prune_below(key, 12)
+    assert not store.prior_path(key, 4).exists()
+    other = booster_key({"a": 2}, 0, "layout")
+    store.save(other, 4, booster, prior)
+    store.keep_only([(key, 12)])
+    assert store.load_prior(key, 12) == prior
+    assert store.load_prior(other, 4) is None
+    store.save(key, 12, booster)  # saved again without a prior: no stale one stays
+    assert store.load_prior(key, 12) is None

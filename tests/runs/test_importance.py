@@ -11,6 +11,7 @@ from hpo.runs.history import load_run
 from hpo.runs.importance import BUDGET_FEATURE, encode_trials, hyperparameter_importance
 
 SPACE_NAMES = {
+    "estimate_blend",
     "estimate_weight",
     "feature_fraction",
     "lambdarank_truncation_level",
@@ -70,7 +71,8 @@ def test_encoding_uses_the_space_and_budget(run_dir: Path) -> None:
     assert names[-1] == BUDGET_FEATURE
     assert set(names[:-1]) == SPACE_NAMES
     assert X.shape == (14, len(SPACE_NAMES) + 1)
-    assert ((X[:, :-1] >= 0) & (X[:, :-1] <= 1)).all()  # get_array(): unit scale / choice index
+    # get_array(): unit scale / choice index; -1 for an inactive one (estimate_weight, blend off)
+    assert (((X[:, :-1] >= 0) & (X[:, :-1] <= 1)) | (X[:, :-1] == -1)).all()
 
 
 def test_encoding_without_space_falls_back(run_dir: Path) -> None:

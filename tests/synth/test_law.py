@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -12,8 +13,9 @@ from scipy.stats import kendalltau
 from hpo.cli.main import main
 from hpo.data.load import list_graphs
 from hpo.data.opcodes import DOT, PARAMETER, TRANSPOSE
-from hpo.errors import UsageError
+from hpo.errors import ConfigError, UsageError
 from hpo.synth.dataset import generate_dataset
+from hpo.synth.law_family import SECOND_ORDER, LawConstants, draw_law, read_law
 from hpo.synth.layout import _law_cost, _layout_problem, noiseless_layout_cost
 from hpo.synth.layout_compile import compile_layouts
 from hpo.synth.layout_law import padded_volume, second_order_cost_terms, sublane_tile
@@ -110,10 +112,10 @@ def _graph(opcode: list[int], shapes: list[list[int]], edges: list[list[int]]) -
     }
 
 
-def _costs(g: dict, ids: list[int], configs: np.ndarray) -> np.ndarray:
-    p = _layout_problem(
-        g["node_feat"], g["node_opcode"], g["edge_index"], np.array(ids), "second-order"
-    )
+def _costs(
+    g: dict, ids: list[int], configs: np.ndarray, law: str | LawConstants = "second-order"
+) -> np.ndarray:
+    p = _layout_problem(g["node_feat"], g["node_opcode"], g["edge_index"], np.array(ids), law)
     assert p.second is not None
     node, other = second_order_cost_terms(p.second, configs.astype(np.float32))
     return node + other
@@ -168,3 +170,76 @@ def test_partial_layouts_are_priced_completed_in_default_order(law: str) -> None
     assert cost[0] == cost[1]
     assert cost[2] == cost[3]
     assert cost[0] != cost[2]
+
+
+# --- the family of laws (issue 19) ---------------------------------------------------------
+
+
+def test_random_laws_are_a_function_of_their_seed_and_vary() -> None:
+    assert draw_law(3) == draw_law(3)
+    laws = [draw_law(s) for s in range(12)]
+    assert len({law.conv for law in laws}) == 12
+    for law in laws:
+        for key in ("conv", "dot", "relayout", "cheap_copy", "input_factor", "reader_copy"):
+            ratio = getattr(law, key) / getattr(SECOND_ORDER, key)
+            assert 0.2 <= ratio <= 5.0
+        assert law.mxu_minor < 1.0  # discounts stay discounts
+        assert law.bitcast < 1.0
+    for switch in ("element_tiles", "mxu", "copies", "mismatch_classes", "reader_copies"):
+        assert {getattr(law, switch) for law in laws} == {True, False}
+
+
+def test_random_law_is_recorded_and_unseen_roots_share_it(tmp_path: Path) -> None:
+    for name, seed in (("a", 0), ("b", 1)):
+        code = main(
+            ["data", "synth", "--out", str(tmp_path / name), "--scale", "tiny", "--seed"]
+            + [str(seed), "--law", "random", "--law-seed", "7", "--quiet"]
+        )
+        assert code == 0
+    assert read_law(tmp_path / "a") == draw_law(7) == read_law(tmp_path / "b")
+    assert _digest(tmp_path / "a") != _digest(tmp_path / "b")
+    path = list_graphs(tmp_path / "a", "layout:xla:random", "train")[0]
+    with np.load(path) as npz:
+        runtime = npz["config_runtime"]
+    tau = kendalltau(noiseless_layout_cost(path, read_law(tmp_path / "a")), runtime).statistic
+    assert 0.8 < tau < 1.0
+    # the law of the data, not the default one, is what the runtimes follow
+    other = noiseless_layout_cost(path, LawConstants(copies=False, conv=0.1, dot=0.1))
+    assert kendalltau(other, runtime).statistic < tau
+
+
+def test_named_laws_are_recorded(tmp_path: Path) -> None:
+    generate_dataset(tmp_path / "f", "tiny", seed=0, law="first-order")
+    generate_dataset(tmp_path / "s", "tiny", seed=0)
+    assert read_law(tmp_path / "f") is None
+    assert read_law(tmp_path / "s") == SECOND_ORDER
+
+
+def test_bad_law_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="law.json: missing"):
+        read_law(tmp_path)
+    (tmp_path / "law.json").write_text('{"name": "random", "conv": "big"}')
+    with pytest.raises(ConfigError, match="law key 'conv': expected float"):
+        read_law(tmp_path)
+    (tmp_path / "law.json").write_text('{"name": "random", "warp": 2}')
+    with pytest.raises(ConfigError, match="unknown law key 'warp'"):
+        read_law(tmp_path)
+    (tmp_path / "law.json").write_text("{")
+    with pytest.raises(ConfigError, match="not valid JSON"):
+        read_law(tmp_path)
+
+
+def test_switched_off_effects_are_neutral() -> None:
+    g = _graph([PARAMETER, DOT, DOT], [[4, 8, 16, 128]] * 3, [[1, 0], [2, 1]])
+    configs = np.full((3, 2, 18), -1)
+    configs[:, 0, 0:4] = [3, 2, 1, 0]
+    configs[0, 1, 6:10] = [3, 2, 1, 0]
+    configs[1, 1, 6:10] = [3, 2, 0, 1]  # major positions only
+    configs[2, 1, 6:10] = [2, 3, 1, 0]  # the two minor positions
+    law = replace(SECOND_ORDER, input_term=False)  # the input's padding differs too
+    classes = _costs(g, [1, 2], configs, law)
+    assert classes[0] < classes[1] < classes[2]
+    match, major, minor = _costs(g, [1, 2], configs, replace(law, mismatch_classes=False))
+    assert match < major == minor
+    flat = _costs(g, [1, 2], configs, replace(law, copies=False))
+    assert flat[0] == flat[1] == flat[2]

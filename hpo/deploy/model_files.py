@@ -1,0 +1,70 @@
+"""The files of a model folder, read as untrusted input.
+
+A model folder may come from someone else, and whoever edits a booster edits ``model.json``
+(its SHA-256) too: a file named there must lie inside the folder, and a booster's text is
+checked (:func:`hpo.deploy.booster_text.check_booster_text`) before LightGBM, which trusts
+the indices in it, parses it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from hpo.deploy.booster_text import check_booster_text
+from hpo.errors import ConfigError
+
+__all__ = ["is_member_name", "member_file", "read_booster"]
+
+
+def is_member_name(name: str) -> bool:
+    """Whether ``name`` (a ``"file"`` of ``model.json``) is a plain path inside the folder.
+
+    A model folder may come from someone else: an absolute path or a ``..`` part would make
+    loading read, and replacing the folder delete, a file outside it.
+    """
+    path = PurePosixPath(name)
+    return bool(name) and not path.is_absolute() and "\\" not in name and ".." not in path.parts
+
+
+def member_file(folder: Path, name: Any, meta_file: Path, where: str) -> Path:
+    """``folder / name`` after checking that it stays inside ``folder``."""
+    if not isinstance(name, str) or not is_member_name(name):
+        raise ConfigError(
+            f"{meta_file}: {where}model file {name!r} is not a relative path inside the folder"
+        )
+    path = folder / name
+    if path.is_symlink() or not path.resolve().is_relative_to(folder.resolve()):
+        raise ConfigError(f"{path}: a link out of the model folder; refusing to read it")
+    return path
+
+
+def read_booster(model_file: Path, sha256: Any, n_columns: int) -> Any:
+    """Load one LightGBM text model after checking its checksum and its structure.
+
+    LightGBM trusts the indices in a text model (a bad one crashes or hangs the process) and
+    aborts on some truncated files instead of raising, so the text is checked first
+    (:func:`hpo.deploy.booster_text.check_booster_text`).
+    """
+    import lightgbm as lgb
+
+    if not model_file.is_file():
+        raise ConfigError(f"{model_file.parent}: missing model file {model_file.name}")
+    try:
+        data = model_file.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{model_file}: unreadable ({exc.strerror})") from exc
+    if isinstance(sha256, str) and hashlib.sha256(data).hexdigest() != sha256:
+        raise ConfigError(
+            f"{model_file}: corrupt (its SHA-256 differs from model.json); re-export the model"
+        )
+    text = check_booster_text(data, model_file, n_columns)
+    try:  # LightGBM prints its own "[Fatal]" line to stdout: keep the CLI to one line
+        with contextlib.redirect_stdout(io.StringIO()):
+            return lgb.Booster(model_str=text)
+    except (lgb.basic.LightGBMError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"{model_file}: not a readable LightGBM model ({first})") from exc

@@ -1,0 +1,57 @@
+"""bench/bench_laws.py: roots of one law, judging the default on unseen graphs, the summary."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from hpo.ranking.spaces import load_space
+from hpo.synth.law_family import draw_law, read_law
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def _load() -> ModuleType:
+    sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location("bench_laws", BENCH / "bench_laws.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_summary_median_worst_and_loss_against_the_better_setting() -> None:
+    bench = _load()
+    layout = bench.LAYOUT
+
+    def shares(off: float, on: float) -> dict:
+        return {"shares": {"off": dict.fromkeys(layout, off), "on w=1": dict.fromkeys(layout, on)}}
+
+    results = {"a": shares(0.9, 0.95), "b": shares(0.8, 0.7), "c": shares(0.99, 0.97)}
+    summary = bench.summarize(results, "on w=1")
+    assert summary["median"]["off"][layout[0]] == pytest.approx(0.9)
+    assert summary["worst"]["on w=1"][layout[0]] == pytest.approx(0.7)
+    assert summary["max_loss"]["on w=1"][layout[0]] == pytest.approx(0.1)  # law b
+    assert summary["max_loss"]["off"][layout[0]] == pytest.approx(0.05)  # law a
+
+
+def test_one_random_law_end_to_end_on_tiny(tmp_path: Path) -> None:
+    bench = _load()
+    tuning, unseen = bench.law_roots(tmp_path, "4", "tiny")
+    assert read_law(tuning) == read_law(unseen) == draw_law(4)
+    again = bench.law_roots(tmp_path, "4", "tiny")  # kept, not generated again
+    assert again == (tuning, unseen)
+    hp = dict(load_space("lambdarank_small").get_default_configuration())
+    out = bench.judge_law(
+        tuning, unseen, hp, [1.0], rounds=5, threads=1, jobs=1, cache_dir=tmp_path / "cache"
+    )
+    assert set(out["shares"]) == {"off", "on w=1", "prior only", "written w=3"}
+    for shares in out["shares"].values():
+        assert set(shares) == set(bench.LAYOUT)
+        assert all(-1.5 < v < 1.5 for v in shares.values())
+    assert out["shares"]["off"] != out["shares"]["on w=1"]  # the prior reorders configs
