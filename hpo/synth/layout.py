@@ -17,15 +17,13 @@ differs from the output layout of its nearest configurable producer (walking bac
 most three shape-preserving nodes) or from the input layout of its first sibling fed by the
 same producer. A base runtime from the non-configurable nodes dominates. That is the
 ``first-order`` law; the default ``second-order`` law (:mod:`hpo.synth.layout_law`) adds
-element-type tiles, matrix-unit layouts, bitcast reshapes, mismatch classes and copies for
-non-configurable readers.
+element-type tiles, matrix-unit layouts, bitcast reshapes, mismatch classes and reader copies.
 
 The default search changes a few nodes per configuration (sometimes to the layout with the
 least padding, or to the input layout its producer already has, so a change is not always a
 loss) and repeats many configurations; the random search draws a layout for almost every
 node. Configurations are a function of ``(file key, unique config id, node)`` through a
-counter-based hash, so duplicated rows are exact and any chunk can be made on its own:
-memory does not grow with the number of configurations.
+counter-based hash: duplicated rows are exact, any chunk is made on its own, memory is flat.
 """
 
 from __future__ import annotations
