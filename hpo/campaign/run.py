@@ -45,7 +45,7 @@ from hpo.runs.folder import (
     write_json_atomic,
 )
 from hpo.runs.history import Trial, baseline_record
-from hpo.runs.incumbent import choose_incumbent, combine_folds
+from hpo.runs.incumbent import choose_incumbent, combine_folds, config_key
 from hpo.runs.trial import baseline_records
 
 if TYPE_CHECKING:
@@ -53,6 +53,9 @@ if TYPE_CHECKING:
 
 __all__ = ["run_campaign", "run_single_campaign"]
 
+#: Configurations whose boosters a finished campaign keeps (the incumbent first), for
+#: ``hpo export --ensemble`` (up to 5 members copied as scored).
+KEPT_CONFIGS = 5
 #: Seconds to wait for a Dask scheduler to answer, and for it to have a worker.
 DASK_CONNECT_TIMEOUT = 30.0
 DASK_WORKER_TIMEOUT = 60.0
@@ -161,17 +164,24 @@ def _result(cfg: CampaignConfig, best: Trial | None, trials: list[Trial]) -> Cam
     )
 
 
-def _keep_incumbent_boosters(cfg: CampaignConfig, best: Trial | None) -> int:
-    """Prune the finished campaign's booster store to the boosters of its incumbent.
+def _keep_incumbent_boosters(cfg: CampaignConfig, best: Trial | None, trials: list[Trial]) -> int:
+    """Prune the finished campaign's booster store to the boosters of its best configurations.
 
-    Nothing is continued any more, and export needs only the incumbent's boosters (one per
-    family, at its budget). Returns how many files were deleted.
+    Nothing is continued any more; export needs the incumbent's boosters (one per family, at
+    its budget) and ``hpo export --ensemble`` those of the next best distinct configurations
+    at that budget: :data:`KEPT_CONFIGS` in all. Returns how many files were deleted.
     """
     keep: list[tuple[str, int]] = []
     if best is not None and best.budget is not None and not cfg.cv:  # cv keeps no boosters
-        seed = cfg.seed if best.seed is None else best.seed
         families = sorted({family_of(c) for c in cfg.collections})
-        keep = [(booster_key(best.config, seed, f), budget_size(best.budget)) for f in families]
+        at_top = [t for t in trials if t.ok and t.budget == best.budget and t.score is not None]
+        ranked = [best, *sorted(at_top, key=lambda t: (-(t.score or 0.0), t.trial))]
+        chosen: dict[str, Trial] = {}
+        for t in ranked:  # distinct configurations, best first
+            chosen.setdefault(config_key(t.config), t)
+        for t in list(chosen.values())[:KEPT_CONFIGS]:
+            seed = cfg.seed if t.seed is None else t.seed
+            keep += [(booster_key(t.config, seed, f), budget_size(best.budget)) for f in families]
     return BoosterStore(cfg.run_dir / BOOSTERS_DIR).keep_only(keep)
 
 
@@ -381,5 +391,5 @@ def _run_locked(
     best = choose_incumbent(trials, None if named is None else dict(named), folds=cfg.cv)
     result = _result(cfg, best, trials)
     write_json_atomic(run_dir / RESULT_FILE, result.to_dict())
-    _keep_incumbent_boosters(cfg, best)
+    _keep_incumbent_boosters(cfg, best, trials)
     return result

@@ -192,6 +192,7 @@ def _run_json(run: RunHistory, imp: Importance) -> dict[str, Any]:
         "smac": run.smac,
         "trajectory": [dataclasses.asdict(p) for p in run.trajectory()],
         "top": [_trial_json(t) for t in run.top(5)],
+        "ensemble": run.ensemble,
         "failed": [
             {"trial": t.trial, "budget": t.budget, "status": t.status, "error": t.error_line}
             for t in run.crashed
@@ -322,6 +323,12 @@ def _cmd_show(args: argparse.Namespace) -> int:
         for k, v in inc.metrics.items():
             t.add_row(f"[cyan]{k}[/cyan]", _f(v))
         console.print(t)
+    if run.ensemble is not None:
+        e = run.ensemble
+        score, inc_score = _f(e.get("score")), _f(e.get("incumbent_score"))
+        console.print(f"ensemble of {e.get('k')} (trials {e.get('trials')}): valid score {score} "
+                      f"beside the incumbent's {inc_score}, exported to {e.get('model')}",
+                      highlight=False, soft_wrap=True)  # fmt: skip
     print_baseline(console, run)
     traj = Table(title="Trajectory (each new best)", title_justify="left")
     for col in ("elapsed", "trial", "budget", "score"):

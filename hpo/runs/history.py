@@ -21,6 +21,7 @@ from hpo.errors import ConfigError, UsageError
 from hpo.runs.campaign_file import read_campaign_file
 from hpo.runs.folder import (
     CAMPAIGN_FILE,
+    ENSEMBLE_FILE,
     RESULT_FILE,
     TRIALS_FILE,
     read_json,
@@ -180,6 +181,14 @@ class RunHistory:
             return choose_incumbent(self.trials, named, named_trial=named_trial, folds=self.folds)
         record = {**res, "config": named, "status": "SUCCESS", "trial": named_trial or 0}
         return Trial.from_record(record, position=0)
+
+    @property
+    def ensemble(self) -> dict[str, Any] | None:
+        """The last ensemble exported from the run (``ensemble.json``: ``model``, ``k``,
+        ``trials``, ``score``, ``metrics``, ``incumbent_score``), ``None`` if none was."""
+        path = self.path / ENSEMBLE_FILE
+        data = read_json(path) if path.is_file() else None
+        return data if isinstance(data, dict) else None
 
     def trajectory(self) -> list[TrajectoryPoint]:
         """Each new best score over all successful trials, in order of finishing.
