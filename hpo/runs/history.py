@@ -193,9 +193,10 @@ class RunHistory:
     def trajectory(self) -> list[TrajectoryPoint]:
         """Each new best score over all successful trials, in order of finishing.
 
-        This is the any-time curve (best validation score so far vs wall time); it mixes
-        budgets, so its last point can differ from the incumbent. With cross-validation a
-        point is a configuration's mean over the folds, when its last fold finished.
+        This is the best score at *any* budget so far; it mixes budgets, so its last point
+        can differ from the incumbent (:meth:`incumbent_trajectory` is the rule's curve).
+        With cross-validation a point is a configuration's mean over the folds, when its last
+        fold finished.
         """
         t0 = self.started or 0.0
         ok = sorted(self.scored, key=lambda t: (t.end if t.end is not None else 0.0, t.trial))
@@ -205,6 +206,27 @@ class RunHistory:
             assert t.score is not None
             if t.score > best:
                 best = t.score
+                elapsed = (t.end - t0) if t.end is not None else 0.0
+                out.append(TrajectoryPoint(max(0.0, elapsed), t.trial, t.budget, t.score))
+        return out
+
+    def incumbent_trajectory(self) -> list[TrajectoryPoint]:
+        """The incumbent over time: a point each time the rule's choice among the trials
+        finished so far changes (:func:`~hpo.runs.incumbent.choose_incumbent`).
+
+        Unlike :meth:`trajectory` it never compares scores across budgets, so it can fall when
+        a first trial reaches a higher budget; its last point is the score ``runs list`` and
+        ``runs show`` give the run, so ``runs plot`` and ``runs compare`` draw this curve.
+        """
+        t0 = self.started or 0.0
+        ok = sorted(self.scored, key=lambda t: (t.end if t.end is not None else 0.0, t.trial))
+        out: list[TrajectoryPoint] = []
+        top, best = -math.inf, -math.inf
+        for t in ok:
+            assert t.score is not None
+            budget = t.budget if t.budget is not None else -math.inf
+            if budget > top or (budget == top and t.score > best):
+                top, best = budget, t.score
                 elapsed = (t.end - t0) if t.end is not None else 0.0
                 out.append(TrajectoryPoint(max(0.0, elapsed), t.trial, t.budget, t.score))
         return out
