@@ -200,6 +200,11 @@ def _check_parent(cfg: CampaignConfig) -> None:
         )
 
 
+def _matching(sources: Sequence[Path], runs_dir: Path, subset: str) -> list[Path]:
+    """The run folders that seed ``subset``: each source's matching subset, or the source."""
+    return [f for w in sources for f in source_runs(w, runs_dir, subset)]
+
+
 def run_subsets(
     cfg: CampaignConfig,
     run_one: Callable[..., CampaignResult],
@@ -269,7 +274,6 @@ def run_subsets(
                 sub = subset_config(cfg, name, collections)
                 started = (sub.run_dir / CAMPAIGN_FILE).exists()
                 fresh = sub.run_dir.exists() and not started  # interrupted before it began
-                warm = [f for w in warm_start for f in source_runs(w, cfg.runs_dir, name)]
                 console.print(
                     f"subset {i}/{len(plan)} '{name}': {', '.join(collections)}"
                     + (" (resumed)" if started else ""),
@@ -283,7 +287,7 @@ def run_subsets(
                     resume=started,
                     overwrite=fresh,
                     console=console,
-                    warm_start=() if started else warm,
+                    warm_start=() if started else _matching(warm_start, cfg.runs_dir, name),
                 )
             metrics, score = combined_metrics(plan, results)
             result = SubsetsResult(
