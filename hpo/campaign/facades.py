@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from ConfigSpace import ConfigurationSpace
+from ConfigSpace import Configuration, ConfigurationSpace
 from smac import (
     HyperbandFacade,
     HyperparameterOptimizationFacade,
@@ -50,6 +50,7 @@ from smac import (
 )
 from smac.callback import Callback
 from smac.facade.abstract_facade import AbstractFacade
+from smac.initial_design import AbstractInitialDesign
 from smac.main.config_selector import ConfigSelector
 from smac.main.smbo import SMBO
 from smac.runner.dask_runner import DaskParallelRunner
@@ -133,22 +134,60 @@ def make_scenario(cfg: CampaignConfig, space: ConfigurationSpace, run_dir: Path)
     )
 
 
+def _initial_design(
+    scenario: Scenario, facade: type[AbstractFacade], warm: list[Configuration], **design: Any
+) -> AbstractInitialDesign:
+    """The facade's initial design, with the warm-start configurations as additional ones.
+
+    SMAC refuses a design larger than the trial limit, so the warm configurations are cut
+    to what the limit leaves (the best of each source come first in ``warm``).
+    """
+    plain = facade.get_initial_design(scenario, **design)
+    if not warm:
+        return plain
+    room = max(0, int(scenario.n_trials) - int(plain.meta["n_configs"]))
+    extra = list(warm[:room])
+    return facade.get_initial_design(scenario, **design, additional_configs=extra)  # type: ignore[call-arg]
+
+
 def _model_settings(
-    cfg: CampaignConfig, scenario: Scenario, facade: type[HyperparameterOptimizationFacade]
+    cfg: CampaignConfig,
+    scenario: Scenario,
+    facade: type[HyperparameterOptimizationFacade],
+    warm: list[Configuration],
 ) -> dict[str, Any]:
     """Initial design and random interleaving of the model-based facades, from ``cfg``.
 
     ``n_init`` None keeps SMAC's default design (so runs made before the setting resume);
     a given ``n_init`` is used as is (at most the trial limit), not cut to SMAC's quarter of
-    the trials.
+    the trials. ``warm`` are the warm-start configurations (:mod:`hpo.campaign.warm_start`);
+    where ``n_init`` and they exceed the trial limit, the random part gives way.
     """
     design: dict[str, Any] = (
         {} if cfg.n_init is None else {"n_configs": min(cfg.n_init, cfg.trials), "max_ratio": 1}
     )
+    if warm and cfg.n_init is not None:  # the seeds come first within the trial limit
+        design["n_configs"] = max(0, min(cfg.n_init, cfg.trials - len(warm)))
     return {
-        "initial_design": facade.get_initial_design(scenario, **design),
+        "initial_design": _initial_design(scenario, facade, warm, **design),
         "random_design": facade.get_random_design(scenario, probability=cfg.random_prob),
     }
+
+
+def _warm_first(facade: AbstractFacade, warm: list[Configuration]) -> None:
+    """Put the warm-start configurations first in the initial design SMAC runs.
+
+    SMAC appends additional configurations after its random or Sobol ones; ``bo`` would then
+    spend ``n_init`` full-budget trials before the first known-good one. The config selector
+    holds the design as a list it walks in order, skipping what the runhistory already has,
+    so reordering it is the same on a resume.
+    """
+    selector = facade._config_selector
+    known = set(warm)
+    design = list(selector._initial_design_configs)
+    selector._initial_design_configs = [c for c in design if c in known] + [
+        c for c in design if c not in known
+    ]
 
 
 def make_facade(
@@ -160,14 +199,17 @@ def make_facade(
     resume: bool,
     baseline_records: list[dict[str, Any]] | None = None,
     dask_client: Client | None = None,
+    warm: list[Configuration] | None = None,
 ) -> AbstractFacade:
     """Assemble the facade of ``cfg.optimizer``, its first trial the baseline.
 
     SMAC's logging setup is left alone (``logging_level=False``); a new run overwrites SMAC's
     folder, a resumed one continues from it after :func:`_check_resumable`.
     ``baseline_records`` are the baseline's trials.jsonl records logged already (one per
-    fold with cross-validation).
+    fold with cross-validation). ``warm`` are warm-start configurations
+    (:mod:`hpo.campaign.warm_start`): extra initial-design configurations, run first.
     """
+    seeds = list(warm or [])
     arguments = ["seed", "budget", "data_to_scatter"] + (["instance"] if cfg.cv else [])
     runner: TargetFunctionRunner | DaskParallelRunner = CampaignRunner(
         scenario, target, required_arguments=arguments
@@ -191,7 +233,7 @@ def make_facade(
     if cfg.optimizer in ("model-hb", "model-sh"):
         kind = CampaignHyperband if cfg.optimizer == "model-hb" else CampaignSuccessiveHalving
         intensifier = kind(scenario, **multi)
-        model = _model_settings(cfg, scenario, MultiFidelityFacade)
+        model = _model_settings(cfg, scenario, MultiFidelityFacade, seeds)
         # the forest is fitted on the highest budget with min_trials results (None: BOHB's d + 1)
         d = len(list(scenario.configspace.values()))
         model["config_selector"] = ConfigSelector(
@@ -200,17 +242,23 @@ def make_facade(
         facade = _MultiFidelityFacade(scenario, runner, intensifier=intensifier, **model, **common)
     elif cfg.optimizer == "random-hb":
         intensifier = CampaignHyperband(scenario, **multi)
-        facade = _HyperbandFacade(scenario, runner, intensifier=intensifier, **common)
+        facade = _HyperbandFacade(
+            scenario, runner, intensifier=intensifier, **_free_design(scenario, seeds), **common
+        )
     elif cfg.optimizer == "random-sh":
         intensifier = CampaignSuccessiveHalving(scenario, **multi)
-        facade = _SuccessiveHalvingFacade(scenario, runner, intensifier=intensifier, **common)
+        facade = _SuccessiveHalvingFacade(
+            scenario, runner, intensifier=intensifier, **_free_design(scenario, seeds), **common
+        )
     elif cfg.optimizer == "bo":
         intensifier = CampaignIntensifier(scenario, max_config_calls=calls, max_incumbents=10)
-        model = _model_settings(cfg, scenario, HyperparameterOptimizationFacade)
+        model = _model_settings(cfg, scenario, HyperparameterOptimizationFacade, seeds)
         facade = _BayesianFacade(scenario, runner, intensifier=intensifier, **model, **common)
     elif cfg.optimizer == "random":
         intensifier = CampaignIntensifier(scenario, max_config_calls=calls, max_incumbents=10)
-        facade = _RandomFacade(scenario, runner, intensifier=intensifier, **common)
+        facade = _RandomFacade(
+            scenario, runner, intensifier=intensifier, **_free_design(scenario, seeds), **common
+        )
     else:
         raise ConfigError(f"unknown optimizer '{cfg.optimizer}'")
     # SMAC's budget of the baseline: the largest rounds budget, or none where SMAC has none
@@ -219,7 +267,18 @@ def make_facade(
     intensifier.set_baseline(
         scenario.configspace.get_default_configuration(), budget, baseline_records or []
     )
+    if seeds:
+        _warm_first(facade, seeds)
     return facade
+
+
+def _free_design(scenario: Scenario, warm: list[Configuration]) -> dict[str, Any]:
+    """The model-free facades' initial design: SMAC's own (the default configuration),
+    plus the warm-start configurations when there are any (none: SMAC's facade builds it,
+    as in runs made before warm starts)."""
+    if not warm:
+        return {}
+    return {"initial_design": _initial_design(scenario, RandomFacade, warm)}
 
 
 def _component(obj: Any) -> dict[str, Any]:

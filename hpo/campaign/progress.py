@@ -8,9 +8,11 @@ line per finished trial. The objective builder receives it too: it is callable a
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, Group, RenderableType
@@ -22,7 +24,13 @@ from rich.text import Text
 if TYPE_CHECKING:
     from hpo.campaign.result import CampaignResult
 
-__all__ = ["stdout_console", "CampaignProgress", "format_duration", "print_summary"]
+__all__ = [
+    "stdout_console",
+    "CampaignProgress",
+    "format_duration",
+    "print_summary",
+    "smac_logs_to",
+]
 
 
 def format_duration(seconds: float | None) -> str:
@@ -339,3 +347,27 @@ def stdout_console() -> Console:
     import sys
 
     return Console() if sys.stdout.isatty() else Console(width=160)
+
+
+class _ProgressLogHandler(logging.Handler):
+    def __init__(self, progress: CampaignProgress) -> None:
+        super().__init__(level=logging.WARNING)
+        self.progress = progress
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.progress.log(f"smac {record.levelname.lower()}: {record.getMessage()}")
+
+
+@contextlib.contextmanager
+def smac_logs_to(progress: CampaignProgress) -> Iterator[None]:
+    """Show SMAC's warnings in the progress view; never touch the root logger."""
+    logger = logging.getLogger("smac")
+    handler = _ProgressLogHandler(progress)
+    propagate = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,8 +21,9 @@ from hpo.campaign.config import (
     CampaignConfig,
     read_campaign,
 )
-from hpo.campaign.progress import CampaignProgress, print_summary
+from hpo.campaign.progress import CampaignProgress, print_summary, smac_logs_to
 from hpo.campaign.result import CampaignResult
+from hpo.campaign.warm_start import resolve_sources, warm_configs, warm_start_record
 from hpo.errors import ConfigError, HpoError, UsageError
 from hpo.features.table import family_of
 from hpo.ranking.spaces import load_space, space_from_dict, space_to_dict
@@ -45,7 +45,7 @@ from hpo.runs.folder import (
     write_json_atomic,
 )
 from hpo.runs.history import Trial, baseline_record
-from hpo.runs.incumbent import choose_incumbent, combine_folds
+from hpo.runs.incumbent import choose_incumbent, combine_folds, config_key
 from hpo.runs.trial import baseline_records
 
 if TYPE_CHECKING:
@@ -53,17 +53,24 @@ if TYPE_CHECKING:
 
 __all__ = ["run_campaign", "run_single_campaign"]
 
+#: Configurations whose boosters a finished campaign keeps (the incumbent first), for
+#: ``hpo export --ensemble`` (up to 5 members copied as scored).
+KEPT_CONFIGS = 5
 #: Seconds to wait for a Dask scheduler to answer, and for it to have a worker.
 DASK_CONNECT_TIMEOUT = 30.0
 DASK_WORKER_TIMEOUT = 60.0
 
 
-def _campaign_record(cfg: CampaignConfig) -> dict[str, Any]:
-    """The content of ``campaign.json``; loads the space and hashes the data (checks both)."""
+def _campaign_record(cfg: CampaignConfig, warm_start: Sequence[Path] = ()) -> dict[str, Any]:
+    """The content of ``campaign.json``; loads the space and hashes the data (checks both),
+    and maps the best configurations of the ``warm_start`` runs onto the space."""
+    space = load_space(cfg.space)
+    warm = {"warm_start": warm_configs(warm_start, space, cfg.runs_dir)} if warm_start else {}
     return {
+        **warm,
         "format": CAMPAIGN_FORMAT,
         "config": cfg.to_dict(),
-        "space": space_to_dict(load_space(cfg.space)),
+        "space": space_to_dict(space),
         "data_fingerprint": data_fingerprint(cfg.data_root, cfg.collections),
         "versions": package_versions(),
         "created": time.time(),
@@ -91,30 +98,6 @@ def _check_resume(cfg: CampaignConfig, run_dir: Path, progress: CampaignProgress
         if now.get(pkg) != version:
             progress.log(f"warning: {pkg} {now.get(pkg)} differs from {version} at the start")
     return saved
-
-
-class _ProgressLogHandler(logging.Handler):
-    def __init__(self, progress: CampaignProgress) -> None:
-        super().__init__(level=logging.WARNING)
-        self.progress = progress
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.progress.log(f"smac {record.levelname.lower()}: {record.getMessage()}")
-
-
-@contextlib.contextmanager
-def _smac_logs_to(progress: CampaignProgress) -> Iterator[None]:
-    """Show SMAC's warnings in the progress view; never touch the root logger."""
-    logger = logging.getLogger("smac")
-    handler = _ProgressLogHandler(progress)
-    propagate = logger.propagate
-    logger.addHandler(handler)
-    logger.propagate = False
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
-        logger.propagate = propagate
 
 
 @contextlib.contextmanager
@@ -181,17 +164,24 @@ def _result(cfg: CampaignConfig, best: Trial | None, trials: list[Trial]) -> Cam
     )
 
 
-def _keep_incumbent_boosters(cfg: CampaignConfig, best: Trial | None) -> int:
-    """Prune the finished campaign's booster store to the boosters of its incumbent.
+def _keep_incumbent_boosters(cfg: CampaignConfig, best: Trial | None, trials: list[Trial]) -> int:
+    """Prune the finished campaign's booster store to the boosters of its best configurations.
 
-    Nothing is continued any more, and export needs only the incumbent's boosters (one per
-    family, at its budget). Returns how many files were deleted.
+    Nothing is continued any more; export needs the incumbent's boosters (one per family, at
+    its budget) and ``hpo export --ensemble`` those of the next best distinct configurations
+    at that budget: :data:`KEPT_CONFIGS` in all. Returns how many files were deleted.
     """
     keep: list[tuple[str, int]] = []
     if best is not None and best.budget is not None and not cfg.cv:  # cv keeps no boosters
-        seed = cfg.seed if best.seed is None else best.seed
         families = sorted({family_of(c) for c in cfg.collections})
-        keep = [(booster_key(best.config, seed, f), budget_size(best.budget)) for f in families]
+        at_top = [t for t in trials if t.ok and t.budget == best.budget and t.score is not None]
+        ranked = [best, *sorted(at_top, key=lambda t: (-(t.score or 0.0), t.trial))]
+        chosen: dict[str, Trial] = {}
+        for t in ranked:  # distinct configurations, best first
+            chosen.setdefault(config_key(t.config), t)
+        for t in list(chosen.values())[:KEPT_CONFIGS]:
+            seed = cfg.seed if t.seed is None else t.seed
+            keep += [(booster_key(t.config, seed, f), budget_size(best.budget)) for f in families]
     return BoosterStore(cfg.run_dir / BOOSTERS_DIR).keep_only(keep)
 
 
@@ -204,14 +194,19 @@ def run_campaign(
     resume: bool = False,
     overwrite: bool = False,
     console: Console | None = None,
+    warm_start: Sequence[str | Path] = (),
 ) -> Any:
     """Run (or resume) a SMAC campaign in ``cfg.run_dir`` and return its incumbent.
 
     With ``cfg.per`` other than ``none`` the run is one campaign per subset, run one after
     the other by :func:`hpo.campaign.subsets.run_subsets`, which returns a
     :class:`~hpo.campaign.subsets.SubsetsResult`; otherwise a :class:`CampaignResult`.
-    The parameters and errors are those of :func:`run_single_campaign`.
+    The parameters and errors are those of :func:`run_single_campaign`; ``warm_start``
+    names earlier runs (names under ``cfg.runs_dir`` or folders) whose best configurations
+    a new campaign runs first (:mod:`hpo.campaign.warm_start`; a resume never re-seeds).
     """
+    if warm_start and resume:
+        raise UsageError("--warm-start seeds a new campaign; a resumed one keeps its seeds")
     kwargs: dict[str, Any] = {
         "objective": objective,
         "data_to_scatter": data_to_scatter,
@@ -219,6 +214,7 @@ def run_campaign(
         "resume": resume,
         "overwrite": overwrite,
         "console": console,
+        "warm_start": resolve_sources(warm_start, cfg.runs_dir),
     }
     if cfg.per != "none":
         from hpo.campaign.subsets import run_subsets
@@ -236,6 +232,7 @@ def run_single_campaign(
     resume: bool = False,
     overwrite: bool = False,
     console: Console | None = None,
+    warm_start: Sequence[Path] = (),
 ) -> CampaignResult:
     """Run (or resume) one SMAC campaign in ``cfg.run_dir`` and return its incumbent.
 
@@ -257,6 +254,8 @@ def run_single_campaign(
         Delete an existing run of the same name first (never one a live process holds).
     console
         Where to print; a new ``rich.console.Console`` by default.
+    warm_start
+        Folders of earlier runs whose best configurations this new campaign runs first.
 
     Raises
     ------
@@ -276,14 +275,14 @@ def run_single_campaign(
             f"run '{cfg.name}' already exists in {cfg.runs_dir} ({run_state(run_dir)}); use "
             f"--resume {cfg.name} to continue it or --overwrite to start it again"
         )
-    record = None if resume else _campaign_record(cfg)  # before any folder is made
+    record = None if resume else _campaign_record(cfg, warm_start)  # before any folder is made
     console = console if console is not None else Console()
     progress = CampaignProgress(
         trials=cfg.trials, walltime=cfg.walltime, quiet=quiet, console=console
     )
     created, locked = not run_dir.exists(), False
     try:
-        with RunLock(run_dir), _smac_logs_to(progress), progress:
+        with RunLock(run_dir), smac_logs_to(progress), progress:
             locked = True  # from here on, what is in the folder is this run's
             if overwrite:
                 clear_run_dir(run_dir)
@@ -380,6 +379,7 @@ def _run_locked(
             resume=resume,
             baseline_records=baseline_records(log.records),
             dask_client=client,
+            warm=warm_start_record(saved, space, progress.log),
         )
         _record_smac(run_dir, describe_facade(facade))
         scatter = data_to_scatter if client is not None and data_to_scatter else None
@@ -391,5 +391,5 @@ def _run_locked(
     best = choose_incumbent(trials, None if named is None else dict(named), folds=cfg.cv)
     result = _result(cfg, best, trials)
     write_json_atomic(run_dir / RESULT_FILE, result.to_dict())
-    _keep_incumbent_boosters(cfg, best)
+    _keep_incumbent_boosters(cfg, best, trials)
     return result

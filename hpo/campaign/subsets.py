@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,7 @@ from rich.console import Console
 from hpo.campaign.config import CampaignConfig, read_campaign
 from hpo.campaign.progress import stdout_console
 from hpo.campaign.result import CampaignResult
+from hpo.campaign.warm_start import source_runs
 from hpo.errors import ConfigError, HpoError, UsageError
 from hpo.features.table import family_of
 from hpo.ranking.spaces import load_space, space_to_dict
@@ -163,8 +164,13 @@ def combined_metrics(
     return metrics, score
 
 
-def _parent_record(cfg: CampaignConfig, plan: dict[str, tuple[str, ...]]) -> dict[str, Any]:
+def _parent_record(
+    cfg: CampaignConfig, plan: dict[str, tuple[str, ...]], warm_start: Sequence[Path]
+) -> dict[str, Any]:
+    # the sources only: each subset's campaign.json holds what its matching subset gave
+    sources = [{"run": p.name, "path": str(p)} for p in warm_start]
     return {
+        **({"warm_start": {"sources": sources}} if warm_start else {}),
         "format": CAMPAIGN_FORMAT,
         "config": cfg.to_dict(),
         "space": space_to_dict(load_space(cfg.space)),
@@ -194,6 +200,11 @@ def _check_parent(cfg: CampaignConfig) -> None:
         )
 
 
+def _matching(sources: Sequence[Path], runs_dir: Path, subset: str) -> list[Path]:
+    """The run folders that seed ``subset``: each source's matching subset, or the source."""
+    return [f for w in sources for f in source_runs(w, runs_dir, subset)]
+
+
 def run_subsets(
     cfg: CampaignConfig,
     run_one: Callable[..., CampaignResult],
@@ -204,6 +215,7 @@ def run_subsets(
     resume: bool = False,
     overwrite: bool = False,
     console: Console | None = None,
+    warm_start: Sequence[Path] = (),
 ) -> SubsetsResult:
     """Run (or resume) one campaign per subset of ``cfg`` (``cfg.per`` is not ``none``).
 
@@ -221,6 +233,9 @@ def run_subsets(
         others start.
     overwrite
         Delete an existing run of the same name first.
+    warm_start
+        Earlier run folders: each subset starts from the matching subset of a per-subset
+        source, or from every subset of one that has no such subset, or from a single run.
 
     Raises
     ------
@@ -238,7 +253,8 @@ def run_subsets(
             f"--resume {cfg.name} to continue it or --overwrite to start it again"
         )
     plan = plan_subsets(cfg.collections, cfg.per)
-    record = None if resume else _parent_record(cfg, plan)  # checks space and data first
+    # before any folder is made: checks space and data first
+    record = None if resume else _parent_record(cfg, plan, warm_start)
     console = console if console is not None else Console()
     results: dict[str, CampaignResult] = {}
     created, locked = not run_dir.exists(), False
@@ -247,6 +263,9 @@ def run_subsets(
             locked = True  # from here on, what is in the folder is this run's
             if resume:
                 _check_parent(cfg)
+                # a subset the interruption kept from starting is seeded as planned
+                saved = read_campaign(run_dir).get("warm_start") or {}
+                warm_start = [Path(w["path"]) for w in saved.get("sources", [])]
             if overwrite:
                 clear_run_dir(run_dir)
             if record is not None:
@@ -268,6 +287,7 @@ def run_subsets(
                     resume=started,
                     overwrite=fresh,
                     console=console,
+                    warm_start=() if started else _matching(warm_start, cfg.runs_dir, name),
                 )
             metrics, score = combined_metrics(plan, results)
             result = SubsetsResult(

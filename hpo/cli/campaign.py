@@ -219,6 +219,14 @@ def add_parsers(subparsers: Any) -> None:
         metavar="K",
         help=f"fastest configs of a train graph always kept (default: {d['keep_fastest']})",
     )
+    p.add_argument(
+        "--warm-start",
+        nargs="+",
+        metavar="RUN",
+        help="seed the new campaign with the best configurations of earlier runs (names under "
+        "--runs-dir, or folders): the hyperparameters the spaces share, the rest at their "
+        "defaults, run first; --per runs seed each subset from the matching subset",
+    )
     p.add_argument("--quiet", action="store_true", help="plain log lines, no live view")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument(
@@ -315,9 +323,15 @@ def run_command(args: argparse.Namespace) -> int:
     """Handle ``hpo run``; return 0, or 1 when no trial succeeded."""
     from hpo.campaign.run import run_campaign
 
+    if args.resume and args.warm_start:
+        raise UsageError("--warm-start seeds a new campaign; a resumed one keeps its seeds")
     cfg = _resumed_config(args) if args.resume else _config_from_args(args)
     with _sigterm_as_interrupt():
         result = run_campaign(
-            cfg, quiet=args.quiet, resume=args.resume is not None, overwrite=args.overwrite
+            cfg,
+            quiet=args.quiet,
+            resume=args.resume is not None,
+            overwrite=args.overwrite,
+            warm_start=args.warm_start or (),
         )
     return 0 if result.incumbent is not None else 1

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from hpo.campaign.progress import stdout_console
 from hpo.cli.runs import _RUNS_HELP, _f, _progress
+from hpo.errors import UsageError
 
 __all__ = ["add_parsers"]
 
@@ -46,6 +47,13 @@ def add_parsers(sub: Any) -> None:
         help="LightGBM threads for --retrain (default: every core)",
     )
     p.add_argument("--jobs", type=int, help="feature extraction processes (default: CPUs, <= 4)")
+    p.add_argument(
+        "--ensemble",
+        type=int,
+        metavar="K",
+        help="one model averaging the K best distinct configurations at the largest budget "
+        "(per-graph standardized scores), scored on valid before it is written",
+    )
     p.set_defaults(handler=_cmd_export)
 
     p = sub.add_parser("evaluate", help="score a model folder on a labeled split")
@@ -96,6 +104,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
     run = load_any(args.name, args.runs_dir)
     out = args.out if args.out is not None else Path("models") / run.name
+    if args.ensemble is not None:
+        return _cmd_export_ensemble(args, run, out)
     with _progress("export") as progress:
         export_model(
             run,
@@ -133,6 +143,36 @@ def _cmd_export(args: argparse.Namespace) -> int:
             "(train+valid) at the largest budget; the run's score is its mean over the folds"
         )
     print(f"valid score {_f(val.get('score'))}{note}: {metrics}")
+    return 0
+
+
+def _cmd_export_ensemble(args: argparse.Namespace, run: Any, out: Path) -> int:
+    from hpo.deploy.ensemble import export_ensemble
+    from hpo.deploy.model import load_model
+
+    if args.retrain or args.train_on != "train":
+        raise UsageError("--ensemble copies the scored boosters; drop --retrain / --train-on")
+    with _progress("export") as progress:
+        export_ensemble(
+            run,
+            out,
+            args.ensemble,
+            cache_dir=args.cache_dir,
+            data_root=args.data,
+            n_threads=args.threads or os.cpu_count() or 1,
+            n_jobs=args.jobs,
+            progress=progress,
+        )
+    meta = load_model(out).meta
+    ens, val = meta["ensemble"], meta["validation"]
+    fewer = f" (only {ens['k']} reached the largest budget)" if ens["k"] < ens["requested"] else ""
+    print(f"wrote {out}: an ensemble of {ens['k']} configurations{fewer}")
+    for m in meta["members"]:
+        t = m["trial"]
+        print(f"  trial {t['trial']} (score {_f(t['score'])}, {m['source']}): "
+              + _hp_line(m["hyperparameters"]))  # fmt: skip
+    metrics = "  ".join(f"{k} {_f(v)}" for k, v in val["metrics"].items())
+    print(f"valid score {_f(val['score'])} (incumbent {_f(meta['run']['score'])}): {metrics}")
     return 0
 
 

@@ -190,8 +190,10 @@ def _run_json(run: RunHistory, imp: Importance) -> dict[str, Any]:
         "incumbent": None if inc is None else _trial_json(inc),
         "baseline": baseline_json(run),
         "smac": run.smac,
-        "trajectory": [dataclasses.asdict(p) for p in run.trajectory()],
+        "trajectory": [dataclasses.asdict(p) for p in run.trajectory()],  # any budget
+        "incumbent_trajectory": [dataclasses.asdict(p) for p in run.incumbent_trajectory()],
         "top": [_trial_json(t) for t in run.top(5)],
+        "ensemble": run.ensemble,
         "failed": [
             {"trial": t.trial, "budget": t.budget, "status": t.status, "error": t.error_line}
             for t in run.crashed
@@ -243,7 +245,9 @@ def _show_subsets(run: SubsetRun, as_json: bool) -> int:
     table = Table(title="Subsets (each its own campaign)", title_justify="left")
     for col in ("subset", "state", "trials", "failed", "trial", "budget", "score", "metrics"):
         table.add_column(col, justify="left" if col in ("subset", "state", "metrics") else "right")
-    traj = Table(title="Trajectories (each new best per subset)", title_justify="left")
+    traj = Table(
+        title="Incumbent over time (best at the highest budget so far)", title_justify="left"
+    )
     for col in ("subset", "elapsed", "trial", "budget", "score"):
         traj.add_column(col, justify="left" if col == "subset" else "right")
     for name in run.plan:
@@ -263,7 +267,7 @@ def _show_subsets(run: SubsetRun, as_json: bool) -> int:
             "-" if inc is None else _f(inc.score),
             metrics,
         )
-        for p in sub.trajectory():
+        for p in sub.incumbent_trajectory():
             traj.add_row(name, f"{p.elapsed:.1f} s", str(p.trial), _b(p.budget), _f(p.score))
     console.print(table)
     console.print(traj)
@@ -322,11 +326,19 @@ def _cmd_show(args: argparse.Namespace) -> int:
         for k, v in inc.metrics.items():
             t.add_row(f"[cyan]{k}[/cyan]", _f(v))
         console.print(t)
+    if run.ensemble is not None:
+        e = run.ensemble
+        score, inc_score = _f(e.get("score")), _f(e.get("incumbent_score"))
+        console.print(f"ensemble of {e.get('k')} (trials {e.get('trials')}): valid score {score} "
+                      f"beside the incumbent's {inc_score}, exported to {e.get('model')}",
+                      highlight=False, soft_wrap=True)  # fmt: skip
     print_baseline(console, run)
-    traj = Table(title="Trajectory (each new best)", title_justify="left")
+    traj = Table(
+        title="Incumbent over time (best at the highest budget so far)", title_justify="left"
+    )
     for col in ("elapsed", "trial", "budget", "score"):
         traj.add_column(col, justify="right")
-    for p in run.trajectory():
+    for p in run.incumbent_trajectory():
         traj.add_row(f"{p.elapsed:.1f} s", str(p.trial), _b(p.budget), _f(p.score))
     console.print(traj)
     top = Table(title="Top configurations (highest budget first)", title_justify="left")

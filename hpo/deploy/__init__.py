@@ -7,6 +7,9 @@ imports the campaign stage, so a model can be served without SMAC.
 
 from __future__ import annotations
 
+from hpo.deploy.ensemble import (
+    export_ensemble,
+)
 from hpo.deploy.evaluate import (
     TOP_K,
     evaluate_model,
@@ -43,6 +46,7 @@ __all__ = [
     "ProgressFn",
     "TOP_K",
     "evaluate_model",
+    "export_ensemble",
     "export_model",
     "export_rounds",
     "format_row",

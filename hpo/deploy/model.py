@@ -1,6 +1,6 @@
 """Exported model folders, loaded with only ``hpo``: LightGBM boosters routed by collection.
 
-Two formats of ``model.json`` are read (its key ``format``):
+Three formats of ``model.json`` are read (its key ``format``):
 
 1. *One configuration* (``hpo export`` of a single campaign, and every older folder):
    feature spec and ``FEATURE_VERSION``, hyperparameters, collections served, per family its
@@ -13,6 +13,7 @@ Two formats of ``model.json`` are read (its key ``format``):
    "families": {family: {"file": "<subset>/<family>.txt", "columns", "sha256"}}, "run"}}``.
    Each collection is served by the booster of its family *in its subset*, so every graph
    is ranked by the model tuned for it; one feature spec serves all (one run, one spec).
+3. *An ensemble* of a run's best configurations (``hpo export --ensemble``, ``ensemble.py``).
 
 :func:`hpo.deploy.export.export_model` writes one; :func:`load_model` reads either, refusing a
 folder from another feature version, of an unknown format or with damaged files in one line.
@@ -56,7 +57,10 @@ MODEL_FILE = "model.json"
 #: Format of a one-configuration folder, and of a per-subset one.
 MODEL_FORMAT = 1
 SUBSETS_MODEL_FORMAT = 2
-MODEL_FORMATS = (MODEL_FORMAT, SUBSETS_MODEL_FORMAT)
+ENSEMBLE_MODEL_FORMAT = 3
+MODEL_FORMATS = (MODEL_FORMAT, SUBSETS_MODEL_FORMAT, ENSEMBLE_MODEL_FORMAT)
+#: Loaders of formats other modules own, registered as hpo.deploy imports them (3: ensemble).
+FORMAT_LOADERS: dict[int, Callable[..., tuple[dict[str, FamilyModel], dict]]] = {}
 #: ``progress(done, total, label)``, called as work advances.
 ProgressFn = Callable[[int, int, str], None]
 
@@ -345,6 +349,8 @@ def load_model(path: Path | str) -> ExportedModel:
             folder, meta_file, spec, collections, family_meta, "", hyperparameters
         )
         routes = {c: families[family_of(c)] for c in collections}
+    elif fmt in FORMAT_LOADERS:
+        families, routes = FORMAT_LOADERS[fmt](folder, meta_file, spec, collections, meta)
     else:
         families, routes = _subset_families(folder, meta_file, spec, meta)
         missing = [c for c in collections if c not in routes]

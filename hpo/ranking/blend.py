@@ -49,6 +49,7 @@ __all__ = [
     "blend_scores",
     "estimate_position",
     "estimate_weight",
+    "standardized",
 ]
 
 #: The column blended in: the weighted total of the second-order cost estimates (log bytes).
@@ -107,6 +108,17 @@ def _standardized(values: np.ndarray, gid: np.ndarray, n: int) -> np.ndarray:
     std = np.sqrt(np.bincount(gid, centred**2, minlength=n) / count)
     std = np.where(std > 1e-12 * np.maximum(np.abs(mean), 1.0), std, 1.0)
     return centred / std[gid]
+
+
+def standardized(values: np.ndarray, bounds: np.ndarray | None = None) -> np.ndarray:
+    """``values`` z-scored within each graph (``bounds`` as for :func:`blend_scores`; ``None``:
+    one graph), the blend's own scaling: an ensemble averages its members' scores on it
+    (:mod:`hpo.deploy.ensemble`), so no member dominates by its score range."""
+    values = np.asarray(values, dtype=np.float64)
+    n = len(values)
+    edges = np.array([0, n]) if bounds is None else np.asarray(bounds, dtype=np.int64)
+    gid = np.repeat(np.arange(len(edges) - 1), np.diff(edges))
+    return _standardized(values, gid, len(edges) - 1)
 
 
 def blend_scores(

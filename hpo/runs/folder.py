@@ -7,6 +7,7 @@ Layout (see ``docs/ARCHITECTURE.md``)::
     trials.jsonl    one JSON object per finished trial, appended (flush + fsync) as it ends
     lock.json       {"pid", "host", "started"}; flock-ed by the live campaign (RunLock)
     result.json     the incumbent, written when the campaign ends
+    ensemble.json   the last ensemble exported from the run (hpo export --ensemble), if any
 
 Nothing here knows about SMAC; :mod:`hpo.campaign.facades` fills the trial records. The lock
 lives in :mod:`hpo.runs.lock`; its names are re-exported here with the other run-folder files.
@@ -33,6 +34,7 @@ from hpo.runs.lock import LOCK_FILE, RunLock, lock_is_held, read_lock, this_host
 
 __all__ = [
     "CAMPAIGN_FILE",
+    "ENSEMBLE_FILE",
     "LOCK_FILE",
     "RESULT_FILE",
     "SMAC_DIR",
@@ -57,6 +59,7 @@ __all__ = [
 CAMPAIGN_FILE = "campaign.json"
 TRIALS_FILE = "trials.jsonl"
 RESULT_FILE = "result.json"
+ENSEMBLE_FILE = "ensemble.json"
 SMAC_DIR = "smac"
 VERSIONED_PACKAGES = ("hpo", "smac", "ConfigSpace", "lightgbm", "numpy", "dask")
 FINGERPRINT_SPLITS = tuple(s for s in SPLITS if s != "test")

@@ -21,6 +21,7 @@ from hpo.errors import ConfigError, UsageError
 from hpo.runs.campaign_file import read_campaign_file
 from hpo.runs.folder import (
     CAMPAIGN_FILE,
+    ENSEMBLE_FILE,
     RESULT_FILE,
     TRIALS_FILE,
     read_json,
@@ -181,12 +182,21 @@ class RunHistory:
         record = {**res, "config": named, "status": "SUCCESS", "trial": named_trial or 0}
         return Trial.from_record(record, position=0)
 
+    @property
+    def ensemble(self) -> dict[str, Any] | None:
+        """The last ensemble exported from the run (``ensemble.json``: ``model``, ``k``,
+        ``trials``, ``score``, ``metrics``, ``incumbent_score``), ``None`` if none was."""
+        path = self.path / ENSEMBLE_FILE
+        data = read_json(path) if path.is_file() else None
+        return data if isinstance(data, dict) else None
+
     def trajectory(self) -> list[TrajectoryPoint]:
         """Each new best score over all successful trials, in order of finishing.
 
-        This is the any-time curve (best validation score so far vs wall time); it mixes
-        budgets, so its last point can differ from the incumbent. With cross-validation a
-        point is a configuration's mean over the folds, when its last fold finished.
+        This is the best score at *any* budget so far; it mixes budgets, so its last point
+        can differ from the incumbent (:meth:`incumbent_trajectory` is the rule's curve).
+        With cross-validation a point is a configuration's mean over the folds, when its last
+        fold finished.
         """
         t0 = self.started or 0.0
         ok = sorted(self.scored, key=lambda t: (t.end if t.end is not None else 0.0, t.trial))
@@ -196,6 +206,27 @@ class RunHistory:
             assert t.score is not None
             if t.score > best:
                 best = t.score
+                elapsed = (t.end - t0) if t.end is not None else 0.0
+                out.append(TrajectoryPoint(max(0.0, elapsed), t.trial, t.budget, t.score))
+        return out
+
+    def incumbent_trajectory(self) -> list[TrajectoryPoint]:
+        """The incumbent over time: a point each time the rule's choice among the trials
+        finished so far changes (:func:`~hpo.runs.incumbent.choose_incumbent`).
+
+        Unlike :meth:`trajectory` it never compares scores across budgets, so it can fall when
+        a first trial reaches a higher budget; its last point is the score ``runs list`` and
+        ``runs show`` give the run, so ``runs plot`` and ``runs compare`` draw this curve.
+        """
+        t0 = self.started or 0.0
+        ok = sorted(self.scored, key=lambda t: (t.end if t.end is not None else 0.0, t.trial))
+        out: list[TrajectoryPoint] = []
+        top, best = -math.inf, -math.inf
+        for t in ok:
+            assert t.score is not None
+            budget = t.budget if t.budget is not None else -math.inf
+            if budget > top or (budget == top and t.score > best):
+                top, best = budget, t.score
                 elapsed = (t.end - t0) if t.end is not None else 0.0
                 out.append(TrajectoryPoint(max(0.0, elapsed), t.trial, t.budget, t.score))
         return out

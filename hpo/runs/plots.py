@@ -1,10 +1,12 @@
 """Figures of runs (matplotlib, Agg backend, imported only when a figure is drawn).
 
-- :func:`plot_run`: one run on four panels: the best validation score over wall time and over
-  trials (every trial a dot coloured by its budget, failed trials as crosses at the bottom),
+- :func:`plot_run`: one run on four panels: the incumbent's validation score (the best at the
+  highest budget so far, :meth:`~hpo.runs.history.RunHistory.incumbent_trajectory`, the score
+  ``runs list`` and ``runs show`` give) over wall time and over trials (every trial a dot
+  coloured by its budget, failed trials as crosses at the bottom),
   the per-collection validation metrics of the incumbent, and the hyperparameter importance.
 - :func:`plot_subsets`: a per-subset run, one best-score-over-time panel per subset.
-- :func:`plot_compare`: the any-time curves (best score vs wall time) of several runs.
+- :func:`plot_compare`: the any-time curves (the incumbent's score vs wall time) of runs.
 """
 
 from __future__ import annotations
@@ -108,7 +110,7 @@ def _panel_progress(ax: Any, run: RunHistory, over_time: bool, colors: tuple) ->
 
     palette, cmap, norm = colors
     ok = run.successful
-    traj = run.trajectory()
+    traj = run.incumbent_trajectory()
     last_end = max((_elapsed(run, t.end) for t in run.trials), default=1.0)
     scale, unit = _time_unit(last_end)
 
@@ -119,16 +121,16 @@ def _panel_progress(ax: Any, run: RunHistory, over_time: bool, colors: tuple) ->
         points = [(p.elapsed / scale, p.score) for p in traj]
         end = last_end / scale
         ax.set_xlabel(f"wall time since start [{unit}]")
-        ax.set_title("Best validation score over wall time")
+        ax.set_title("Incumbent's validation score over wall time")
     else:
         points = [(float(p.trial), p.score) for p in traj]
         end = float(max((t.trial for t in run.trials), default=1))
         ax.set_xlabel("trial")
-        ax.set_title("Best validation score over trials")
+        ax.set_title("Incumbent's validation score over trials")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if points:
         sx, sy = _step(points, end)
-        ax.step(sx, sy, where="post", color="crimson", lw=1.6, label="best so far", zorder=2)
+        ax.step(sx, sy, where="post", color="crimson", lw=1.6, label="incumbent", zorder=2)
     base = run.baseline
     if base is not None and base.score is not None:  # what tuning has to beat
         ax.axhline(
@@ -369,22 +371,22 @@ def plot_compare(runs: Sequence[RunHistory], out_png: Path | str) -> Path:
     )
     scale, unit = _time_unit(longest)
     for run in runs:
-        traj = run.trajectory()
+        traj = run.incumbent_trajectory()
         label = f"{run.name} ({run.optimizer})"
         if not traj:
             ax.plot([], [], label=f"{label}: no successful trial")
             continue
         end = max((_elapsed(run, t.end) for t in run.trials), default=0.0) / scale
         xs, ys = _step([(p.elapsed / scale, p.score) for p in traj], end)
-        line = ax.step(xs, ys, where="post", lw=2, label=f"{label}: best {ys[-1]:.3f}")[0]
+        line = ax.step(xs, ys, where="post", lw=2, label=f"{label}: incumbent {ys[-1]:.3f}")[0]
         ax.scatter(xs[: len(traj)], ys[: len(traj)], s=18, color=line.get_color(), zorder=3)
         base = run.baseline
         if base is not None and base.score is not None:
             ax.axhline(base.score, color=line.get_color(), ls="--", lw=1.0, alpha=0.7)
     ax.set_xlim(left=0.0)
     ax.set_xlabel(f"wall time since start [{unit}]")
-    ax.set_ylabel("best validation score so far (higher is better)")
-    ax.set_title("Any-time performance: best validation score vs wall time")
+    ax.set_ylabel("incumbent's validation score (best at the highest budget so far)")
+    ax.set_title("Any-time performance: the incumbent's validation score vs wall time")
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize=9, title="run (optimizer); dashed: its baseline")
     out = Path(out_png)

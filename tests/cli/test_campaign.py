@@ -83,6 +83,18 @@ def test_run_then_refuse_then_resume(
     assert len(read_trials(runs / "demo" / "trials.jsonl")) == 4
 
 
+def test_warm_start_reaches_the_campaign(
+    data_root: Path, tmp_path: Path, toy_builder: list[Any]
+) -> None:
+    runs = tmp_path / "runs"
+    assert main(_argv(data_root, runs, "--name", "old", "--trials", "8")) == 0
+    argv = _argv(data_root, runs, "--name", "new", "--trials", "8", "--optimizer", "bo")
+    assert main([*argv, "--warm-start", "old", str(runs / "old")]) == 0
+    record = json.loads((runs / "new" / "campaign.json").read_text())["warm_start"]
+    assert [s["run"] for s in record["sources"]] == ["old", "old"]
+    assert record["sources"][0]["configs"] == len(record["configs"]) > 0
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -97,6 +109,8 @@ def test_run_then_refuse_then_resume(
         (["run", "--data", "DATA", "--cv", "-1"], "campaign setting 'cv': expected 0 (score"),
         (["run", "--data", "MISSING"], "missing: no train data for any of tile:xla, layout"),
         (["run", "--data", "DATA", "--collection", "all,layout:xla:default"], "no layout:xla:de"),
+        (["run", "--data", "DATA", "--warm-start", "nope"], "hpo: error: no run 'nope' in"),
+        (["run", "--resume", "a", "--warm-start", "b"], "--warm-start seeds a new campaign"),
     ],
 )
 def test_errors_are_one_line(

@@ -59,7 +59,7 @@ def test_runs_show(workspace: dict[str, Path], capsys: pytest.CaptureFixture[str
     for text in (
         "Trials per budget",
         "Incumbent",
-        "Trajectory",
+        "Incumbent over time",
         "Top configurations",
         "Failed trials (1)",
         "num_leaves > 1",

@@ -388,7 +388,7 @@ def test_export_then_evaluate_reproduces_the_scored_metrics(
 
 
 @pytest.mark.slow
-def test_finished_campaign_keeps_only_the_incumbents_boosters(real_run: Path) -> None:
+def test_finished_campaign_keeps_only_the_top_configurations_boosters(real_run: Path) -> None:
     from hpo.runs.boosters import booster_key, budget_size
 
     run = load_run(real_run)
@@ -398,10 +398,21 @@ def test_finished_campaign_keeps_only_the_incumbents_boosters(real_run: Path) ->
     assert inc.budget is not None
     kept = sorted(p.name for p in (real_run / "boosters").iterdir())
     size = budget_size(inc.budget)
-    layout = booster_key(inc.config, inc.seed, "layout")
+    # the incumbent's, and those of the other configurations at its budget (for --ensemble;
+    # here the baseline), never a lower budget's; each layout booster with its learned prior
+    # (every trial of this space blends)
+    at_top = {(str(t.config), t.seed): t for t in run.successful if t.budget == inc.budget}
+    assert len(at_top) == 2
     assert kept == sorted(
-        [f"{booster_key(inc.config, inc.seed, family)}-{size}.txt" for family in ("layout", "tile")]
-        + [f"{layout}-{size}.prior.json"]  # the learned prior of the blend, kept beside it
+        [
+            f"{booster_key(t.config, t.seed or 0, family)}-{size}.txt"
+            for t in at_top.values()
+            for family in ("layout", "tile")
+        ]
+        + [
+            f"{booster_key(t.config, t.seed or 0, 'layout')}-{size}.prior.json"
+            for t in at_top.values()
+        ]
     )
 
 

@@ -183,8 +183,8 @@ def test_an_unknown_format_or_a_collection_in_two_subsets_is_refused(
 ) -> None:
     folder = Path(shutil.copytree(per_subset[0], tmp_path / "model"))
     meta = json.loads((folder / "model.json").read_text())
-    (folder / "model.json").write_text(json.dumps({**meta, "format": 3}))
-    with pytest.raises(ConfigError, match="model format 3 is not read by this hpo"):
+    (folder / "model.json").write_text(json.dumps({**meta, "format": 4}))
+    with pytest.raises(ConfigError, match="model format 4 is not read by this hpo"):
         load_model(folder)
     meta["subsets"]["tile-xla"]["collections"].append("layout:xla:default")
     meta["subsets"]["tile-xla"]["families"]["layout"] = meta["subsets"]["layout-xla-default"][

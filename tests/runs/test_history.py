@@ -105,7 +105,12 @@ def test_incumbent_ignores_better_low_budget_scores(tmp_path: Path, tiny_root: P
     inc = run.incumbent
     assert inc is not None
     assert inc.budget == 45.0
-    assert run.trajectory()[-1].score == 5.0  # the any-time curve does see it
+    assert run.trajectory()[-1].score == 5.0  # the any-budget curve does see it
+    # ... the incumbent's curve (runs plot, runs compare) does not: it ends where list/show do
+    curve = run.incumbent_trajectory()
+    assert (curve[-1].trial, curve[-1].score) == (inc.trial, inc.score)
+    budgets = [p.budget or 0.0 for p in curve]
+    assert budgets == sorted(budgets)
 
 
 def test_trajectory_is_increasing_and_timed(runs_dir: Path) -> None:

@@ -1,0 +1,236 @@
+"""``hpo run --warm-start RUN ...``: seed a campaign with the best configurations of earlier runs.
+
+A campaign normally starts from nothing; a user who runs again (more data, a new feature
+version, another collection, simply longer) already knows good configurations. Each source
+run gives its :data:`WARM_CONFIGS` best distinct configurations, ranked as the incumbent
+rule ranks them (:meth:`hpo.runs.history.RunHistory.top`: by the highest budget a
+configuration reached, then its score there; crashed trials never count, and with
+cross-validation only configurations scored on every fold). They are mapped onto the new
+campaign's space (:func:`map_config`) and become extra configurations of SMAC's initial
+design, evaluated first (:mod:`hpo.campaign.facades`).
+
+Why only the initial design, never SMAC's history: a configuration SMAC has been *told*
+is one it never runs again (its config selector skips what the runhistory holds), so a
+source's best could never become this run's incumbent, and the incumbent must be a trial of
+this run whose boosters this run holds (the exported model is the model that was scored;
+``trials.jsonl`` is this run's record). Seeding the initial design re-evaluates the
+configurations on this run's data, features and budgets, which is also the only honest
+option when those differ from the source's.
+
+The mapped configurations are saved in ``campaign.json`` (key ``warm_start``) with the
+sources; a resumed campaign reads them from there and never reads the sources again (they
+may have changed or gone), so SMAC sees the same initial design and skips what it ran.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from ConfigSpace import (
+    CategoricalHyperparameter,
+    Configuration,
+    ConfigurationSpace,
+    Constant,
+    OrdinalHyperparameter,
+)
+from ConfigSpace.hyperparameters import NumericalHyperparameter
+from ConfigSpace.util import deactivate_inactive_hyperparameters
+
+from hpo.errors import ConfigError, HpoError
+from hpo.runs.folder import CAMPAIGN_FILE
+from hpo.runs.history import load_run, resolve_run_dir
+from hpo.runs.incumbent import config_key
+from hpo.runs.nested import is_subset_run
+
+__all__ = [
+    "WARM_CONFIGS",
+    "map_config",
+    "resolve_sources",
+    "source_runs",
+    "warm_configs",
+    "warm_start_record",
+]
+
+#: Configurations each source run gives: enough to cover the top of a run whose best few are
+#: close (bench/README.md), few enough to leave most of the initial design to exploration.
+WARM_CONFIGS = 5
+
+
+def _mapped_value(hp: Any, value: Any) -> tuple[Any, str]:
+    """``(value in hp's range, "kept" | "clipped" | "dropped")``; dropped -> the default."""
+    if isinstance(hp, Constant):
+        return hp.value, "kept" if value == hp.value else "dropped"
+    if isinstance(hp, (CategoricalHyperparameter, OrdinalHyperparameter)):
+        options = hp.choices if isinstance(hp, CategoricalHyperparameter) else hp.sequence
+        for option in options:  # JSON gives 1 for True and 5.0 for 5: match by equal type too
+            if option == value and isinstance(option, bool) == isinstance(value, bool):
+                return option, "kept"
+        return hp.default_value, "dropped"
+    if isinstance(hp, NumericalHyperparameter):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+            return hp.default_value, "dropped"
+        low, high = hp.lower, hp.upper
+        inside = float(np.clip(value, low, high))
+        is_int = isinstance(hp.default_value, (int, np.integer))
+        out = int(round(inside)) if is_int else inside
+        return out, "kept" if out == value else "clipped"
+    return hp.default_value, "dropped"
+
+
+def map_config(
+    config: Mapping[str, Any], space: ConfigurationSpace
+) -> tuple[dict[str, Any] | None, dict[str, int]]:
+    """Map an earlier run's configuration onto ``space``.
+
+    Hyperparameters both spaces have keep their value; a numeric value outside the new range
+    is **clipped** to it (the nearest value the new space allows, still informed by the
+    source), a categorical value the new space lacks is **dropped** (the new default takes its
+    place: there is no nearest category). Hyperparameters the source lacks take the new
+    space's defaults; ones the new space lacks are ignored. Conditions are re-applied (a
+    child whose parent now says inactive is removed); a configuration that violates a
+    forbidden clause of the new space is dropped as a whole (``None``).
+
+    Returns
+    -------
+    (values, counts)
+        The active values of the mapped configuration (``None`` if dropped) and how many
+        shared values were ``kept``, ``clipped`` and ``dropped``.
+    """
+    counts = {"kept": 0, "clipped": 0, "dropped": 0}
+    values: dict[str, Any] = {}
+    for hp in space.values():
+        if hp.name in config:
+            values[hp.name], how = _mapped_value(hp, config[hp.name])
+            counts[how] += 1
+        else:
+            values[hp.name] = hp.default_value
+    try:
+        mapped = deactivate_inactive_hyperparameters(values, space)
+        mapped.check_valid_configuration()
+    except (ValueError, TypeError):  # a forbidden clause, or a value ConfigSpace refuses
+        return None, counts
+    return dict(mapped), counts
+
+
+def resolve_sources(sources: Sequence[str | Path], runs_dir: Path) -> tuple[Path, ...]:
+    """The run folders of ``--warm-start`` sources (names under ``runs_dir``, or paths).
+
+    Resolved once, before a per-subset run moves its subsets' ``runs_dir`` into the run.
+
+    Raises
+    ------
+    UsageError
+        If a source is neither a run name under ``runs_dir`` nor a run folder.
+    """
+    return tuple(resolve_run_dir(s, runs_dir).absolute() for s in sources)
+
+
+def source_runs(source: str | Path, runs_dir: Path, subset: str | None) -> list[Path]:
+    """The single-campaign folders one ``--warm-start`` source stands for.
+
+    A per-subset source gives its subset of the same name when the new campaign is that
+    subset (``--per`` runs warm-start each subset from the matching one), else every subset
+    it has started (their configurations were each good for part of the data).
+
+    Raises
+    ------
+    UsageError
+        If ``source`` is neither a run name under ``runs_dir`` nor a run folder.
+    """
+    path = resolve_run_dir(source, runs_dir)
+    if not is_subset_run(path):
+        return [path]
+    if subset is not None and (path / subset / CAMPAIGN_FILE).is_file():
+        return [path / subset]
+    return sorted(p.parent for p in path.glob(f"*/{CAMPAIGN_FILE}"))
+
+
+def warm_configs(
+    sources: Sequence[str | Path],
+    space: ConfigurationSpace,
+    runs_dir: Path,
+    *,
+    subset: str | None = None,
+    per_source: int = WARM_CONFIGS,
+) -> dict[str, Any]:
+    """The ``warm_start`` record of ``campaign.json``: the sources and the mapped configs.
+
+    Configurations are distinct across sources (a repeat counts for the first source only)
+    and never the new space's default, which every campaign runs first anyway (the baseline).
+
+    Returns
+    -------
+    dict
+        ``{"sources": [{"run", "path", "configs", "clipped", "dropped"}], "configs": [...]}``
+        where ``configs`` counts the configurations a source gave, ``clipped`` and
+        ``dropped`` the values (or, for ``dropped``, also whole configurations) changed by
+        :func:`map_config`.
+
+    Raises
+    ------
+    UsageError
+        If a source is not a run folder.
+    ConfigError
+        If a source's files are malformed.
+    """
+    seen = {config_key(dict(space.get_default_configuration()))}
+    configs: list[dict[str, Any]] = []
+    out_sources: list[dict[str, Any]] = []
+    for source in sources:
+        given = clipped = dropped = 0
+        for folder in source_runs(source, runs_dir, subset):
+            try:
+                run = load_run(folder)
+            except HpoError as exc:
+                raise type(exc)(f"--warm-start {source}: {exc}") from None
+            for trial in run.top(per_source):
+                mapped, counts = map_config(trial.config, space)
+                clipped += counts["clipped"]
+                dropped += counts["dropped"] + (mapped is None)
+                if mapped is None or config_key(mapped) in seen:
+                    continue
+                seen.add(config_key(mapped))
+                configs.append(mapped)
+                given += 1
+        path = resolve_run_dir(source, runs_dir).absolute()
+        out_sources.append(
+            {
+                "run": path.name,
+                "path": str(path),
+                "configs": given,
+                "clipped": clipped,
+                "dropped": dropped,
+            }
+        )
+    return {"sources": out_sources, "configs": configs}
+
+
+def warm_start_record(
+    saved: Mapping[str, Any], space: ConfigurationSpace, log: Callable[[str], None]
+) -> list[Configuration]:
+    """The warm-start configurations of a ``campaign.json`` as SMAC configurations.
+
+    ``log`` is told where they came from (nothing when the run is not warm-started).
+
+    Raises
+    ------
+    ConfigError
+        If the record is malformed or a configuration does not fit the run's space.
+    """
+    record = saved.get("warm_start")
+    if record is None:
+        return []
+    raw = record.get("configs") if isinstance(record, dict) else None
+    if not isinstance(raw, list) or not all(isinstance(c, dict) for c in raw):
+        raise ConfigError(f"{CAMPAIGN_FILE}: key 'warm_start': expected configs as a list")
+    try:
+        configs = [Configuration(space, values=c) for c in raw]
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ConfigError(f"{CAMPAIGN_FILE}: key 'warm_start': {exc}") from None
+    sources = record.get("sources") or []
+    names = ", ".join(f"{s.get('run')} ({s.get('configs')})" for s in sources)
+    log(f"warm start: {len(configs)} configuration(s) first, from {names or 'no run'}")
+    return configs

@@ -1,0 +1,349 @@
+"""``hpo export NAME --ensemble K``: one model folder averaging a run's K best configurations.
+
+Why: inside one graph the rank noise of one booster is large next to the differences
+between a run's top configurations (bench/README.md), and averaging several good rankers is
+how ranking competitions are usually won. The members are the K best distinct
+configurations *at the largest budget* (the budget the incumbent rule compares at, see
+:mod:`hpo.runs.incumbent`), the incumbent first. Each member scores a graph's configs as its
+single-configuration model would (:meth:`hpo.deploy.model.FamilyModel.predict`, blend
+included, and whatever that method returns in future), the scores are standardized over the
+graph's rows (:func:`hpo.ranking.blend.standardized`, the blend's own z-scoring) so no
+member dominates by its score range, and averaged.
+
+A member's boosters are *copied* from the run's store when the run kept them (a finished
+campaign keeps those of its top configurations at the largest budget, see
+:func:`hpo.campaign.run`), else retrained with the run's settings, as ``hpo export
+--retrain`` would (older runs; ``model.json`` says which per member). The ensemble is scored
+on the valid rows the run's trials were scored on before the folder is installed; the score
+goes to ``model.json`` (``validation``) and to the run folder (``ensemble.json``), which
+``hpo runs show`` prints beside the incumbent's.
+
+Model folder format 3: ``model.json`` has the top-level keys of format 1 except
+``hyperparameters`` / ``families`` / ``rounds``, plus ``ensemble``: ``{"combine", "k",
+"requested"}`` and ``members``: ``[{"hyperparameters", "families": {family: {"file":
+"m<i>/<family>.txt", "columns", "sha256"}}, "rounds", "seed", "source", "trial"}]``.
+Single campaigns only: a per-subset or cross-validated run is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hpo.deploy.export import export_rounds
+from hpo.deploy.model import (
+    ENSEMBLE_MODEL_FORMAT,
+    FORMAT_LOADERS,
+    MODEL_FILE,
+    FamilyModel,
+    ProgressFn,
+    _load_families,
+    load_model,
+)
+from hpo.deploy.out_folder import check_out_dir, install_model_folder
+from hpo.deploy.retrain import train_families
+from hpo.deploy.scored import copy_scored_boosters, run_feature_spec, score_on_run_rows
+from hpo.deploy.subsets import validation_entry
+from hpo.errors import ConfigError, UsageError
+from hpo.features import FeatureSpec, SampleCaps, family_of
+from hpo.ranking.blend import standardized
+from hpo.runs.folder import (
+    ENSEMBLE_FILE,
+    data_fingerprint,
+    jsonable,
+    package_versions,
+    write_json_atomic,
+)
+from hpo.runs.history import RunHistory, Trial
+from hpo.runs.incumbent import config_key
+from hpo.runs.nested import SubsetRun, load_any
+
+__all__ = [
+    "EnsembleFamilyModel",
+    "ensemble_families",
+    "ensemble_members",
+    "export_ensemble",
+]
+
+COMBINE = "mean of per-graph standardized member scores"
+
+
+@dataclass(frozen=True, eq=False)
+class EnsembleFamilyModel(FamilyModel):
+    """The members' family models of one family, averaged per graph (a :class:`FamilyModel`
+    to every reader: ``evaluate`` and ``predict`` call :meth:`predict` on one graph's rows)."""
+
+    members: tuple[FamilyModel, ...] = ()
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Mean over members of their scores standardized over this graph's rows; lower =
+        predicted faster."""
+        scores = np.stack([standardized(m.predict(X)) for m in self.members])
+        return np.asarray(scores.mean(axis=0), dtype=np.float64)
+
+
+def ensemble_families(
+    folder: Path, meta_file: Path, spec: FeatureSpec, collections: tuple[str, ...], meta: Any
+) -> tuple[dict[str, FamilyModel], dict[str, FamilyModel]]:
+    """Format 3: ``({"m<i>/<family>": member model}, {collection: ensemble model})``.
+
+    Raises
+    ------
+    ConfigError
+        If ``members`` is malformed or a member's boosters do not load.
+    """
+    members = meta.get("members")
+    if (
+        not isinstance(members, list)
+        or not members
+        or any(not isinstance(m, dict) for m in members)
+    ):
+        raise ConfigError(f"{meta_file}: key 'members': expected a non-empty list of objects")
+    loaded = [
+        _load_families(
+            folder,
+            meta_file,
+            spec,
+            collections,
+            m.get("families"),
+            f"member {i}: ",
+            m.get("hyperparameters"),
+        )
+        for i, m in enumerate(members)
+    ]
+    families = {f"m{i}/{f}": model for i, fams in enumerate(loaded) for f, model in fams.items()}
+    combined: dict[str, FamilyModel] = {}
+    for family in sorted({family_of(c) for c in collections}):
+        parts = tuple(fams[family] for fams in loaded)
+        n = parts[0].n_features
+        combined[family] = EnsembleFamilyModel(
+            family, None, np.arange(n, dtype=np.int64), n, members=parts
+        )
+    return families, {c: combined[family_of(c)] for c in collections}
+
+
+def ensemble_members(run: RunHistory, k: int) -> list[Trial]:
+    """The ``k`` best distinct configurations at the run's largest budget, incumbent first.
+
+    Raises
+    ------
+    UsageError
+        If ``k`` < 2, or fewer than two configurations reached the largest budget.
+    """
+    if k < 2:
+        raise UsageError(f"--ensemble {k}: an ensemble needs at least 2 configurations")
+    inc = run.incumbent
+    if inc is None:
+        raise UsageError(f"run '{run.name}' has no successful trial to export")
+    ranked = [t for t in run.top(len(run.scored)) if t.budget == inc.budget]
+    rest = [t for t in ranked if config_key(t.config) != config_key(inc.config)]
+    members = [inc, *rest][:k]
+    if len(members) < 2:
+        raise UsageError(
+            f"run '{run.name}': only 1 configuration reached the largest budget "
+            f"({inc.budget:g}); an ensemble needs at least 2"
+        )
+    return members
+
+
+def _write_member(
+    run: RunHistory,
+    trial: Trial,
+    folder: Path,
+    spec: FeatureSpec,
+    *,
+    root: Path,
+    cache_dir: Path | None,
+    n_threads: int,
+    n_jobs: int,
+    progress: ProgressFn | None,
+) -> tuple[dict[str, dict[str, Any]], int, str]:
+    """One member's boosters in ``folder``: copied if the run kept them, else retrained."""
+    seed = trial.seed if trial.seed is not None else int(run.settings.get("seed", 0))
+    rounds = export_rounds(run, trial.budget)
+    folder.mkdir(parents=True)
+    try:
+        return copy_scored_boosters(run, trial, seed, spec, folder), rounds, "copied"
+    except UsageError:  # not kept (a run made before top boosters were kept): retrain it
+        pass
+    trained = train_families(
+        root,
+        run.collections,
+        trial.config,
+        spec,
+        rounds=rounds,
+        seed=seed,
+        splits=("train",),
+        cache_dir=cache_dir,
+        n_threads=n_threads,
+        n_jobs=n_jobs,
+        progress=progress,
+        caps=SampleCaps.from_settings(run.settings),
+    )
+    families: dict[str, dict[str, Any]] = {}
+    for family, booster in trained.boosters.items():
+        booster.save_model(str(folder / f"{family}.txt"))
+        families[family] = {"file": f"{family}.txt", "columns": trained.columns[family]}
+        if family in trained.priors:  # the learned prior the member blends, as export keeps it
+            families[family]["prior"] = trained.priors[family]
+    return families, rounds, "retrained"
+
+
+def export_ensemble(
+    run: RunHistory | SubsetRun | Path | str,
+    out_dir: Path | str,
+    k: int,
+    *,
+    cache_dir: Path | str | None = None,
+    data_root: Path | str | None = None,
+    n_threads: int = 1,
+    n_jobs: int | None = None,
+    progress: ProgressFn | None = None,
+) -> Path:
+    """Write a model folder averaging the run's ``k`` best configurations (see the module).
+
+    Parameters are those of :func:`hpo.deploy.export.export_model`, plus ``k`` (at least 2;
+    fewer configurations at the largest budget make a smaller ensemble, recorded as such).
+
+    Raises
+    ------
+    UsageError
+        If the run is per-subset or cross-validated, has fewer than two configurations at
+        its largest budget, or ``out_dir`` is a non-empty non-model folder.
+    """
+    history = run if isinstance(run, (RunHistory, SubsetRun)) else load_any(Path(run))
+    if isinstance(history, SubsetRun):
+        raise UsageError(f"--ensemble: run '{history.name}' is per-subset; not supported yet")
+    if history.folds:
+        raise UsageError(f"--ensemble: run '{history.name}' is cross-validated; not supported")
+    members = ensemble_members(history, k)
+    out = Path(out_dir)
+    check_out_dir(out)
+    settings = history.settings
+    root = Path(data_root if data_root is not None else settings.get("data_root", ""))
+    cache_value = cache_dir if cache_dir is not None else settings.get("cache_dir")
+    cache = Path(cache_value) if cache_value else None
+    jobs = n_jobs or min(4, os.cpu_count() or 1)
+    spec = run_feature_spec(history)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot write beside it ({exc.strerror})") from exc
+    tmp.chmod(0o755)
+    try:
+        entries = []
+        for i, trial in enumerate(members):
+            families, rounds, source = _write_member(
+                history,
+                trial,
+                tmp / f"m{i}",
+                spec,
+                root=root,
+                cache_dir=cache,
+                n_threads=n_threads,
+                n_jobs=jobs,
+                progress=progress,
+            )
+            for entry in families.values():
+                entry["file"] = f"m{i}/{entry['file']}"
+                entry["sha256"] = hashlib.sha256((tmp / entry["file"]).read_bytes()).hexdigest()
+            entries.append(
+                {
+                    "hyperparameters": trial.config,
+                    "families": families,
+                    "rounds": rounds,
+                    "seed": trial.seed,
+                    "source": source,
+                    "trial": {"trial": trial.trial, "budget": trial.budget, "score": trial.score},
+                }
+            )
+        meta = _meta(history, members, entries, spec, root, k)
+        write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
+        if progress is not None:
+            progress(0, 1, "scoring the ensemble on valid")
+        model = load_model(tmp)
+        metrics = score_on_run_rows(model, history, root, spec, cache_dir=cache, n_jobs=jobs)
+        meta["validation"] = validation_entry(metrics, members[0].metrics, in_training=False)
+        write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    install_model_folder(tmp, out)
+    _record_in_run(history, out, meta)
+    return out
+
+
+def _meta(
+    history: RunHistory,
+    members: list[Trial],
+    entries: list[dict[str, Any]],
+    spec: FeatureSpec,
+    root: Path,
+    requested: int,
+) -> dict[str, Any]:
+    """``model.json`` of an ensemble, without its validation entry."""
+    fingerprint = data_fingerprint(root, history.collections)
+    inc = members[0]
+    return {
+        "format": ENSEMBLE_MODEL_FORMAT,
+        "feature_version": spec.version,
+        "feature_spec": spec.to_dict(),
+        "collections": list(history.collections),
+        "ensemble": {"combine": COMBINE, "k": len(members), "requested": requested},
+        "members": entries,
+        "source": "copied" if all(e["source"] == "copied" for e in entries) else "mixed",
+        "fidelity": history.fidelity,
+        "train_on": ["train"],
+        "run": {
+            "name": history.name,
+            "path": str(history.path.absolute()),
+            "optimizer": history.optimizer,
+            "trial": inc.trial,
+            "budget": inc.budget,
+            "metrics": inc.metrics,
+            "score": inc.score,
+        },
+        "data": {
+            "root": str(root.absolute()),
+            "fingerprint": fingerprint,
+            "run_fingerprint": history.campaign.get("data_fingerprint"),
+            "matches_run": fingerprint == history.campaign.get("data_fingerprint"),
+        },
+        "versions": package_versions(),
+        "created": time.time(),
+    }
+
+
+def _record_in_run(history: RunHistory, out: Path, meta: dict[str, Any]) -> None:
+    """Write ``ensemble.json`` in the run folder: what ``hpo runs show`` reports."""
+    validation = meta["validation"]
+    record = {
+        "model": str(out.absolute()),
+        "k": meta["ensemble"]["k"],
+        "trials": [m["trial"]["trial"] for m in meta["members"]],
+        "score": validation["score"],
+        "metrics": validation["metrics"],
+        "incumbent_score": meta["run"]["score"],
+        "created": meta["created"],
+    }
+    try:
+        write_json_atomic(history.path / ENSEMBLE_FILE, jsonable(record))
+    except OSError as exc:  # the model is written; a read-only run folder only loses the note
+        raise UsageError(
+            f"{history.path / ENSEMBLE_FILE}: model written to {out}, but the run folder "
+            f"cannot record it ({exc.strerror})"
+        ) from exc
+
+
+# load_model reads format 3 through this module: hpo.deploy imports it, so whoever imports
+# hpo.deploy.model (or anything under hpo.deploy) has it registered
+FORMAT_LOADERS[ENSEMBLE_MODEL_FORMAT] = ensemble_families

@@ -1,0 +1,210 @@
+"""Warm starts (hpo.campaign.warm_start): mapping onto a new space, seeding, per-subset, resume.
+
+Campaigns run the toy objectives (tests/toy_objectives.py), which read only learning_rate
+and num_leaves, so a run over ``lambdarank`` can seed one over ``lambdarank_small``.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+from toy_objectives import InterruptAfter, ToyObjective, toy_config
+
+from hpo.campaign import read_campaign, run_campaign
+from hpo.campaign.warm_start import WARM_CONFIGS, map_config, warm_configs
+from hpo.errors import UsageError
+from hpo.ranking.spaces import load_space
+from hpo.runs.folder import read_trials
+from hpo.runs.history import load_run
+from hpo.runs.incumbent import config_key
+
+TWO = ("tile:xla", "layout:xla:default")
+
+
+@pytest.fixture
+def data_root(tmp_path: Path) -> Path:
+    root = tmp_path / "data"
+    for collection in ("tile/xla", "layout/xla/default"):
+        for split in ("train", "valid"):
+            folder = root / "npz" / collection / split
+            folder.mkdir(parents=True)
+            (folder / "g.npz").write_bytes(b"not read by toy objectives")
+    return root
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> Path:
+    return tmp_path / "runs"
+
+
+def _run(cfg: Any, objective: Any = None, **kwargs: Any) -> Any:
+    console = Console(file=io.StringIO(), width=120)
+    return run_campaign(
+        cfg, objective=objective or ToyObjective(), quiet=True, console=console, **kwargs
+    )
+
+
+def _keys(configs: list[dict[str, Any]]) -> list[str]:
+    return [config_key(c) for c in configs]
+
+
+def _top(run_dir: Path, space: str = "lambdarank_small") -> list[str]:
+    """The configs the source's best trials map to in ``space`` (the expected seeds)."""
+    new = load_space(space)
+    return [config_key(map_config(t.config, new)[0]) for t in load_run(run_dir).top(WARM_CONFIGS)]
+
+
+# --- mapping ------------------------------------------------------------------------------
+
+
+def test_map_keeps_shared_values_and_defaults_the_rest() -> None:
+    small = load_space("lambdarank_small")
+    source = dict(load_space("lambdarank").get_default_configuration())
+    source.update(learning_rate=0.2, num_leaves=99, max_bin=63)  # max_bin: not in small
+    mapped, counts = map_config(source, small)
+    assert mapped is not None
+    assert mapped["learning_rate"] == 0.2
+    assert mapped["num_leaves"] == 99
+    assert "max_bin" not in mapped
+    assert set(mapped) == set(small.keys())
+    assert counts == {"kept": len(small.keys()), "clipped": 0, "dropped": 0}
+
+
+def test_map_clips_numbers_drops_unknown_choices_and_reapplies_conditions() -> None:
+    full = load_space("lambdarank")
+    source = dict(full.get_default_configuration())
+    # out of range, a choice the space lacks, and a child whose parent now says inactive
+    source.update(learning_rate=0.9, num_leaves=3, bagging_freq=7, bagging_fraction=0.7)
+    mapped, counts = map_config(source, full)
+    assert mapped is not None
+    assert mapped["learning_rate"] == 0.3
+    assert mapped["num_leaves"] == 7
+    assert mapped["bagging_freq"] == full["bagging_freq"].default_value == 0
+    assert "bagging_fraction" not in mapped  # inactive under bagging_freq 0
+    assert counts["clipped"] == 2
+    assert counts["dropped"] == 1
+    # a missing child of an active parent takes its default
+    source.update(bagging_freq=5)
+    del source["bagging_fraction"]
+    mapped, _ = map_config(source, full)
+    assert mapped is not None
+    assert mapped["bagging_fraction"] == full["bagging_fraction"].default_value
+
+
+# --- seeding ------------------------------------------------------------------------------
+
+
+def test_warm_start_from_another_space_seeds_the_shared_hyperparameters(
+    data_root: Path, runs: Path
+) -> None:
+    source = toy_config(runs, data_root, name="old", space="lambdarank", trials=20)
+    _run(source)
+    cfg = toy_config(runs, data_root, name="new", optimizer="bo", trials=14)
+    _run(cfg, warm_start=["old"])
+    record = read_campaign(cfg.run_dir)["warm_start"]
+    expected = [k for k in dict.fromkeys(_top(source.run_dir)) if k != config_key(_default())]
+    assert _keys(record["configs"]) == expected
+    assert record["sources"] == [
+        {
+            "run": "old",
+            "path": str(source.run_dir),
+            "configs": len(expected),
+            "clipped": 0,
+            "dropped": 0,
+        }
+    ]
+    # bo runs them first, right after the baseline, each at the full budget
+    trials = read_trials(cfg.run_dir / "trials.jsonl")
+    assert trials[0]["baseline"]
+    assert _keys([r["config"] for r in trials[1 : 1 + len(expected)]]) == expected
+    assert all(r["budget"] == cfg.max_budget for r in trials)
+
+
+def _default() -> dict[str, Any]:
+    return dict(load_space("lambdarank_small").get_default_configuration())
+
+
+def test_crashed_trials_never_seed(data_root: Path, runs: Path) -> None:
+    source = toy_config(runs, data_root, name="old", trials=25)
+    _run(source, ToyObjective(crash_above_leaves=40))
+    crashed = {config_key(t.config) for t in load_run(source.run_dir).crashed}
+    assert crashed
+    cfg = toy_config(runs, data_root, name="new", trials=15)
+    _run(cfg, warm_start=[str(source.run_dir)])  # a folder works as well as a name
+    seeds = _keys(read_campaign(cfg.run_dir)["warm_start"]["configs"])
+    assert seeds
+    assert not set(seeds) & crashed
+    # model-free Hyperband races them in its brackets like its own samples
+    ran = {config_key(r["config"]) for r in read_trials(cfg.run_dir / "trials.jsonl")}
+    assert set(seeds) <= ran
+
+
+def test_per_subset_runs_seed_each_subset_from_the_matching_one(
+    data_root: Path, runs: Path
+) -> None:
+    settings: dict[str, Any] = {"collections": TWO, "per": "collection", "trials": 10}
+    source = toy_config(runs, data_root, name="old", **settings)
+    _run(source)
+    cfg = toy_config(runs, data_root, name="new", **settings)
+    _run(cfg, warm_start=["old"])
+    parent = read_campaign(cfg.run_dir)["warm_start"]
+    assert parent == {"sources": [{"run": "old", "path": str(source.run_dir)}]}
+    for subset in ("tile-xla", "layout-xla-default"):
+        record = read_campaign(cfg.run_dir / subset)["warm_start"]
+        assert [s["path"] for s in record["sources"]] == [str(source.run_dir / subset)]
+        default = config_key(_default())
+        expected = [k for k in _top(source.run_dir / subset) if k != default]
+        assert _keys(record["configs"]) == expected
+    # a single campaign seeded by a per-subset run takes every subset's best
+    single = toy_config(runs, data_root, name="single", trials=30)
+    _run(single, warm_start=["old"])
+    record = read_campaign(single.run_dir)["warm_start"]
+    assert record["sources"][0]["run"] == "old"
+    both = set(_top(source.run_dir / "tile-xla")) | set(_top(source.run_dir / "layout-xla-default"))
+    assert set(_keys(record["configs"])) == both - {config_key(_default())}
+
+
+def test_a_resumed_warm_started_run_keeps_its_seeds_without_the_sources(
+    data_root: Path, runs: Path
+) -> None:
+    source = toy_config(runs, data_root, name="old", trials=20)
+    _run(source)
+    cfg = toy_config(runs, data_root, name="new", optimizer="bo", trials=10)
+    with pytest.raises(KeyboardInterrupt, match="injected interrupt"):
+        _run(cfg, InterruptAfter(3), warm_start=["old"])
+    saved = read_campaign(cfg.run_dir)["warm_start"]
+    shutil.rmtree(source.run_dir)  # a resume never reads the sources again
+    result = _run(cfg, InterruptAfter(10**6), resume=True)  # the same target class
+    assert read_campaign(cfg.run_dir)["warm_start"] == saved
+    trials = read_trials(cfg.run_dir / "trials.jsonl")
+    assert result.n_trials == len(trials) == 10
+    seeds = _keys(saved["configs"])
+    assert _keys([r["config"] for r in trials[1 : 1 + len(seeds)]]) == seeds
+    assert len({config_key(r["config"]) for r in trials}) == 10  # nothing ran twice
+
+
+def test_warm_start_errors(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, name="new")
+    with pytest.raises(UsageError, match="no run 'nope' in"):
+        _run(cfg, warm_start=["nope"])
+    assert not cfg.run_dir.exists()
+    (runs / "plain").mkdir(parents=True)
+    with pytest.raises(UsageError, match="no run 'plain' in"):
+        _run(cfg, warm_start=["plain"])
+    with pytest.raises(UsageError, match="--warm-start seeds a new campaign"):
+        _run(cfg, warm_start=["plain"], resume=True)
+
+
+def test_seeds_are_distinct_across_sources(data_root: Path, runs: Path) -> None:
+    source = toy_config(runs, data_root, name="old", trials=15)
+    _run(source)
+    record = warm_configs(
+        [source.run_dir, source.run_dir], load_space("lambdarank_small"), runs, per_source=3
+    )
+    assert len(record["configs"]) == len(set(_keys(record["configs"]))) <= 3
+    assert [s["configs"] for s in record["sources"]][1] == 0
