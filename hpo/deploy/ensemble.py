@@ -31,14 +31,13 @@ import hashlib
 import os
 import shutil
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from hpo.deploy.export import export_rounds
+from hpo.deploy.export import export_rounds, provenance
 from hpo.deploy.model import (
     ENSEMBLE_MODEL_FORMAT,
     FORMAT_LOADERS,
@@ -57,9 +56,7 @@ from hpo.features import FeatureSpec, SampleCaps, family_of
 from hpo.ranking.blend import standardized
 from hpo.runs.folder import (
     ENSEMBLE_FILE,
-    data_fingerprint,
     jsonable,
-    package_versions,
     write_json_atomic,
 )
 from hpo.runs.history import RunHistory, Trial
@@ -291,7 +288,6 @@ def _meta(
     requested: int,
 ) -> dict[str, Any]:
     """``model.json`` of an ensemble, without its validation entry."""
-    fingerprint = data_fingerprint(root, history.collections)
     inc = members[0]
     return {
         "format": ENSEMBLE_MODEL_FORMAT,
@@ -303,23 +299,7 @@ def _meta(
         "source": "copied" if all(e["source"] == "copied" for e in entries) else "mixed",
         "fidelity": history.fidelity,
         "train_on": ["train"],
-        "run": {
-            "name": history.name,
-            "path": str(history.path.absolute()),
-            "optimizer": history.optimizer,
-            "trial": inc.trial,
-            "budget": inc.budget,
-            "metrics": inc.metrics,
-            "score": inc.score,
-        },
-        "data": {
-            "root": str(root.absolute()),
-            "fingerprint": fingerprint,
-            "run_fingerprint": history.campaign.get("data_fingerprint"),
-            "matches_run": fingerprint == history.campaign.get("data_fingerprint"),
-        },
-        "versions": package_versions(),
-        "created": time.time(),
+        **provenance(history, inc, root),
     }
 
 

@@ -302,8 +302,6 @@ def _model_meta(
     retrain: bool,
 ) -> dict[str, Any]:
     """``model.json`` without its validation entry."""
-    fingerprint = data_fingerprint(root, history.collections)
-    run_fingerprint = history.campaign.get("data_fingerprint")
     return {
         "format": MODEL_FORMAT,
         "feature_version": spec.version,  # of the run: its columns are named below
@@ -316,6 +314,19 @@ def _model_meta(
         "seed": seed,
         "fidelity": history.fidelity,
         "train_on": list(splits) if retrain else ["train"],
+        **provenance(history, inc, root),
+    }
+
+
+def provenance(history: RunHistory, inc: Trial, root: Path) -> dict[str, Any]:
+    """The keys of ``model.json`` that say where a model comes from, shared by every format.
+
+    The run and trial it was scored as, the data it was exported on (and whether that is the
+    data the run tuned on), package versions and the time.
+    """
+    fingerprint = data_fingerprint(root, history.collections)
+    run_fingerprint = history.campaign.get("data_fingerprint")
+    return {
         "run": {
             "name": history.name,
             "path": str(history.path.absolute()),
