@@ -126,8 +126,12 @@ def test_model_hb_against_an_external_scheduler(
         cfg = toy_config(
             runs, data_root, trials=26, optimizer="model-hb", dask_scheduler=address, **PARALLEL
         )
-        result = _run(cfg, ToyObjective(sleep_per_budget=0.08, budget_power=2))
+        # the feature tables are scattered to the workers once, as a real campaign does
+        toy = ToyObjective(sleep_per_budget=0.08, budget_power=2, expect_tables=True)
+        result = _run(cfg, toy, data_to_scatter={"tables": {"rows": 3}})
         _check_parallel_run(cfg, result, 26)
+        records = read_trials(cfg.run_dir / "trials.jsonl")
+        assert all(r["info"]["tables_rows"] == 3 for r in records)
     finally:
         for proc in reversed(procs):
             proc.terminate()

@@ -20,11 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import dask
 import pytest
 from rich.console import Console
 from toy_objectives import (
-    DieOnce,
     InterruptAfter,
     ToyObjective,
     always_crash,
@@ -487,62 +485,10 @@ def test_local_dask_workers_with_scattered_data(data_root: Path, runs: Path) -> 
     assert result.incumbent is not None
 
 
-@pytest.mark.slow
-def test_a_lost_dask_worker_is_a_crashed_trial(data_root: Path, runs: Path, tmp_path: Path) -> None:
-    cfg = toy_config(runs, data_root, trials=8, workers=2)
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-        result = _run(cfg, DieOnce(str(tmp_path / "died")))
-    records = _records(cfg)
-    assert len(records) == 8
-    crashed = [r for r in records if r["status"] == "CRASHED"]
-    assert len(crashed) == 1
-    assert "KilledWorker" in crashed[0]["error"]
-    assert result.incumbent is not None
-
-
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-@pytest.mark.slow
-def test_external_dask_scheduler(data_root: Path, runs: Path, tmp_path: Path) -> None:
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
-    }
-    dask = str(Path(sys.executable).with_name("dask"))
-    common = {
-        "env": env,
-        "cwd": tmp_path,
-        "stdout": subprocess.DEVNULL,
-        "stderr": subprocess.DEVNULL,
-    }
-    scheduler = subprocess.Popen(
-        [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"], **common
-    )
-    worker = subprocess.Popen(
-        [dask, "worker", address, "--nworkers", "2", "--nthreads", "1", "--no-dashboard"], **common
-    )
-    try:
-        cfg = toy_config(runs, data_root, trials=8, optimizer="random", dask_scheduler=address)
-        _run(cfg, ToyObjective(expect_tables=True), data_to_scatter={"tables": {"rows": 3}})
-        records = _records(cfg)
-        assert len(records) == 8
-        assert all(r["status"] == "SUCCESS" for r in records)
-        assert all(r["info"]["tables_rows"] == 3 for r in records)
-    finally:
-        for proc in (worker, scheduler):
-            proc.terminate()
-        for proc in (worker, scheduler):
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
 
 
 def test_unreachable_dask_scheduler(
