@@ -210,7 +210,9 @@ def make_facade(
     (:mod:`hpo.campaign.warm_start`): extra initial-design configurations, run first.
     """
     seeds = list(warm or [])
-    arguments = ["seed", "budget", "data_to_scatter"] + (["instance"] if cfg.cv else [])
+    # the target's own arguments, every one: SMAC warns about each it does not pass (it passes
+    # ``instance=None`` without folds), and the runner's meta does not list them
+    arguments = ["seed", "budget", "data_to_scatter", "instance"]
     runner: TargetFunctionRunner | DaskParallelRunner = CampaignRunner(
         scenario, target, required_arguments=arguments
     )
