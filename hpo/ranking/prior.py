@@ -8,8 +8,7 @@ ceiling. A prior that enters the ranking must get its weights from the data it i
 
 The basis is the per-config columns the booster reads, without their relative versions
 (``_dmed``/``_prank``, which standardization makes redundant), plus every log-of-bytes column
-(``log_*``, ``so_log_*``, ``est_log_*``, ``oc_log_*``: the per-op-class totals of
-:mod:`hpo.features.layout_op_class`) back on a linear scale (``expm1``). A runtime adds
+(``log_*``, ``so_log_*``, ``est_log_*``) back on a linear scale (``expm1``). A runtime adds
 up over kernels, so linear totals let a linear model find the weights that logs of totals
 hide. Each basis column is standardized within its graph (minus the graph's mean, over its
 std; 0 where it does not vary), and the target is the log runtime standardized the same way,
@@ -47,7 +46,7 @@ __all__ = [
 #: keeps collinear columns (a log and its linear twin) from blowing up.
 RIDGE = 1e-2
 _RELATIVE = ("_dmed", "_prank")
-_LOG_PREFIXES = ("log_", "so_log_", "est_log_", "oc_log_")
+_LOG_PREFIXES = ("log_", "so_log_", "est_log_")
 _EXP_CAP = 60.0  # expm1 argument cap: log-bytes columns are < 40, so this only guards inf
 
 

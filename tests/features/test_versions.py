@@ -31,21 +31,11 @@ def test_version_2_names_are_todays_without_the_cost_estimates() -> None:
     assert not any(n.startswith("est_") for n in kept)
     assert kept == [n for n in feature_names("layout", new) if n in kept]
     assert len(kept) == 286  # the width feature version 2 had
-    # 5 estimates, _dmed, _prank
-    assert len(feature_names("layout", FeatureSpec(version=4))) == 286 + 3 * 5
+    assert len(feature_names("layout", new)) == 286 + 3 * 5  # 5 estimates, _dmed, _prank
     assert feature_names("tile", old) == feature_names("tile", new)
 
 
-def test_version_4_names_are_todays_without_the_op_class_totals() -> None:
-    old, new = FeatureSpec(version=4), FeatureSpec()
-    kept = feature_names("layout", old)
-    assert not any(n.startswith("oc_") for n in kept)
-    assert kept == [n for n in feature_names("layout", new) if n in kept]
-    assert len(feature_names("layout", new)) == 301 + 3 * 12  # 12 totals, _dmed, _prank
-    assert feature_names("tile", old) == feature_names("tile", new)
-
-
-@pytest.mark.parametrize("version", [1, 2, 4])
+@pytest.mark.parametrize("version", [1, 2])
 def test_older_version_tables_are_todays_columns(
     tiny_root: Path, tmp_path: Path, version: int
 ) -> None:
