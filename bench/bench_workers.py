@@ -9,6 +9,7 @@ how many trials each worker ran, and whether the campaign ended cleanly (issue 2
 successive-halving optimizer crashed on two workers).
 
     python bench/bench_workers.py --data DIR [--walltime 3m] [--seed 0] [--out bench/out/workers]
+        [--run-args "--min-budget 21 --max-budget 168"]
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def _campaign(args: argparse.Namespace, name: str, extra: list[str]) -> dict[str
     command = [
         *HPO, "run", "--data", str(args.data), "--name", name, "--runs-dir", str(runs),
         "--walltime", args.walltime, "--seed", str(args.seed), "--optimizer", args.optimizer,
-        "--cache-dir", str(args.out / "cache"), "--quiet", "--overwrite", *extra,
+        "--cache-dir", str(args.out / "cache"), "--quiet", "--overwrite", *args.run_args, *extra,
     ]  # fmt: skip
     started = time.time()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -66,7 +67,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--optimizer", default="model-hb")
     parser.add_argument("--out", type=Path, default=Path("bench/out/workers"))
+    parser.add_argument(
+        "--run-args", default="", help="more 'hpo run' options, e.g. '--max-budget 168'"
+    )
     args = parser.parse_args()
+    args.run_args = args.run_args.split()
     args.out.mkdir(parents=True, exist_ok=True)
     # warm the feature cache first, so no mode pays for extraction
     _campaign(args, "warmup", ["--trials", "1"])
