@@ -16,3 +16,15 @@ def data_root(tmp_path: Path) -> Path:
         folder.mkdir(parents=True)
         (folder / f"{split}_graph.npz").write_bytes(b"not read by toy objectives")
     return root
+
+
+@pytest.fixture
+def two_collection_root(tmp_path: Path) -> Path:
+    """A dataset root with a dummy file per split of tile:xla and layout:xla:default."""
+    root = tmp_path / "data"
+    for collection in ("tile/xla", "layout/xla/default"):
+        for split in ("train", "valid"):
+            folder = root / "npz" / collection / split
+            folder.mkdir(parents=True)
+            (folder / "g.npz").write_bytes(b"not read by toy objectives")
+    return root

@@ -30,14 +30,8 @@ TESTS = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
-def data_root(tmp_path: Path) -> Path:
-    root = tmp_path / "data"
-    for collection in ("tile/xla", "layout/xla/default"):
-        for split in ("train", "valid"):
-            folder = root / "npz" / collection / split
-            folder.mkdir(parents=True)
-            (folder / "g.npz").write_bytes(b"not read by toy objectives")
-    return root
+def data_root(two_collection_root: Path) -> Path:
+    return two_collection_root
 
 
 def _cfg(tmp_path: Path, data_root: Path, **overrides: Any) -> CampaignConfig:

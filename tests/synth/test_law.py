@@ -121,13 +121,19 @@ def _costs(
     return node + other
 
 
-def test_law_mismatch_in_major_positions_is_cheap() -> None:
+def _dot_chain_mismatches() -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """param -> dot -> dot; the consumer's input matches, differs in major or in minor dims."""
     g = _graph([PARAMETER, DOT, DOT], [[4, 8, 16, 128]] * 3, [[1, 0], [2, 1]])
     configs = np.full((3, 2, 18), -1)
     configs[:, 0, 0:4] = [3, 2, 1, 0]
     configs[0, 1, 6:10] = [3, 2, 1, 0]
     configs[1, 1, 6:10] = [3, 2, 0, 1]  # major positions only
     configs[2, 1, 6:10] = [2, 3, 1, 0]  # the two minor positions
+    return g, configs
+
+
+def test_law_mismatch_in_major_positions_is_cheap() -> None:
+    g, configs = _dot_chain_mismatches()
     match, major, minor = _costs(g, [1, 2], configs)
     assert match < major < minor
     assert major - match < 0.1 * (minor - match)
@@ -230,12 +236,7 @@ def test_bad_law_file_is_a_config_error(tmp_path: Path) -> None:
 
 
 def test_switched_off_effects_are_neutral() -> None:
-    g = _graph([PARAMETER, DOT, DOT], [[4, 8, 16, 128]] * 3, [[1, 0], [2, 1]])
-    configs = np.full((3, 2, 18), -1)
-    configs[:, 0, 0:4] = [3, 2, 1, 0]
-    configs[0, 1, 6:10] = [3, 2, 1, 0]
-    configs[1, 1, 6:10] = [3, 2, 0, 1]  # major positions only
-    configs[2, 1, 6:10] = [2, 3, 1, 0]  # the two minor positions
+    g, configs = _dot_chain_mismatches()
     law = replace(SECOND_ORDER, input_term=False)  # the input's padding differs too
     classes = _costs(g, [1, 2], configs, law)
     assert classes[0] < classes[1] < classes[2]
