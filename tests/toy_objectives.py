@@ -141,13 +141,23 @@ class DieOnce(ToyObjective):
     """Toy objective that kills its process once, like an OOM kill.
 
     It dies on call number ``after + 1`` counted across processes (calls append a byte to
-    ``marker + ".calls"``), so ``after`` > 0 kills a worker in the middle of a campaign.
+    ``marker + ".calls"``), so ``after`` > 0 kills a worker in the middle of a campaign. With
+    ``below`` it only dies in a trial whose budget is below it (later calls count): on a slow
+    machine the baseline, at the largest budget, can start as late as call ``after + 1``.
     """
 
-    def __init__(self, marker: str, *, after: int = 0, sleep_per_budget: float = 0.0) -> None:
+    def __init__(
+        self,
+        marker: str,
+        *,
+        after: int = 0,
+        below: float | None = None,
+        sleep_per_budget: float = 0.0,
+    ) -> None:
         super().__init__(sleep_per_budget=sleep_per_budget)
         self.marker = marker
         self.after = after
+        self.below = below
 
     def __call__(
         self, config: Any, seed: int = 0, budget: float | None = None, **scattered: Any
@@ -158,6 +168,8 @@ class DieOnce(ToyObjective):
                 calls.flush()
                 if calls.tell() <= self.after:
                     return super().__call__(config, seed=seed, budget=budget, **scattered)
+        if self.below is not None and (budget is None or budget >= self.below):
+            return super().__call__(config, seed=seed, budget=budget, **scattered)
         try:
             fd = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
         except FileExistsError:

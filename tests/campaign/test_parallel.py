@@ -148,7 +148,8 @@ def test_a_worker_killed_mid_campaign_costs_one_trial(
     data_root: Path, runs: Path, tmp_path: Path
 ) -> None:
     cfg = toy_config(runs, data_root, trials=16, optimizer="model-hb", workers=2, **PARALLEL)
-    objective = DieOnce(str(tmp_path / "died"), after=6, sleep_per_budget=0.03)
+    # the killed trial is never the baseline (budget 9): the incumbent rule needs its result
+    objective = DieOnce(str(tmp_path / "died"), after=6, below=9.0, sleep_per_budget=0.03)
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         result = _run(cfg, objective)
     records = read_trials(cfg.run_dir / "trials.jsonl")
@@ -158,6 +159,7 @@ def test_a_worker_killed_mid_campaign_costs_one_trial(
     assert len(crashed) == 1
     assert "KilledWorker" in crashed[0]["error"]
     assert (tmp_path / "died").exists()  # the worker did die, after 6 calls
+    assert crashed[0]["budget"] < cfg.max_budget
     assert result.budget == cfg.max_budget
 
 
