@@ -1,7 +1,7 @@
 """hpo's SMAC intensifiers: the baseline trial first, and successive halving that cannot crash.
 
-Every optimizer's intensifier (:mod:`hpo.campaign.facades` picks one) is SMAC's own with
-two additions:
+Every optimizer's intensifier (:mod:`hpo.campaign.facade_builders` picks one) is SMAC's own
+with two additions:
 
 - :class:`BaselineFirst`: the space's default configuration at the largest budget is the
   first trial (one per fold with cross-validation), unless SMAC's runhistory or

@@ -5,9 +5,9 @@ Each :class:`Optimizer` names its facade builder, whether it races budgets (mult
 the names older ``campaign.json`` files hold for it, and one line for ``hpo run --help``.
 :class:`hpo.campaign.config.CampaignConfig` checks a name against the table,
 :func:`hpo.campaign.facades.make_facade` calls the builder, ``hpo run --optimizer`` offers the
-names, and ``tests/test_readme.py`` checks that README.md lists every offered one. Adding an
-optimizer is one :func:`register` call (``tests/campaign/test_optimizers.py`` adds one and runs
-a campaign with it).
+names, and ``tests/campaign/test_optimizers.py`` checks that README.md lists every offered
+one. Adding an optimizer is one :func:`register` call (that test adds one and runs a
+campaign with it).
 
 The table holds no SMAC object: a builder is referred to by its ``"module:function"`` path and
 imported when a campaign starts, so reading settings or a run folder does not load SMAC (about
