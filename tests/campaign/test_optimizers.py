@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -126,3 +128,10 @@ def test_the_readme_lists_every_offered_optimizer() -> None:
     paragraph = text[text.index("**Optimizers.**") :].split("\n\n")[0]
     for name in offered_optimizers():
         assert f"`{name}`" in paragraph, f"README's Optimizers paragraph does not describe {name}"
+
+
+def test_the_table_loads_without_smac() -> None:
+    """Settings and run folders are read without SMAC (about 3 seconds to import)."""
+    code = "import sys, hpo.campaign.config as c; c.OPTIMIZERS; print('smac' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
