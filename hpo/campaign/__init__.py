@@ -1,16 +1,19 @@
 """Stage 5, campaigns: settings, search spaces, the SMAC target function, SMAC's assembly and
 the live progress view.
 
-SMAC itself is imported only by :mod:`hpo.campaign.facades` and :mod:`hpo.campaign.runners`,
-which the public names here load on first use.
+SMAC is imported by the modules that assemble and run it (``facades``, ``facade_builders``,
+``intensifiers``, ``runners``, ``smac_state``, ``smac_adapter``), which the public names here
+load on first use; SMAC's private names are used in ``smac_adapter`` only. ``OPTIMIZERS`` is a
+view of the optimizer table (:mod:`hpo.campaign.optimizers`), read when asked for.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from hpo.campaign.config import (
     FIDELITIES,
     FIDELITY_BUDGETS,
-    OPTIMIZERS,
     CampaignConfig,
     read_campaign,
 )
@@ -19,6 +22,7 @@ from hpo.campaign.objective import (
     RankerObjective,
     build_objective,
 )
+from hpo.campaign.optimizers import offered_optimizers
 from hpo.campaign.result import (
     CampaignResult,
 )
@@ -38,3 +42,9 @@ __all__ = [
     "read_campaign",
     "run_campaign",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "OPTIMIZERS":
+        return offered_optimizers()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

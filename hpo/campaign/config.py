@@ -14,6 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hpo.campaign.optimizers import (
+    get_optimizer,
+    legacy_aliases,
+    multi_fidelity_optimizers,
+    offered_optimizers,
+)
 from hpo.data.load import COLLECTIONS
 from hpo.errors import ConfigError, UsageError
 from hpo.features.sampling import (
@@ -30,24 +36,14 @@ from hpo.runs.folder import CAMPAIGN_FILE, jsonable
 __all__ = [
     "FIDELITIES",
     "FIDELITY_BUDGETS",
-    "LEGACY_OPTIMIZERS",
-    "MULTI_FIDELITY",
-    "OPTIMIZERS",
+    "LEGACY_OPTIMIZERS",  # noqa: F822  (a view: __getattr__ below)
+    "MULTI_FIDELITY",  # noqa: F822
+    "OPTIMIZERS",  # noqa: F822
     "PER_MODES",
     "CampaignConfig",
     "read_campaign",
 ]
 
-#: The optimizers offered, default first. ``model-*`` fit a random-forest surrogate (SMAC's
-#: MultiFidelityFacade, BOHB-style) on Hyperband brackets or successive halving; ``random-hb``
-#: is model-free Hyperband; ``bo`` and ``random`` run every trial at ``max_budget``.
-OPTIMIZERS = ("model-hb", "model-sh", "random-hb", "bo", "random")
-#: Names campaign.json files of older versions hold, and what they ran. ``random-sh`` (random
-#: sampling raced by successive halving) is not offered any more but still loads and resumes.
-LEGACY_OPTIMIZERS = {"hyperband": "random-hb", "sh": "random-sh"}
-_KNOWN_OPTIMIZERS = (*OPTIMIZERS, "random-sh")
-#: The optimizers that use budgets between ``min_budget`` and ``max_budget``.
-MULTI_FIDELITY = ("model-hb", "model-sh", "random-hb", "random-sh")
 FIDELITIES = ("rounds", "configs")
 #: Default (min_budget, max_budget) per fidelity: boosting rounds, or configurations sampled
 #: per training graph (see ``hpo.campaign.objective``). Both span 2**4, so at the default eta 2
@@ -65,6 +61,23 @@ DEFAULT_N_INIT = 8
 #: Results a budget needs before the surrogate is fitted on it, chosen by measurement.
 DEFAULT_MIN_TRIALS = 5
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+#: Views of the optimizer table (:mod:`hpo.campaign.optimizers`), read when asked for, so
+#: an optimizer registered later is in them: ``OPTIMIZERS`` (offered, the default first),
+#: ``LEGACY_OPTIMIZERS`` (``{old name: name}``), ``MULTI_FIDELITY`` (the optimizers that use
+#: budgets between ``min_budget`` and ``max_budget``).
+_OPTIMIZER_VIEWS = {
+    "OPTIMIZERS": offered_optimizers,
+    "LEGACY_OPTIMIZERS": legacy_aliases,
+    "MULTI_FIDELITY": multi_fidelity_optimizers,
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _OPTIMIZER_VIEWS:
+        return _OPTIMIZER_VIEWS[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _bad(key: str, expected: str, found: Any) -> ConfigError:
@@ -201,9 +214,9 @@ class CampaignConfig:
         _int("trials", self.trials, 1)
         if self.walltime is not None:
             put(self, "walltime", _positive("walltime", self.walltime))
-        put(self, "optimizer", LEGACY_OPTIMIZERS.get(self.optimizer, self.optimizer))
-        if self.optimizer not in _KNOWN_OPTIMIZERS:
-            raise _bad("optimizer", f"one of {', '.join(OPTIMIZERS)}", self.optimizer)
+        if not isinstance(self.optimizer, str):
+            raise _bad("optimizer", f"one of {', '.join(offered_optimizers())}", self.optimizer)
+        put(self, "optimizer", get_optimizer(self.optimizer).name)
         if self.fidelity not in FIDELITIES:
             raise _bad("fidelity", f"one of {', '.join(FIDELITIES)}", self.fidelity)
         self._check_budgets()
@@ -244,7 +257,7 @@ class CampaignConfig:
         object.__setattr__(self, "max_budget", float(high))
         eta = _int("eta", self.eta, 2)
         # with cv, successive halving races over folds (1..cv), not over these budgets
-        if self.optimizer in MULTI_FIDELITY and not self.cv and high < low * eta:
+        if get_optimizer(self.optimizer).multi_fidelity and not self.cv and high < low * eta:
             raise ConfigError(
                 f"campaign settings: max_budget ({high:g}) must be at least eta ({eta}) times "
                 f"min_budget ({low:g}) for successive halving to have two stages"

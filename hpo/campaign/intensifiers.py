@@ -1,7 +1,7 @@
 """hpo's SMAC intensifiers: the baseline trial first, and successive halving that cannot crash.
 
-Every optimizer's intensifier (:mod:`hpo.campaign.facades` picks one) is SMAC's own with
-two additions:
+Every optimizer's intensifier (:mod:`hpo.campaign.facade_builders` picks one) is SMAC's own
+with two additions:
 
 - :class:`BaselineFirst`: the space's default configuration at the largest budget is the
   first trial (one per fold with cross-validation), unless SMAC's runhistory or
@@ -18,12 +18,20 @@ from collections.abc import Iterator
 from typing import Any
 
 from ConfigSpace import Configuration
-from smac.intensifier import Hyperband, Intensifier, SuccessiveHalving
+from smac.intensifier import Hyperband, Intensifier
 from smac.intensifier.abstract_intensifier import AbstractIntensifier
 from smac.runhistory import StatusType, TrialInfo
 from smac.runhistory.dataclasses import InstanceSeedBudgetKey
 from smac.runhistory.errors import NotEvaluatedError
 from smac.utils.pareto_front import calculate_pareto_front, sort_by_crowding_distance
+
+from hpo.campaign.smac_adapter import (
+    PromotionHook,
+    next_order_seed,
+    refresh_intensifier,
+    stage_sizes,
+    tracker,
+)
 
 __all__ = [
     "BaselineFirst",
@@ -48,75 +56,73 @@ class BaselineFirst(AbstractIntensifier):
     algorithm is SMAC's, and runs made before the baseline existed still resume.
     """
 
-    _baseline: Configuration | None = None
-    _baseline_budget: float | None = None
-    _baseline_logged: tuple[dict[str, Any], ...] = ()
+    baseline_config: Configuration | None = None
+    baseline_budget: float | None = None
+    baseline_logged: tuple[dict[str, Any], ...] = ()
 
     def set_baseline(
         self, config: Configuration, budget: float | None, logged: list[dict[str, Any]]
     ) -> None:
         """Evaluate ``config`` at ``budget`` first; ``logged``: its trials.jsonl records."""
-        self._baseline, self._baseline_budget = config, budget
-        self._baseline_logged = tuple(logged)
+        self.baseline_config, self.baseline_budget = config, budget
+        self.baseline_logged = tuple(logged)
 
     @property
     def meta(self) -> dict[str, Any]:  # noqa: D102
         return {**super().meta, "name": smac_class(self).__name__}
 
-    def _baseline_known(self, instance: str | None) -> bool:
-        assert self._baseline is not None
-        config_id = self.runhistory.config_ids.get(self._baseline)
+    def baseline_known(self, instance: str | None) -> bool:
+        assert self.baseline_config is not None
+        config_id = self.runhistory.config_ids.get(self.baseline_config)
         return config_id is not None and any(
-            k.config_id == config_id
-            and k.budget == self._baseline_budget
-            and k.instance == instance
+            k.config_id == config_id and k.budget == self.baseline_budget and k.instance == instance
             for k in self.runhistory
         )
 
-    def _restore_logged_baseline(self, instance: str | None) -> bool:
+    def restore_logged_baseline(self, instance: str | None) -> bool:
         """Give SMAC the logged baseline result (killed after logging, before SMAC saved)."""
-        rec = next((r for r in self._baseline_logged if r.get("instance") == instance), None)
+        rec = next((r for r in self.baseline_logged if r.get("instance") == instance), None)
         status = None if rec is None else rec.get("status")
         if rec is None or rec.get("cost") is None or status not in StatusType.__members__:
             return False
-        assert self._baseline is not None
+        assert self.baseline_config is not None
         self.runhistory.add(
-            config=self._baseline,
+            config=self.baseline_config,
             cost=float(rec["cost"]),
             time=float(rec.get("duration") or 0.0),
             status=StatusType[rec["status"]],
             instance=instance,
             seed=rec.get("seed"),
-            budget=self._baseline_budget,
+            budget=self.baseline_budget,
             starttime=float(rec.get("start") or 0.0),
             endtime=float(rec.get("end") or 0.0),
         )
-        self.update_incumbents(self._baseline)
+        self.update_incumbents(self.baseline_config)
         return True
 
     def __iter__(self) -> Iterator[TrialInfo]:
-        if self._baseline is not None:
-            self.__post_init__()  # the seeds of a resumed runhistory, as SMAC's __iter__ does
+        if self.baseline_config is not None:
+            refresh_intensifier(self)  # the seeds of a resumed runhistory
             keys = self.get_instance_seed_keys_of_interest()
             # one key without instances; one per fold with them (the baseline gets every fold)
             for key in keys if self.uses_instances else keys[:1]:
-                if self._baseline_known(key.instance):
+                if self.baseline_known(key.instance):
                     continue
-                if not self._restore_logged_baseline(key.instance):
+                if not self.restore_logged_baseline(key.instance):
                     yield TrialInfo(
-                        config=self._baseline,
+                        config=self.baseline_config,
                         instance=key.instance,
                         seed=key.seed,
-                        budget=self._baseline_budget,
+                        budget=self.baseline_budget,
                     )
-        self._before_smac_iter()
+        self.before_smac_iter()
         yield from super().__iter__()  # type: ignore[safe-super]  # SMAC's concrete class
 
-    def _before_smac_iter(self) -> None:
+    def before_smac_iter(self) -> None:
         """Hook run once the baseline is yielded, before SMAC's own loop starts."""
 
 
-class FullBrackets(BaselineFirst, SuccessiveHalving):
+class FullBrackets(BaselineFirst, PromotionHook):
     """Successive halving that races full groups and promotes only what a group holds.
 
     Works around two faults of SMAC 2.4's ``SuccessiveHalving`` that the baseline trial
@@ -131,7 +137,7 @@ class FullBrackets(BaselineFirst, SuccessiveHalving):
        concatenate``. With one worker the group never completes (see 2) and the fault stays
        hidden; with two, the baseline is still running at the largest budget when its
        smallest-budget trial ends, the group looks complete and the campaign crashed.
-       :meth:`_before_smac_iter` fills the first stage to full groups itself, so SMAC's own
+       :meth:`before_smac_iter` fills the first stage to full groups itself, so SMAC's own
        fill never runs. It leaves the baseline out: it is known at the largest budget
        already, and racing it again would spend a bracket's promotion slots on a
        configuration whose largest-budget result exists (a bracket it won would add no new
@@ -139,17 +145,18 @@ class FullBrackets(BaselineFirst, SuccessiveHalving):
        state was restarted) are raced first; their finished trials are not run again.
     2. A group counts as evaluated only when every configuration's *highest* observed budget
        is the stage's budget; the baseline, run at the largest budget first, never is, so
-       its group would wait forever. :meth:`_get_best_configs` checks every budget a
+       its group would wait forever. :meth:`promote` checks every budget a
        configuration ran at, and promotes at most the configurations the group holds (a
        state saved before this fix, with its short group, resumes instead of crashing).
     """
 
-    def _before_smac_iter(self) -> None:
-        self.__post_init__()  # the stage sizes; SMAC's __iter__ calls it again, harmlessly
-        if len(self._tracker) > 0:  # restored from a saved state, or already filled
+    def before_smac_iter(self) -> None:
+        refresh_intensifier(self)  # the stage sizes; SMAC's __iter__ does it again, harmlessly
+        racing = tracker(self)
+        if len(racing) > 0:  # restored from a saved state, or already filled
             return
-        size = self._n_configs_in_stage[0][0]
-        known = [c for c in self.runhistory.get_configs() if c != self._baseline]
+        size = stage_sizes(self)[0][0]
+        known = [c for c in self.runhistory.get_configs() if c != self.baseline_config]
         for start in range(0, max(len(known), 1), size):  # at least one group
             group = known[start : start + size]
             while len(group) < size:
@@ -158,9 +165,9 @@ class FullBrackets(BaselineFirst, SuccessiveHalving):
                 except StopIteration:  # the space is exhausted: race what there is
                     break
             if group:
-                self._tracker[(0, 0)].append((self._get_next_order_seed(), group))
+                racing[(0, 0)].append((next_order_seed(self), group))
 
-    def _get_best_configs(
+    def promote(
         self,
         configs: list[Configuration],
         bracket: int,
@@ -174,7 +181,7 @@ class FullBrackets(BaselineFirst, SuccessiveHalving):
             if not all(key in done for key in from_keys):
                 raise NotEvaluatedError
         try:
-            wanted = self._n_configs_in_stage[bracket][stage + 1]
+            wanted = stage_sizes(self)[bracket][stage + 1]
         except IndexError:  # the last stage promotes nobody
             return []
         remaining = list(dict.fromkeys(configs))  # a configuration races once per group

@@ -24,9 +24,9 @@ from smac.callback import Callback
 from smac.main.smbo import SMBO
 from smac.runhistory import StatusType, TrialInfo, TrialValue
 from smac.runner.abstract_runner import AbstractRunner
-from smac.runner.dask_runner import DaskParallelRunner
 from smac.runner.target_function_runner import TargetFunctionRunner
 
+from hpo.campaign.smac_adapter import PendingTrialsHook, runner_crash_cost, runner_target
 from hpo.runs.folder import TrialLog, jsonable, this_host
 from hpo.runs.trial import baseline_records
 
@@ -109,12 +109,12 @@ class CampaignRunner(TargetFunctionRunner):
 
     @property
     def meta(self) -> dict[str, Any]:  # noqa: D102
-        target = self._target_function
+        target = runner_target(self)
         name = target.name if isinstance(target, CampaignTarget) else _callable_name(target)
         return {"name": TargetFunctionRunner.__name__, "target": name}
 
 
-class CampaignDaskRunner(DaskParallelRunner):
+class CampaignDaskRunner(PendingTrialsHook):
     """DaskParallelRunner that gives SMAC back the TrialInfo it submitted, even on a lost worker.
 
     - A Configuration that went through pickle no longer equals the original when the space
@@ -127,27 +127,28 @@ class CampaignDaskRunner(DaskParallelRunner):
 
     def __init__(self, single_worker: AbstractRunner, dask_client: Client) -> None:
         super().__init__(single_worker=single_worker, dask_client=dask_client)
-        self._submitted: dict[int, tuple[TrialInfo, float]] = {}
+        self.submitted: dict[int, tuple[TrialInfo, float]] = {}
 
     def submit_trial(self, trial_info: TrialInfo, **dask_data_to_scatter: Any) -> None:  # noqa: D102
         super().submit_trial(trial_info, **dask_data_to_scatter)
-        self._submitted[id(self._pending_trials[-1])] = (trial_info, time.time())
+        self.submitted[id(self.pending()[-1])] = (trial_info, time.time())
 
-    def _process_pending_trials(self) -> None:
-        for future in [f for f in self._pending_trials if f.done()]:
-            self._pending_trials.remove(future)
-            info, submitted = self._submitted.pop(id(future))
+    def collect_finished(self) -> None:  # noqa: D102
+        pending = self.pending()
+        for future in [f for f in pending if f.done()]:
+            pending.remove(future)
+            info, submitted = self.submitted.pop(id(future))
             try:
                 value = future.result()[1]
             except Exception as exc:  # the task never returned: its worker was lost
                 value = TrialValue(
-                    cost=self._crash_cost,
+                    cost=runner_crash_cost(self),
                     status=StatusType.CRASHED,
                     starttime=submitted,
                     endtime=time.time(),
                     additional_info={"traceback": traceback.format_exc(), "error": repr(exc)},
                 )
-            self._results_queue.append((info, value))
+            self.put_result(info, value)
 
 
 class TrialRecorder(Callback):

@@ -24,6 +24,7 @@ from smac.facade.abstract_facade import AbstractFacade
 from smac.main.smbo import SMBO
 from smac.runhistory import StatusType
 
+from hpo.campaign.smac_adapter import facade_parts, smbo_finished, smbo_scenario
 from hpo.errors import ConfigError, HpoError
 from hpo.runs.folder import SMAC_DIR, read_json, write_json_atomic
 
@@ -46,7 +47,7 @@ class _AtomicSMBO(SMBO):
     """SMBO whose state files are written to temporary names, then renamed together."""
 
     def save(self) -> None:  # noqa: D102
-        path = self._scenario.output_directory
+        path = smbo_scenario(self).output_directory
         if path is None:
             return
         path.mkdir(parents=True, exist_ok=True)
@@ -56,11 +57,11 @@ class _AtomicSMBO(SMBO):
             "used_target_function_walltime": self.used_target_function_walltime,
             "used_target_function_cputime": self.used_target_function_cputime,
             "last_update": time.time(),
-            "finished": self._finished,
+            "finished": smbo_finished(self),
         }
         tmp["optimization.json"].write_text(json.dumps(stats, indent=2))
-        self._runhistory.save(tmp["runhistory.json"])
-        self._intensifier.save(tmp["intensifier.json"])
+        self.runhistory.save(tmp["runhistory.json"])
+        self.intensifier.save(tmp["intensifier.json"])
         for name, src in tmp.items():
             os.replace(src, path / name)
 
@@ -105,14 +106,16 @@ def _check_resumable(scenario: Scenario) -> None:
 
 
 def campaign_optimizer(facade: AbstractFacade) -> SMBO:
-    if not facade._overwrite:
-        _check_resumable(facade._scenario)
+    """The SMBO of every campaign facade: atomic state files, and a resume checked first."""
+    parts = facade_parts(facade)
+    if not parts.overwrite:
+        _check_resumable(parts.scenario)
     return _AtomicSMBO(
-        scenario=facade._scenario,
-        runner=facade._runner,
-        runhistory=facade._runhistory,
-        intensifier=facade._intensifier,
-        overwrite=facade._overwrite,
+        scenario=parts.scenario,
+        runner=parts.runner,
+        runhistory=parts.runhistory,
+        intensifier=parts.intensifier,
+        overwrite=parts.overwrite,
     )
 
 

@@ -80,7 +80,8 @@ def _defaults() -> dict[str, Any]:
 
 def add_parsers(subparsers: Any) -> None:
     """Add the ``run`` sub-command to the ``hpo`` parser."""
-    from hpo.campaign.config import FIDELITY_BUDGETS, OPTIMIZERS
+    from hpo.campaign.config import FIDELITY_BUDGETS
+    from hpo.campaign.optimizers import get_optimizer, offered_optimizers
 
     d = _defaults()
     lows = ", ".join(f"{k} {lo:g}" for k, (lo, _) in FIDELITY_BUDGETS.items())
@@ -131,11 +132,9 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument("--eta", type=int, help=f"successive halving factor (default: {d['eta']})")
     p.add_argument(
         "--optimizer",
-        choices=OPTIMIZERS,
-        help="model-hb: random-forest surrogate on Hyperband brackets (BOHB-style); model-sh: "
-        "the same with successive halving; random-hb: model-free Hyperband; bo: single-"
-        "fidelity BO at --max-budget; random: random search at --max-budget "
-        f"(default: {d['optimizer']})",
+        choices=offered_optimizers(),
+        help="; ".join(f"{n}: {get_optimizer(n).description}" for n in offered_optimizers())
+        + f" (default: {d['optimizer']})",
     )
     p.add_argument(
         "--n-init",

@@ -16,6 +16,10 @@ from hpo.ranking.folds import (
     fold_rows,
     labeled_table,
 )
+from hpo.ranking.hyperparameters import (
+    RoutedHyperparameters,
+    route_hyperparameters,
+)
 from hpo.ranking.metrics import (
     collection_metric,
     kendall_tau,
@@ -62,6 +66,7 @@ __all__ = [
     "LIGHTGBM_QUERY_LIMIT",
     "LambdaRanker",
     "RANKER_KEYS",
+    "RoutedHyperparameters",
     "assign_folds",
     "collection_means",
     "collection_metric",
@@ -76,6 +81,7 @@ __all__ = [
     "make_ranker",
     "overall_score",
     "relevance_labels",
+    "route_hyperparameters",
     "sample_configs",
     "score_collection",
     "score_table",

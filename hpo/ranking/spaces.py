@@ -22,6 +22,7 @@ from ConfigSpace.read_and_write.dictionary import (
 )
 
 from hpo.errors import ConfigError
+from hpo.ranking.hyperparameters import HPO_SET_PARAMS, route_hyperparameters
 
 __all__ = [
     "DEFAULT_SPACE",
@@ -35,29 +36,6 @@ __all__ = [
 
 DEFAULT_SPACE = "lambdarank"
 _SUFFIX = ".json"
-#: LightGBM parameters hpo sets itself on every booster (``LambdaRanker.lightgbm_params``):
-#: the rounds are the budget (a space's ``num_iterations`` = 300 at budget 8 exported a
-#: model.json saying 8 rounds over a 300-tree booster), the objective, metric and labels
-#: are what hpo ranks with, threads and seeds belong to the campaign. A space may not name
-#: them or any of their aliases.
-HPO_SET_PARAMS = (
-    "num_iterations",
-    "objective",
-    "metric",
-    "label_gain",
-    "num_threads",
-    "seed",
-    "data_random_seed",
-    "bagging_seed",
-    "feature_fraction_seed",
-    "extra_seed",
-    "drop_seed",
-    "objective_seed",
-    "deterministic",
-    "force_row_wise",
-    "feature_pre_filter",
-    "verbosity",
-)
 
 
 def _space_dirs() -> list[Path]:
@@ -151,45 +129,18 @@ def _check_clause(
             _check_clause(source, f"{where}.{sub_key}[{j}]", sub, decoders, names)
 
 
-def _lightgbm_aliases() -> dict[str, list[str]]:
-    """``{parameter: [its name and aliases]}`` as the installed LightGBM reports them."""
-    from lightgbm.basic import _ConfigAliases
-
-    return dict(_ConfigAliases._get_all_param_aliases())
-
-
 def check_space_keys(source: str, names: list[str]) -> None:
-    """Refuse a hyperparameter that hpo sets itself, or that neither hpo nor LightGBM knows.
+    """Refuse a hyperparameter that hpo sets itself, or that nobody owns.
 
-    hpo's own keys are those of :data:`hpo.ranking.training.RANKER_KEYS` and the feature
-    group switches ``use_group_<name>``; every other key goes to LightGBM, which would
-    ignore an unknown one with only a warning.
+    The space's names go through :func:`hpo.ranking.hyperparameters.route_hyperparameters`,
+    the routing training uses, so a space holds only keys a trial can use.
 
     Raises
     ------
     ConfigError
         Naming the file and the first offending key.
     """
-    from hpo.features.groups import GROUP_PREFIX
-    from hpo.ranking.training import RANKER_KEYS
-
-    aliases = _lightgbm_aliases()
-    owner = {alias: param for param, names_ in aliases.items() for alias in names_}
-    for name in names:
-        param = owner.get(name, name)
-        if param in HPO_SET_PARAMS:
-            raise ConfigError(
-                f"{source}: hyperparameter '{name}' is set by hpo itself (LightGBM's "
-                f"'{param}': rounds come from the budget, threads and seeds from the "
-                "campaign); remove it from the space"
-            )
-        if name in RANKER_KEYS or name.startswith(GROUP_PREFIX) or name in owner:
-            continue
-        raise ConfigError(
-            f"{source}: hyperparameter '{name}' is neither an hpo setting "
-            f"({', '.join(k for k in RANKER_KEYS if k != 'num_boost_round')}, "
-            f"{GROUP_PREFIX}<group>) nor a LightGBM parameter"
-        )
+    route_hyperparameters(dict.fromkeys(names), source)
 
 
 def space_from_dict(data: Any, source: str = "search space") -> ConfigurationSpace:

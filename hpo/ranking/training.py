@@ -3,10 +3,11 @@
 The objective (every trial), export and the benchmarks call :func:`train_family`, so a trial
 and an exported model are trained and scored the same way. Hyperparameters arrive as one flat
 mapping (a SMAC configuration): ``label_levels``, ``max_group_size``, ``relative_features``,
-``num_boost_round``, ``estimate_blend`` and ``estimate_weight`` (:mod:`hpo.ranking.blend`)
-steer the ranker, the feature selection and the scoring, ``use_group_<name>`` switches feature
-groups; every other key is passed to LightGBM. With the blend on, a layout family also fits
-its learned cost prior (:mod:`hpo.ranking.prior`) on the rows it trains on.
+``estimate_blend`` and ``estimate_weight`` (:mod:`hpo.ranking.blend`) steer the ranker, the
+feature selection and the scoring, ``use_group_<name>`` switches feature groups, every other
+key must be LightGBM's and is passed to it (the owners are declared once, in
+:mod:`hpo.ranking.hyperparameters`; an unknown key is refused). With the blend on, a layout
+family also fits its learned cost prior (:mod:`hpo.ranking.prior`) on the rows it trains on.
 """
 
 from __future__ import annotations
@@ -19,16 +20,15 @@ from typing import Any
 import numpy as np
 
 from hpo.data.load import is_layout
-from hpo.features.groups import GROUP_PREFIX, columns_for, switches_from_hyperparameters
+from hpo.features.groups import columns_for, switches_from_hyperparameters
 from hpo.features.table import FeatureTable
 from hpo.ranking.blend import (
-    BLEND_KEY,
-    WEIGHT_KEY,
     blend_scores,
     estimate_position,
     estimate_weight,
 )
 from hpo.ranking.datasets import DatasetCache, rows_digest
+from hpo.ranking.hyperparameters import BLEND_SETTINGS, RANKER_SETTINGS, route_hyperparameters
 from hpo.ranking.metrics import kendall_tau
 from hpo.ranking.prior import LearnedPrior, fit_family_prior
 from hpo.ranking.ranker import LambdaRanker, OrderedRows
@@ -52,15 +52,10 @@ __all__ = [
 
 #: Boosting rounds of every trial when the fidelity is ``configs`` (configs per graph).
 DEFAULT_FIXED_ROUNDS = 200
-#: Hyperparameters consumed by the ranker/feature selection rather than passed to LightGBM.
-RANKER_KEYS = (
-    "label_levels",
-    "max_group_size",
-    "relative_features",
-    "num_boost_round",
-    WEIGHT_KEY,
-    BLEND_KEY,
-)
+#: Hyperparameters consumed by the ranker, the feature selection and the blend rather than
+#: passed to LightGBM (the feature group switches aside): a view of the owners declared in
+#: :mod:`hpo.ranking.hyperparameters`.
+RANKER_KEYS = (*RANKER_SETTINGS, *BLEND_SETTINGS)
 
 
 def _as_bool(value: Any) -> bool:
@@ -85,15 +80,18 @@ def feature_columns(table: FeatureTable, hyperparameters: Mapping[str, Any]) -> 
 def make_ranker(
     hyperparameters: Mapping[str, Any], *, num_boost_round: int, seed: int, n_threads: int = 1
 ) -> LambdaRanker:
-    """Build an unfitted :class:`LambdaRanker` from a flat hyperparameter mapping."""
-    params = {
-        k: v
-        for k, v in hyperparameters.items()
-        if k not in RANKER_KEYS and not k.startswith(GROUP_PREFIX)
-    }
-    for key, value in list(params.items()):
-        if isinstance(value, np.generic):
-            params[key] = value.item()
+    """Build an unfitted :class:`LambdaRanker` from a flat hyperparameter mapping.
+
+    The LightGBM parameters are the keys :func:`route_hyperparameters` gives LightGBM.
+
+    Raises
+    ------
+    ConfigError
+        If a key is owned by nobody, or is one hpo sets itself (``num_boost_round``: the
+        rounds are the argument).
+    """
+    routed = route_hyperparameters(hyperparameters)
+    params = {k: v.item() if isinstance(v, np.generic) else v for k, v in routed.lightgbm.items()}
     return LambdaRanker(
         params,
         num_boost_round=num_boost_round,

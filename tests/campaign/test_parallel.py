@@ -3,7 +3,7 @@
 The toy objective sleeps with the square of the budget, so the baseline (the default
 configuration at the largest budget, every campaign's first trial) is still running on one
 worker while the other finishes the first stage of the first bracket: the timing that crashed
-every successive-halving optimizer in SMAC 2.4 (see ``hpo.campaign.facades._FullBrackets``).
+every successive-halving optimizer in SMAC 2.4 (see ``hpo.campaign.intensifiers.FullBrackets``).
 """
 
 from __future__ import annotations
@@ -199,7 +199,7 @@ def test_a_failure_of_smacs_loop_is_one_line_and_resumes(
     from hpo.errors import HpoError
 
     cfg = toy_config(runs, data_root, trials=20, optimizer="model-hb", **PARALLEL)
-    promote = FullBrackets._get_best_configs
+    promote = FullBrackets.promote
     calls = {"n": 0}
 
     def failing(self: Any, configs: Any, bracket: int, stage: int, keys: Any) -> Any:
@@ -209,14 +209,14 @@ def test_a_failure_of_smacs_loop_is_one_line_and_resumes(
             raise ValueError("need at least one array to concatenate")
         return selected
 
-    monkeypatch.setattr(FullBrackets, "_get_best_configs", failing)
+    monkeypatch.setattr(FullBrackets, "promote", failing)
     with pytest.raises(HpoError, match=r"SMAC's search loop failed \(ValueError: need at least"):
         _run(cfg, ToyObjective())
     failure = smac_output_dir(cfg.run_dir, cfg.seed) / LOOP_FAILURE_FILE
     assert "Traceback" in failure.read_text()
     records = read_trials(cfg.run_dir / "trials.jsonl")
     assert 0 < len(records) < 20
-    monkeypatch.setattr(FullBrackets, "_get_best_configs", promote)
+    monkeypatch.setattr(FullBrackets, "promote", promote)
     result = _run(cfg, ToyObjective(), resume=True)
     after = read_trials(cfg.run_dir / "trials.jsonl")
     assert after[: len(records)] == records

@@ -1,0 +1,195 @@
+"""The optimizers a campaign can run: one table, read by the settings, the CLI, SMAC's assembly
+and the docs.
+
+Each :class:`Optimizer` names its facade builder, whether it races budgets (multi-fidelity),
+the names older ``campaign.json`` files hold for it, and one line for ``hpo run --help``.
+:class:`hpo.campaign.config.CampaignConfig` checks a name against the table,
+:func:`hpo.campaign.facades.make_facade` calls the builder, ``hpo run --optimizer`` offers the
+names, and ``tests/campaign/test_optimizers.py`` checks that README.md lists every offered
+one. Adding an optimizer is one :func:`register` call (that test adds one and runs a
+campaign with it).
+
+The table holds no SMAC object: a builder is referred to by its ``"module:function"`` path and
+imported when a campaign starts, so reading settings or a run folder does not load SMAC (about
+3 seconds).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from hpo.errors import ConfigError
+
+__all__ = [
+    "Optimizer",
+    "canonical_name",
+    "get_optimizer",
+    "is_multi_fidelity",
+    "known_optimizers",
+    "legacy_aliases",
+    "multi_fidelity_optimizers",
+    "offered_optimizers",
+    "register",
+    "unregister",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Optimizer:
+    """One optimizer of the table.
+
+    Parameters
+    ----------
+    name
+        The name ``hpo run --optimizer`` takes and ``campaign.json`` records.
+    multi_fidelity
+        True when trials run at budgets from ``min_budget`` to ``max_budget`` (successive
+        halving or Hyperband); False when every trial runs at ``max_budget``.
+    facade
+        The facade builder, ``builder(request) -> AbstractFacade`` with a
+        :class:`hpo.campaign.facade_builders.FacadeRequest`, or its ``"module:function"``
+        path (imported on first use, so the table loads without SMAC). The facade's
+        intensifier must be a :class:`hpo.campaign.intensifiers.BaselineFirst`.
+    description
+        One line for the CLI's help.
+    aliases
+        Names older ``campaign.json`` files hold for this optimizer; they load as ``name``.
+    offered
+        False for an optimizer that old runs resume with but new campaigns cannot choose.
+    """
+
+    name: str
+    multi_fidelity: bool
+    facade: str | Callable[..., Any]
+    description: str
+    aliases: tuple[str, ...] = ()
+    offered: bool = True
+
+    def builder(self) -> Callable[..., Any]:
+        """The facade builder, imported from its path when given as one."""
+        if callable(self.facade):
+            return self.facade
+        module, _, function = self.facade.partition(":")
+        built: Callable[..., Any] = getattr(importlib.import_module(module), function)
+        return built
+
+
+_BUILDERS = "hpo.campaign.facade_builders"
+# the order is the CLI's and the docs': the default first
+_TABLE: dict[str, Optimizer] = {}
+
+
+def register(optimizer: Optimizer) -> Optimizer:
+    """Add ``optimizer`` to the table; return it.
+
+    Raises
+    ------
+    ConfigError
+        If its name or one of its aliases is taken.
+    """
+    taken = set(_TABLE) | set(legacy_aliases())
+    clash = [n for n in (optimizer.name, *optimizer.aliases) if n in taken]
+    if clash:
+        raise ConfigError(f"optimizer '{clash[0]}' is registered already")
+    _TABLE[optimizer.name] = optimizer
+    return optimizer
+
+
+def unregister(name: str) -> None:
+    """Remove the optimizer ``name`` from the table (a test's, or a plugin's)."""
+    _TABLE.pop(name, None)
+
+
+def legacy_aliases() -> dict[str, str]:
+    """``{old name: name}`` of the names older ``campaign.json`` files hold."""
+    return {alias: o.name for o in _TABLE.values() for alias in o.aliases}
+
+
+def canonical_name(name: str) -> str:
+    """``name``, or the optimizer an old name of :func:`legacy_aliases` stands for."""
+    return legacy_aliases().get(name, name)
+
+
+def get_optimizer(name: str) -> Optimizer:
+    """The optimizer ``name`` (an old name is accepted).
+
+    Raises
+    ------
+    ConfigError
+        If no optimizer has that name.
+    """
+    found = _TABLE.get(canonical_name(name))
+    if found is None:
+        raise ConfigError(
+            f"campaign setting 'optimizer': expected one of {', '.join(offered_optimizers())}, "
+            f"found {name!r}"
+        )
+    return found
+
+
+def offered_optimizers() -> tuple[str, ...]:
+    """The names a new campaign can choose, the default first."""
+    return tuple(n for n, o in _TABLE.items() if o.offered)
+
+
+def known_optimizers() -> tuple[str, ...]:
+    """Every name a campaign.json may hold after aliases are resolved (offered or not)."""
+    return tuple(_TABLE)
+
+
+def multi_fidelity_optimizers() -> tuple[str, ...]:
+    """The optimizers whose trials run at budgets from ``min_budget`` to ``max_budget``."""
+    return tuple(n for n, o in _TABLE.items() if o.multi_fidelity)
+
+
+def is_multi_fidelity(name: str) -> bool:
+    """Whether the optimizer ``name`` races budgets (see :attr:`Optimizer.multi_fidelity`)."""
+    return get_optimizer(name).multi_fidelity
+
+
+for _entry in (
+    Optimizer(
+        name="model-hb",
+        multi_fidelity=True,
+        facade=f"{_BUILDERS}:build_model_hb",
+        description="random-forest surrogate on Hyperband brackets (BOHB-style)",
+    ),
+    Optimizer(
+        name="model-sh",
+        multi_fidelity=True,
+        facade=f"{_BUILDERS}:build_model_sh",
+        description="the same with successive halving",
+    ),
+    Optimizer(
+        name="random-hb",
+        multi_fidelity=True,
+        facade=f"{_BUILDERS}:build_random_hb",
+        description="model-free Hyperband",
+        aliases=("hyperband",),
+    ),
+    Optimizer(
+        name="bo",
+        multi_fidelity=False,
+        facade=f"{_BUILDERS}:build_bo",
+        description="single-fidelity BO at --max-budget",
+    ),
+    Optimizer(
+        name="random",
+        multi_fidelity=False,
+        facade=f"{_BUILDERS}:build_random",
+        description="random search at --max-budget",
+    ),
+    # random sampling raced by successive halving: not offered any more, old runs resume
+    Optimizer(
+        name="random-sh",
+        multi_fidelity=True,
+        facade=f"{_BUILDERS}:build_random_sh",
+        description="random sampling raced by successive halving (old runs only)",
+        aliases=("sh",),
+        offered=False,
+    ),
+):
+    register(_entry)

@@ -1,0 +1,221 @@
+"""Every use of SMAC's private (underscore) names, in one place.
+
+hpo builds on SMAC 2.4 where SMAC offers no public way in: the facade's components, the
+config selector's initial design, the SMBO's state, successive halving's racing state, and
+the runners' queues. Each private name is read or overridden here only, and
+:data:`PRIVATE_NAMES` lists them; ``tests/campaign/test_smac_adapter.py`` checks each on the
+installed SMAC (it exists, and where cheap it still means what hpo assumes), so a SMAC upgrade
+that renames or changes one fails in one place instead of mid-campaign.
+
+The other campaign modules use the accessor functions and the hook classes below, whose
+public hooks (:meth:`CampaignFacadeHook.campaign_smbo`, :meth:`PromotionHook.promote`,
+:meth:`PendingTrialsHook.collect_finished`) stand in for the private methods SMAC calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ConfigSpace import Configuration
+from smac.facade.abstract_facade import AbstractFacade
+from smac.intensifier.abstract_intensifier import AbstractIntensifier
+from smac.intensifier.successive_halving import SuccessiveHalving
+from smac.main.config_selector import ConfigSelector
+from smac.main.smbo import SMBO
+from smac.runhistory import TrialInfo, TrialValue
+from smac.runhistory.dataclasses import InstanceSeedBudgetKey
+from smac.runner.abstract_runner import AbstractRunner
+from smac.runner.dask_runner import DaskParallelRunner
+from smac.runner.target_function_runner import TargetFunctionRunner
+
+__all__ = [
+    "PRIVATE_NAMES",
+    "CampaignFacadeHook",
+    "FacadeParts",
+    "PendingTrialsHook",
+    "PromotionHook",
+    "facade_parts",
+    "next_order_seed",
+    "order_initial_design",
+    "refresh_intensifier",
+    "runner_crash_cost",
+    "runner_target",
+    "smbo_finished",
+    "smbo_scenario",
+    "stage_sizes",
+    "tracker",
+]
+
+#: ``(SMAC class, private name)`` of every private name this module uses. Attributes set in
+#: ``__init__`` are checked on an instance, methods on the class.
+PRIVATE_NAMES: tuple[tuple[type, str], ...] = (
+    (AbstractFacade, "_get_optimizer"),
+    (AbstractFacade, "_scenario"),
+    (AbstractFacade, "_runner"),
+    (AbstractFacade, "_runhistory"),
+    (AbstractFacade, "_intensifier"),
+    (AbstractFacade, "_overwrite"),
+    (AbstractFacade, "_initial_design"),
+    (AbstractFacade, "_random_design"),
+    (AbstractFacade, "_model"),
+    (AbstractFacade, "_acquisition_function"),
+    (AbstractFacade, "_config_selector"),
+    (ConfigSelector, "_initial_design_configs"),
+    (SMBO, "_scenario"),
+    (SMBO, "_finished"),
+    (AbstractIntensifier, "__post_init__"),
+    (SuccessiveHalving, "_tracker"),
+    (SuccessiveHalving, "_n_configs_in_stage"),
+    (SuccessiveHalving, "_get_next_order_seed"),
+    (SuccessiveHalving, "_get_best_configs"),
+    (TargetFunctionRunner, "_target_function"),
+    (AbstractRunner, "_crash_cost"),
+    (DaskParallelRunner, "_pending_trials"),
+    (DaskParallelRunner, "_results_queue"),
+    (DaskParallelRunner, "_process_pending_trials"),
+)
+
+
+@dataclass(frozen=True)
+class FacadeParts:
+    """The components a SMAC facade keeps in private attributes."""
+
+    scenario: Any
+    runner: AbstractRunner | None
+    runhistory: Any
+    intensifier: AbstractIntensifier
+    overwrite: bool
+    initial_design: Any
+    random_design: Any
+    model: Any
+    acquisition_function: Any
+    config_selector: ConfigSelector
+
+
+def facade_parts(facade: AbstractFacade) -> FacadeParts:
+    """The components of ``facade`` (set before SMAC calls ``_get_optimizer``)."""
+    return FacadeParts(
+        scenario=facade._scenario,
+        runner=facade._runner,
+        runhistory=facade._runhistory,
+        intensifier=facade._intensifier,
+        overwrite=facade._overwrite,
+        initial_design=facade._initial_design,
+        random_design=facade._random_design,
+        model=facade._model,
+        acquisition_function=facade._acquisition_function,
+        config_selector=facade._config_selector,
+    )
+
+
+class CampaignFacadeHook(AbstractFacade):
+    """Facade mixin: SMAC's ``_get_optimizer`` builds the SMBO with :meth:`campaign_smbo`.
+
+    Put it before the SMAC facade in the bases; the subclass's own name stays what SMAC's
+    saved meta records.
+    """
+
+    def campaign_smbo(self) -> SMBO:
+        """The SMBO that runs this facade's loop."""
+        raise NotImplementedError
+
+    def _get_optimizer(self) -> SMBO:
+        return self.campaign_smbo()
+
+
+def order_initial_design(facade: AbstractFacade, first: Callable[[Configuration], bool]) -> None:
+    """Move the initial-design configurations for which ``first`` holds to the front.
+
+    The config selector walks its design list in order, skipping what the runhistory holds.
+    """
+    selector = facade._config_selector
+    design = list(selector._initial_design_configs)
+    selector._initial_design_configs = [c for c in design if first(c)] + [
+        c for c in design if not first(c)
+    ]
+
+
+def smbo_scenario(smbo: SMBO) -> Any:
+    """The scenario of ``smbo`` (its output directory is where the state files go)."""
+    return smbo._scenario
+
+
+def smbo_finished(smbo: SMBO) -> bool:
+    """Whether ``smbo``'s loop has finished (saved in ``optimization.json``)."""
+    return bool(smbo._finished)
+
+
+def refresh_intensifier(intensifier: AbstractIntensifier) -> None:
+    """Re-read the runhistory's seeds and instances and the incumbents, as SMAC's ``__iter__``
+    does on entry (needed before yielding trials ahead of SMAC's own loop)."""
+    intensifier.__post_init__()
+
+
+def tracker(intensifier: SuccessiveHalving) -> Any:
+    """Successive halving's racing state: ``{(bracket, stage): [(order seed, configs)]}``."""
+    return intensifier._tracker
+
+
+def stage_sizes(intensifier: SuccessiveHalving) -> Any:
+    """``[bracket][stage]`` -> how many configurations the stage races."""
+    return intensifier._n_configs_in_stage
+
+
+def next_order_seed(intensifier: SuccessiveHalving) -> int | None:
+    """The seed SMAC gives a new group of the tracker."""
+    return intensifier._get_next_order_seed()
+
+
+class PromotionHook(SuccessiveHalving):
+    """Successive-halving mixin: SMAC's ``_get_best_configs`` asks :meth:`promote`."""
+
+    def promote(
+        self,
+        configs: list[Configuration],
+        bracket: int,
+        stage: int,
+        from_keys: list[InstanceSeedBudgetKey],
+    ) -> list[Configuration]:
+        """The configurations of a finished group that go on to the next stage."""
+        raise NotImplementedError
+
+    def _get_best_configs(
+        self,
+        configs: list[Configuration],
+        bracket: int,
+        stage: int,
+        from_keys: list[InstanceSeedBudgetKey],
+    ) -> list[Configuration]:
+        return self.promote(configs, bracket, stage, from_keys)
+
+
+def runner_target(runner: TargetFunctionRunner) -> Any:
+    """The target function ``runner`` calls."""
+    return runner._target_function
+
+
+def runner_crash_cost(runner: AbstractRunner) -> float | list[float]:
+    """The cost SMAC records for a crashed trial (the scenario's ``crash_cost``)."""
+    return runner._crash_cost
+
+
+class PendingTrialsHook(DaskParallelRunner):
+    """Dask-runner mixin: SMAC's ``_process_pending_trials`` calls :meth:`collect_finished`,
+    which reads :meth:`pending` and hands results to :meth:`put_result`."""
+
+    def pending(self) -> list[Any]:
+        """The futures of the trials submitted and not collected yet (SMAC's own list)."""
+        return self._pending_trials
+
+    def put_result(self, info: TrialInfo, value: TrialValue) -> None:
+        """Queue a finished trial for SMAC's ``iter_results``."""
+        self._results_queue.append((info, value))
+
+    def collect_finished(self) -> None:
+        """Move finished trials from :meth:`pending` to the results (SMAC's own rule)."""
+        DaskParallelRunner._process_pending_trials(self)
+
+    def _process_pending_trials(self) -> None:
+        self.collect_finished()

@@ -1,0 +1,142 @@
+"""Who owns each hyperparameter of a configuration: one declaration, one routing function.
+
+A configuration (a point of a search space) is one flat mapping. Each key has one owner:
+
+- ``hpo`` (:data:`RANKER_SETTINGS`): the ranker's labels and sub-queries and the relative
+  feature columns (:mod:`hpo.ranking.training`);
+- ``blend`` (:data:`BLEND_SETTINGS`): the blend of scores with the cost prior
+  (:mod:`hpo.ranking.blend`);
+- ``groups``: ``use_group_<name>`` switches a feature group (:mod:`hpo.features.groups`);
+- ``lightgbm``: every other key, if LightGBM knows it (a parameter or one of its aliases) and
+  it is not one hpo sets itself (:data:`HPO_SET_PARAMS`: rounds come from the budget, threads
+  and seeds from the campaign).
+
+:func:`route_hyperparameters` sorts a configuration by owner and refuses any other key with a
+one-line error naming it and where it came from; training (:func:`hpo.ranking.training.
+make_ranker`) and space loading (:func:`hpo.ranking.spaces.check_space_keys`) both use it, so
+a key a space may hold is exactly a key training accepts. LightGBM would ignore an unknown
+key with only a warning, and a trial would tune nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hpo.errors import ConfigError
+from hpo.features.groups import GROUP_PREFIX
+from hpo.ranking.blend import BLEND_KEY, WEIGHT_KEY
+
+__all__ = [
+    "BLEND_SETTINGS",
+    "HPO_SET_PARAMS",
+    "OWNERS",
+    "RANKER_SETTINGS",
+    "RoutedHyperparameters",
+    "lightgbm_aliases",
+    "route_hyperparameters",
+]
+
+#: hpo's own settings of the ranker and of the feature selection.
+RANKER_SETTINGS = ("label_levels", "max_group_size", "relative_features")
+#: The settings of the blend with the cost prior (:mod:`hpo.ranking.blend`).
+BLEND_SETTINGS = (WEIGHT_KEY, BLEND_KEY)
+#: The owners a key can have, in the order :func:`route_hyperparameters` asks them.
+OWNERS = ("hpo", "blend", "groups", "lightgbm")
+#: LightGBM parameters hpo sets itself on every booster (``LambdaRanker.lightgbm_params``):
+#: the rounds are the budget (a space's ``num_iterations`` = 300 at budget 8 exported a
+#: model.json saying 8 rounds over a 300-tree booster), the objective, metric and labels
+#: are what hpo ranks with, threads and seeds belong to the campaign. A configuration may not
+#: name them or any of their aliases.
+HPO_SET_PARAMS = (
+    "num_iterations",
+    "objective",
+    "metric",
+    "label_gain",
+    "num_threads",
+    "seed",
+    "data_random_seed",
+    "bagging_seed",
+    "feature_fraction_seed",
+    "extra_seed",
+    "drop_seed",
+    "objective_seed",
+    "deterministic",
+    "force_row_wise",
+    "feature_pre_filter",
+    "verbosity",
+)
+
+
+@dataclass(frozen=True)
+class RoutedHyperparameters:
+    """A configuration's keys sorted by owner (see :data:`OWNERS`)."""
+
+    hpo: dict[str, Any] = field(default_factory=dict)
+    blend: dict[str, Any] = field(default_factory=dict)
+    groups: dict[str, Any] = field(default_factory=dict)
+    lightgbm: dict[str, Any] = field(default_factory=dict)
+
+
+@functools.cache
+def lightgbm_aliases() -> dict[str, str]:
+    """``{name or alias: parameter}`` of every parameter the installed LightGBM knows.
+
+    The one use of LightGBM's private ``_ConfigAliases`` (LightGBM has no public list);
+    ``tests/ranking/test_hyperparameters.py`` checks it on the installed version.
+    """
+    from lightgbm.basic import _ConfigAliases
+
+    table = _ConfigAliases._get_all_param_aliases()
+    return {alias: param for param, names in table.items() for alias in names}
+
+
+def _owner(key: str) -> str | None:
+    if key in RANKER_SETTINGS:
+        return "hpo"
+    if key in BLEND_SETTINGS:
+        return "blend"
+    if key.startswith(GROUP_PREFIX):
+        return "groups"
+    if key in lightgbm_aliases():
+        return "lightgbm"
+    return None
+
+
+def route_hyperparameters(
+    hyperparameters: Mapping[str, Any], source: str = "hyperparameters"
+) -> RoutedHyperparameters:
+    """Sort ``hyperparameters`` by owner; refuse a key nobody owns or hpo sets itself.
+
+    Parameters
+    ----------
+    hyperparameters
+        One configuration (or, to check a space, its names mapped to anything).
+    source
+        Named in the error: the space's file, or what the configuration came from.
+
+    Raises
+    ------
+    ConfigError
+        Naming ``source`` and the first offending key.
+    """
+    routed = RoutedHyperparameters()
+    for key, value in hyperparameters.items():
+        param = lightgbm_aliases().get(key, key)
+        if param in HPO_SET_PARAMS:
+            raise ConfigError(
+                f"{source}: hyperparameter '{key}' is set by hpo itself (LightGBM's "
+                f"'{param}': rounds come from the budget, threads and seeds from the "
+                "campaign); remove it from the space"
+            )
+        owner = _owner(key)
+        if owner is None:
+            raise ConfigError(
+                f"{source}: hyperparameter '{key}' is neither an hpo setting "
+                f"({', '.join((*RANKER_SETTINGS, *BLEND_SETTINGS))}, {GROUP_PREFIX}<group>) "
+                "nor a LightGBM parameter"
+            )
+        getattr(routed, owner)[key] = value
+    return routed

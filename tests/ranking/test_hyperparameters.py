@@ -1,0 +1,86 @@
+"""Tests of hpo/ranking/hyperparameters.py: one declaration of owners, one routing function."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from hpo.errors import ConfigError
+from hpo.features.groups import GROUP_PREFIX
+from hpo.ranking.blend import BLEND_KEY, WEIGHT_KEY
+from hpo.ranking.hyperparameters import (
+    HPO_SET_PARAMS,
+    lightgbm_aliases,
+    route_hyperparameters,
+)
+from hpo.ranking.spaces import list_spaces, load_space
+from hpo.ranking.training import make_ranker
+
+
+def test_each_key_goes_to_its_owner() -> None:
+    routed = route_hyperparameters(
+        {
+            "label_levels": 8,
+            "relative_features": False,
+            WEIGHT_KEY: 1.5,
+            BLEND_KEY: True,
+            f"{GROUP_PREFIX}cost_estimate": False,
+            "num_leaves": 31,
+            "num_leaf": 15,  # a LightGBM alias
+        },
+        "space.json",
+    )
+    assert routed.hpo == {"label_levels": 8, "relative_features": False}
+    assert routed.blend == {WEIGHT_KEY: 1.5, BLEND_KEY: True}
+    assert routed.groups == {f"{GROUP_PREFIX}cost_estimate": False}
+    assert routed.lightgbm == {"num_leaves": 31, "num_leaf": 15}
+
+
+def test_an_unknown_key_is_refused_naming_it_and_the_source() -> None:
+    with pytest.raises(
+        ConfigError,
+        match=r"^my\.json: hyperparameter 'leaves' is neither an hpo setting "
+        r"\(label_levels, max_group_size, relative_features, estimate_weight, estimate_blend, "
+        r"use_group_<group>\) nor a LightGBM parameter$",
+    ):
+        route_hyperparameters({"num_leaves": 3, "leaves": 3}, "my.json")
+
+
+@pytest.mark.parametrize("key", ["num_boost_round", "n_estimators", "nthread", "random_state"])
+def test_a_key_hpo_sets_itself_is_refused(key: str) -> None:
+    with pytest.raises(ConfigError, match=rf"^hyperparameters: hyperparameter '{key}' is set by"):
+        route_hyperparameters({key: 1})
+
+
+def test_lightgbms_private_alias_table_still_answers() -> None:
+    """The one LightGBM private name hpo uses: fails here when LightGBM renames or changes it."""
+    from lightgbm.basic import _ConfigAliases
+
+    method = _ConfigAliases._get_all_param_aliases
+    assert list(inspect.signature(method).parameters) == []
+    aliases = lightgbm_aliases()
+    assert aliases["num_leaf"] == "num_leaves"
+    assert aliases["n_estimators"] == aliases["num_boost_round"] == "num_iterations"
+    assert aliases["learning_rate"] == "learning_rate"
+    assert set(HPO_SET_PARAMS) <= set(aliases.values())  # each is a LightGBM parameter
+
+
+@pytest.mark.parametrize("space", list_spaces())
+def test_every_packaged_space_routes(space: str) -> None:
+    config = dict(load_space(space).get_default_configuration())
+    routed = route_hyperparameters(config, space)
+    assert sum(map(len, (routed.hpo, routed.blend, routed.groups, routed.lightgbm))) == len(config)
+
+
+def test_training_refuses_what_a_space_would() -> None:
+    with pytest.raises(ConfigError, match="hyperparameter 'leaves' is neither an hpo setting"):
+        make_ranker({"leaves": 31}, num_boost_round=3, seed=0)
+    with pytest.raises(ConfigError, match="hyperparameter 'num_boost_round' is set by hpo"):
+        make_ranker({"num_boost_round": 31}, num_boost_round=3, seed=0)
+    ranker = make_ranker(
+        {"num_leaves": 7, f"{GROUP_PREFIX}cost_estimate": True, WEIGHT_KEY: 1.0},
+        num_boost_round=3,
+        seed=0,
+    )
+    assert ranker.params == {"num_leaves": 7}
