@@ -26,6 +26,10 @@ from hpo.ranking.spaces import DEFAULT_SPACE
 from hpo.ranking.training import DEFAULT_FIXED_ROUNDS
 from hpo.runs.campaign_file import read_campaign_file
 from hpo.runs.folder import CAMPAIGN_FILE, jsonable
+from hpo.runs.settings import FIDELITIES
+from hpo.runs.settings import check_int as _int
+from hpo.runs.settings import check_positive as _positive
+from hpo.runs.settings import setting_error as _bad
 
 __all__ = [
     "FIDELITIES",
@@ -48,7 +52,6 @@ LEGACY_OPTIMIZERS = {"hyperband": "random-hb", "sh": "random-sh"}
 _KNOWN_OPTIMIZERS = (*OPTIMIZERS, "random-sh")
 #: The optimizers that use budgets between ``min_budget`` and ``max_budget``.
 MULTI_FIDELITY = ("model-hb", "model-sh", "random-hb", "random-sh")
-FIDELITIES = ("rounds", "configs")
 #: Default (min_budget, max_budget) per fidelity: boosting rounds, or configurations sampled
 #: per training graph (see ``hpo.campaign.objective``). Both span 2**4, so at the default eta 2
 #: every stage is a budget SMAC runs (it uses ``max * eta**-i``, never a smaller minimum):
@@ -65,22 +68,6 @@ DEFAULT_N_INIT = 8
 #: Results a budget needs before the surrogate is fitted on it, chosen by measurement.
 DEFAULT_MIN_TRIALS = 5
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-
-
-def _bad(key: str, expected: str, found: Any) -> ConfigError:
-    return ConfigError(f"campaign setting '{key}': expected {expected}, found {found!r}")
-
-
-def _int(key: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise _bad(key, f"an integer >= {low}", value)
-    return value
-
-
-def _positive(key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
-        raise _bad(key, "a finite number > 0", value)
-    return float(value)
 
 
 @dataclass(frozen=True, kw_only=True)

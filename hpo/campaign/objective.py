@@ -44,6 +44,7 @@ from hpo.campaign.config import FIDELITIES, CampaignConfig
 from hpo.errors import ConfigError, UsageError
 from hpo.features.table import FeatureTable, family_of
 from hpo.ranking.datasets import DatasetCache
+from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.folds import assign_folds, fold_index, fold_rows, labeled_table
 from hpo.ranking.training import DEFAULT_FIXED_ROUNDS, sample_configs, select_rows, train_family
 from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
@@ -198,11 +199,13 @@ class RankerObjective:
                 hp,
                 rounds=rounds - done,
                 seed=seed,
-                n_threads=s.n_threads,
-                rows=rows,
-                init_model=init,
-                cache=datasets if datasets is not None else self.datasets,
-                score_graphs=scored,
+                options=FitOptions(
+                    n_threads=s.n_threads,
+                    rows=rows,
+                    init_model=init,
+                    cache=datasets if datasets is not None else self.datasets,
+                    score_graphs=scored,
+                ),
             )
             if store is not None:  # both fidelities: export copies the booster it scored
                 # the saved file's size is the model's size: serialising it again only to
@@ -274,7 +277,7 @@ def build_objective(
     """
     from joblib import parallel_config
 
-    from hpo.features import SampleCaps, build_tables
+    from hpo.features import ExtractOptions, SampleCaps, build_tables, extraction_jobs
 
     assert cfg.max_budget is not None  # CampaignConfig fills it in
     # extraction happens once: its worker processes leave soon after instead of idling for
@@ -285,10 +288,12 @@ def build_objective(
             tuple(cfg.collections),
             ("train", "valid"),
             cfg.features,
-            cache_dir=Path(cfg.cache_dir) if cfg.cache_dir else None,
             caps=SampleCaps.from_settings(cfg),
-            n_jobs=n_jobs or min(4, os.cpu_count() or 1),
-            on_file=progress,
+            extract=ExtractOptions(
+                cache_dir=Path(cfg.cache_dir) if cfg.cache_dir else None,
+                n_jobs=extraction_jobs(n_jobs),
+                on_file=progress,
+            ),
         )
     if cfg.cv:
         tables = cv_tables(tables, cfg)

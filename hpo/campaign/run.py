@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -207,10 +208,10 @@ def run_campaign(
     """
     if warm_start and resume:
         raise UsageError("--warm-start seeds a new campaign; a resumed one keeps its seeds")
+    one = functools.partial(
+        run_single_campaign, objective=objective, data_to_scatter=data_to_scatter, quiet=quiet
+    )
     kwargs: dict[str, Any] = {
-        "objective": objective,
-        "data_to_scatter": data_to_scatter,
-        "quiet": quiet,
         "resume": resume,
         "overwrite": overwrite,
         "console": console,
@@ -219,8 +220,8 @@ def run_campaign(
     if cfg.per != "none":
         from hpo.campaign.subsets import run_subsets
 
-        return run_subsets(cfg, run_single_campaign, **kwargs)
-    return run_single_campaign(cfg, **kwargs)
+        return run_subsets(cfg, one, **kwargs)
+    return one(cfg, **kwargs)
 
 
 def run_single_campaign(

@@ -183,7 +183,7 @@ def _run_json(run: RunHistory, imp: Importance) -> dict[str, Any]:
         "path": str(run.path),
         "state": run.state,
         "disk_bytes": _disk(run),
-        "settings": run.settings,
+        "settings": run.campaign["config"],  # as recorded
         "n_trials": len(run.trials),
         "n_failed": len(run.crashed),
         "trials_per_budget": {str(k): v for k, v in run.trials_per_budget().items()},
@@ -221,7 +221,7 @@ def _subsets_json(run: SubsetRun) -> dict[str, Any]:
         "path": str(run.path),
         "state": run.state,
         "per": run.per,
-        "settings": run.settings,
+        "settings": run.campaign["config"],  # as recorded
         "subsets": subsets,
         "metrics": run.metrics,
         "score": run.score,
@@ -237,8 +237,8 @@ def _show_subsets(run: SubsetRun, as_json: bool) -> int:
     s = run.settings
     console.print(
         f"[bold]{run.name}[/bold]  {run.state}  {run.optimizer} per {run.per}  fidelity "
-        f"{run.fidelity} [{_b(s.get('min_budget'))}, {_b(s.get('max_budget'))}]  space "
-        f"{s.get('space')}  seed {s.get('seed')}\ndata {s.get('data_root')}\nstarted "
+        f"{run.fidelity} [{_b(s.min_budget)}, {_b(s.max_budget)}]  space "
+        f"{s.space}  seed {s.seed}\ndata {s.data_root}\nstarted "
         f"{_when(run.started)}  folder {run.path}",
         highlight=False,
     )
@@ -295,8 +295,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
     s = run.settings
     console.print(
         f"[bold]{run.name}[/bold]  {run.state}  {run.optimizer}  fidelity {run.fidelity} "
-        f"[{_b(s.get('min_budget'))}, {_b(s.get('max_budget'))}]  space {s.get('space')}  "
-        f"seed {s.get('seed')}\ncollections {', '.join(run.collections)}\ndata {s.get('data_root')}"
+        f"[{_b(s.min_budget)}, {_b(s.max_budget)}]  space {s.space}  "
+        f"seed {s.seed}\ncollections {', '.join(run.collections)}\ndata {s.data_root}"
         f"\nstarted {_when(run.started)}  folder {run.path}\n{smac_line(run.smac)}",
         highlight=False,
     )

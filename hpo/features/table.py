@@ -29,11 +29,13 @@ from hpo.features.spec import FEATURE_VERSION, FeatureSpec
 from hpo.features.tile import extract_tile_features, tile_feature_names
 
 __all__ = [
+    "ExtractOptions",
     "FeatureTable",
     "GraphRef",
     "build_tables",
     "extract_file",
     "extract_rows",
+    "extraction_jobs",
     "family_of",
     "feature_names",
 ]
@@ -57,6 +59,31 @@ def _version_columns(family: str, spec: FeatureSpec) -> np.ndarray | None:
         return None
     current = feature_names(family, spec.extracting())
     return np.flatnonzero([not spec.drops(n) for n in current])
+
+
+def extraction_jobs(n_jobs: int | None) -> int:
+    """Files extracted in parallel: ``n_jobs``, or by default one per CPU, at most 4 (what
+    ``hpo run``, ``hpo export`` and ``hpo evaluate`` use when not told)."""
+    return n_jobs or min(4, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExtractOptions:
+    """How :func:`build_tables` extracts, which does not change the rows it returns.
+
+    Attributes
+    ----------
+    cache_dir
+        Where extraction results are cached (``None``: no cache).
+    n_jobs
+        Files extracted in parallel (joblib processes).
+    on_file
+        Called with ``(path, cache_hit)`` as each file finishes.
+    """
+
+    cache_dir: Path | None = None
+    n_jobs: int = 1
+    on_file: Callable[[str, bool], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -241,11 +268,9 @@ def build_tables(
     splits: Sequence[str],
     spec: FeatureSpec,
     *,
-    cache_dir: Path | None = None,
     merge_duplicates_in: Sequence[str] = ("train",),
     caps: SampleCaps | None = None,
-    n_jobs: int = 1,
-    on_file: Callable[[str, bool], None] | None = None,
+    extract: ExtractOptions | None = None,
 ) -> dict[tuple[str, str], FeatureTable]:
     """Build the feature tables of ``collections`` x ``splits``.
 
@@ -257,18 +282,14 @@ def build_tables(
         What to build.
     spec
         Feature settings.
-    cache_dir
-        Where extraction results are cached (``None``: no cache).
     merge_duplicates_in
         Splits whose identical configs are merged into one row with their mean target
         (training); other splits keep every config (prediction and scoring).
     caps
         Configs kept per train graph and per valid layout graph (``None``: every config).
         Only kept configs are featurized and held in memory.
-    n_jobs
-        Files extracted in parallel (joblib processes).
-    on_file
-        Called with ``(path, cache_hit)`` as each file finishes.
+    extract
+        Cache, processes and progress of the extraction (default: no cache, one process).
 
     Returns
     -------
@@ -284,21 +305,22 @@ def build_tables(
         for path in list_graphs(root, collection, split)
     ]
     caps = caps if caps is not None else SampleCaps.unlimited()
+    how = extract if extract is not None else ExtractOptions()
     rules = {
         (collection, split): caps.rule(split, is_layout(collection), split in merge_duplicates_in)
         for split in splits
         for collection in collections
     }
-    results = Parallel(n_jobs=n_jobs, return_as="generator")(
+    results = Parallel(n_jobs=how.n_jobs, return_as="generator")(
         delayed(extract_rows)(
-            path, collection, spec.extracting(), rules[(collection, split)], cache_dir
+            path, collection, spec.extracting(), rules[(collection, split)], how.cache_dir
         )
         for collection, split, path in jobs
     )
     parts: dict[tuple[str, str], list[tuple[GraphRef, tuple[np.ndarray, ...]]]] = {}
     for (collection, split, path), (rows, hit) in zip(jobs, results, strict=True):
-        if on_file is not None:
-            on_file(str(path), hit)
+        if how.on_file is not None:
+            how.on_file(str(path), hit)
         keep = _version_columns(family_of(collection), spec)
         X = rows.X if keep is None else rows.X[:, keep]
         arrays = (X, rows.target, rows.config_index, rows.dup_count)
