@@ -42,12 +42,12 @@ import numpy as np
 
 from hpo.campaign.config import FIDELITIES, CampaignConfig
 from hpo.errors import ConfigError, UsageError
-from hpo.features.table import FeatureTable, family_of
+from hpo.features.table import FeatureTable, by_family
 from hpo.ranking.datasets import DatasetCache
 from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.folds import assign_folds, fold_index, fold_rows, labeled_table
 from hpo.ranking.training import DEFAULT_FIXED_ROUNDS, sample_configs, select_rows, train_family
-from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
+from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size, trial_budget
 
 __all__ = [
     "ObjectiveSettings",
@@ -162,7 +162,7 @@ class RankerObjective:
         if tables is None:
             raise UsageError("objective called without feature tables")
         hp = _config_dict(config)
-        budget = float(s.max_budget if budget is None else budget)
+        budget = trial_budget(budget, s.max_budget)
         metrics: dict[str, float] = {}
         seconds = dict.fromkeys(("dataset", "boost", "predict", "score"), 0.0)
         rows_used = model_bytes = datasets_reused = 0
@@ -173,9 +173,7 @@ class RankerObjective:
         if fold is not None:
             store = None  # a fold's booster continues nothing, and export retrains
         keys: list[str] = []
-        families = sorted({family_of(c) for c in s.collections})
-        for family in families:
-            wanted = [c for c in s.collections if family_of(c) == family]
+        for family, wanted in by_family(s.collections).items():
             scored = None
             if fold is None:
                 train, valid = tables[(family, "train")], tables[(family, "valid")]
@@ -187,7 +185,7 @@ class RankerObjective:
             rng = np.random.default_rng(seed)
             key = booster_key(hp, seed, family)
             if s.fidelity == "configs":
-                rows = sample_configs(train, rows, max(1, int(round(budget))), rng, s.fast_bias)
+                rows = sample_configs(train, rows, size, rng, s.fast_bias)
                 rounds, init, done = s.fixed_rounds, None, 0
             else:
                 rounds = size
@@ -326,9 +324,8 @@ def cv_tables(tables: Tables, cfg: CampaignConfig) -> dict[tuple[str, str], Feat
         If a collection has fewer labeled graphs than ``cfg.cv`` folds.
     """
     out: dict[tuple[str, str], FeatureTable] = {}
-    for family in sorted({family_of(c) for c in cfg.collections}):
+    for family, wanted in by_family(cfg.collections).items():
         table = labeled_table(tables[(family, "train")], tables[(family, "valid")])
-        wanted = [c for c in cfg.collections if family_of(c) == family]
         assign_folds(table.graphs, cfg.cv, cfg.seed, wanted)  # refuses too few graphs now
         out[(family, "labeled")] = table
     return out

@@ -26,7 +26,7 @@ from hpo.campaign.progress import CampaignProgress, print_summary, smac_logs_to
 from hpo.campaign.result import CampaignResult
 from hpo.campaign.warm_start import resolve_sources, warm_configs, warm_start_record
 from hpo.errors import ConfigError, HpoError, UsageError
-from hpo.features.table import family_of
+from hpo.features.table import by_family
 from hpo.ranking.spaces import load_space, space_from_dict, space_to_dict
 from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
 from hpo.runs.campaign_file import CAMPAIGN_FORMAT
@@ -174,7 +174,7 @@ def _keep_incumbent_boosters(cfg: CampaignConfig, best: Trial | None, trials: li
     """
     keep: list[tuple[str, int]] = []
     if best is not None and best.budget is not None and not cfg.cv:  # cv keeps no boosters
-        families = sorted({family_of(c) for c in cfg.collections})
+        families = list(by_family(cfg.collections))
         at_top = [t for t in trials if t.ok and t.budget == best.budget and t.score is not None]
         ranked = [best, *sorted(at_top, key=lambda t: (-(t.score or 0.0), t.trial))]
         chosen: dict[str, Trial] = {}

@@ -49,7 +49,7 @@ from hpo.deploy.retrain import ExportOptions, train_families
 from hpo.deploy.scored import copy_scored_boosters, score_on_run_rows
 from hpo.deploy.subsets import validation_entry
 from hpo.errors import ConfigError, UsageError
-from hpo.features import FeatureSpec, family_of
+from hpo.features import FeatureSpec, by_family, family_of
 from hpo.ranking.blend import standardized
 from hpo.runs.folder import (
     ENSEMBLE_FILE,
@@ -115,7 +115,7 @@ def ensemble_families(
     ]
     families = {f"m{i}/{f}": model for i, fams in enumerate(loaded) for f, model in fams.items()}
     combined: dict[str, FamilyModel] = {}
-    for family in sorted({family_of(c) for c in collections}):
+    for family in by_family(collections):
         parts = tuple(fams[family] for fams in loaded)
         n = parts[0].n_features
         combined[family] = EnsembleFamilyModel(

@@ -59,7 +59,7 @@ from hpo.deploy.subsets import (
 )
 from hpo.errors import ConfigError, UsageError
 from hpo.features import FeatureSpec
-from hpo.runs.boosters import budget_size
+from hpo.runs.boosters import budget_size, trial_budget
 from hpo.runs.folder import jsonable, write_json_atomic
 from hpo.runs.history import RunHistory, Trial
 from hpo.runs.nested import SubsetRun, load_any
@@ -88,7 +88,7 @@ def export_rounds(run: RunHistory, budget: float | None) -> int:
     """
     if run.fidelity == "configs":
         return run.settings.fixed_rounds
-    return budget_size(run.settings.max_budget if budget is None else budget)
+    return budget_size(trial_budget(budget, run.settings.max_budget))
 
 
 def run_folds(run: RunHistory | SubsetRun) -> int:

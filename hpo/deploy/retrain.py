@@ -16,7 +16,7 @@ from typing import Any
 
 from hpo.deploy.model import ProgressFn
 from hpo.errors import UsageError
-from hpo.features import ExtractOptions, FeatureSpec, SampleCaps, extraction_jobs, family_of
+from hpo.features import ExtractOptions, FeatureSpec, SampleCaps, by_family, extraction_jobs
 from hpo.runs.settings import RunSettings
 
 __all__ = ["TRAIN_SPLITS", "ExportOptions", "Trained", "train_families"]
@@ -127,11 +127,10 @@ def train_families(
         extract=options.extract(on_file),
     )
     out = Trained({}, {}, {}, {})
-    families = sorted({family_of(c) for c in collections})
-    for i, family in enumerate(families):
+    families = by_family(collections)
+    for i, (family, wanted) in enumerate(families.items()):
         if progress is not None:
             progress(i, len(families), f"training {family} ({rounds} rounds)")
-        wanted = [c for c in collections if family_of(c) == family]
         train, valid = tables[(family, "train")], tables[(family, "valid")]
         fit = train_family(
             train,

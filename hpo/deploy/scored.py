@@ -16,7 +16,7 @@ import numpy as np
 
 from hpo.deploy.retrain import ExportOptions
 from hpo.errors import UsageError
-from hpo.features import FeatureSpec, family_of
+from hpo.features import FeatureSpec, by_family
 from hpo.features.table import FeatureTable, feature_names
 from hpo.ranking.training import feature_columns
 from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
@@ -57,7 +57,7 @@ def copy_scored_boosters(
     store = BoosterStore(history.path / BOOSTERS_DIR)
     size = budget_size(inc.budget if inc.budget is not None else 0.0)
     families: dict[str, dict[str, Any]] = {}
-    for family in sorted({family_of(c) for c in history.collections}):
+    for family in by_family(history.collections):
         source = store.path(booster_key(inc.config, seed, family), size)
         if inc.budget is None or not source.is_file():
             raise UsageError(

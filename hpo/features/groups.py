@@ -19,10 +19,12 @@ import numpy as np
 
 from hpo.errors import ConfigError
 from hpo.features.layout_second_order import SECOND_ORDER_GROUPS
+from hpo.features.relative import relative_base
 
 __all__ = [
     "GROUPS",
     "GROUP_PREFIX",
+    "as_bool",
     "columns_for",
     "group_of",
     "switches_from_hyperparameters",
@@ -30,7 +32,6 @@ __all__ = [
 
 #: Hyperparameter prefix: ``use_group_padding = False`` drops the ``padding`` group.
 GROUP_PREFIX = "use_group_"
-_RELATIVE_SUFFIXES = ("_dmed", "_prank")
 
 _FIRST_ORDER: dict[str, tuple[str, ...]] = {
     "padding": (
@@ -120,23 +121,16 @@ GROUPS: tuple[str, ...] = (
 )
 
 
-def _base_name(name: str) -> tuple[str, bool]:
-    """``(base column, is relative)`` of a column name."""
-    for suffix in _RELATIVE_SUFFIXES:
-        if name.endswith(suffix):
-            return name[: -len(suffix)], True
-    return name, False
-
-
 def group_of(name: str) -> str | None:
     """The group of column ``name`` (relative columns: their base's), None if ungrouped."""
-    base, _ = _base_name(name)
+    base, _ = relative_base(name)
     if base.startswith("g_"):
         return "graph_descriptor"
     return _GROUP_OF.get(base)
 
 
-def _as_bool(value: Any) -> bool:
+def as_bool(value: Any) -> bool:
+    """A switch hyperparameter's value as a bool (a categorical may arrive as ``"True"``)."""
     if isinstance(value, str):
         return value.lower() in ("true", "1", "yes")
     return bool(value)
@@ -153,7 +147,7 @@ def switches_from_hyperparameters(hyperparameters: Mapping[str, Any]) -> dict[st
     switches: dict[str, bool] = {}
     for key, value in hyperparameters.items():
         if key.startswith(GROUP_PREFIX):
-            switches[key[len(GROUP_PREFIX) :]] = _as_bool(value)
+            switches[key[len(GROUP_PREFIX) :]] = as_bool(value)
     return switches
 
 
@@ -183,7 +177,7 @@ def columns_for(
         )
     keep = []
     for i, name in enumerate(feature_names):
-        _, is_relative = _base_name(name)
+        _, is_relative = relative_base(name)
         group = group_of(name)
         if (relative or not is_relative) and (group is None or switches.get(group, True)):
             keep.append(i)

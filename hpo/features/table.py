@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +33,7 @@ __all__ = [
     "FeatureTable",
     "GraphRef",
     "build_tables",
+    "by_family",
     "extract_file",
     "extract_rows",
     "extraction_jobs",
@@ -44,6 +45,15 @@ __all__ = [
 def family_of(collection: str) -> str:
     """``layout`` for the four layout collections, ``tile`` for tile:xla."""
     return "layout" if is_layout(collection) else "tile"
+
+
+def by_family(collections: Iterable[str]) -> dict[str, list[str]]:
+    """``{family: its collections, in the given order}``, families by name (layout, tile):
+    one model is trained, saved and routed to per family."""
+    grouped: dict[str, list[str]] = {}
+    for collection in collections:
+        grouped.setdefault(family_of(collection), []).append(collection)
+    return dict(sorted(grouped.items()))
 
 
 def feature_names(family: str, spec: FeatureSpec) -> list[str]:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from hpo.data.load import is_layout
-from hpo.features.groups import GROUP_PREFIX, columns_for, switches_from_hyperparameters
+from hpo.features.groups import GROUP_PREFIX, as_bool, columns_for, switches_from_hyperparameters
 from hpo.features.table import FeatureTable
 from hpo.ranking.blend import (
     BLEND_KEY,
@@ -30,7 +30,7 @@ from hpo.ranking.blend import (
 )
 from hpo.ranking.datasets import rows_digest
 from hpo.ranking.fit_options import FitOptions
-from hpo.ranking.metrics import kendall_tau
+from hpo.ranking.metrics import TILE_TOP_K, kendall_tau
 from hpo.ranking.prior import LearnedPrior, fit_family_prior
 from hpo.ranking.ranker import LambdaRanker, OrderedRows
 from hpo.ranking.sampling import sample_configs
@@ -65,12 +65,6 @@ RANKER_KEYS = (
 )
 
 
-def _as_bool(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.lower() in ("true", "1", "yes")
-    return bool(value)
-
-
 def feature_columns(table: FeatureTable, hyperparameters: Mapping[str, Any]) -> np.ndarray:
     """Indices of the feature columns to use.
 
@@ -80,7 +74,7 @@ def feature_columns(table: FeatureTable, hyperparameters: Mapping[str, Any]) -> 
     return columns_for(
         table.feature_names,
         switches_from_hyperparameters(hyperparameters),
-        relative=_as_bool(hyperparameters.get("relative_features", True)),
+        relative=as_bool(hyperparameters.get("relative_features", True)),
     )
 
 
@@ -165,7 +159,7 @@ def _graph_metrics(table: FeatureTable, view: _ValidView, pred: np.ndarray) -> l
     sizes = np.diff(bounds)
     gid = np.repeat(np.arange(n_graphs), sizes)
     order = np.lexsort((pred, gid))  # lexsort is stable: ties keep row order
-    top = order[np.arange(len(order)) - bounds[gid[order]] < 5]
+    top = order[np.arange(len(order)) - bounds[gid[order]] < TILE_TOP_K]
     best = np.full(n_graphs, np.inf)
     np.minimum.at(best, gid[top], runtime[top])
     tile = 2.0 - best / np.minimum.reduceat(runtime, bounds[:-1])
