@@ -1,8 +1,15 @@
-"""Stage 5, campaigns: settings, search spaces, the SMAC target function, SMAC's assembly and
-the live progress view.
+"""Stage 5, campaigns: SMAC runs the objective and the run folder is written as it goes.
 
-SMAC itself is imported only by :mod:`hpo.campaign.facades` and :mod:`hpo.campaign.runners`,
-which the public names here load on first use.
+Here are a new campaign's settings (:class:`CampaignConfig`, saved in ``campaign.json``; the
+readers of a recorded run take them from :class:`hpo.runs.settings.RunSettings`), the target
+function (:mod:`~hpo.campaign.objective`), SMAC's assembly per optimizer
+(:mod:`~hpo.campaign.facades`, :mod:`~hpo.campaign.intensifiers`,
+:mod:`~hpo.campaign.runners`, :mod:`~hpo.campaign.smac_state`), per-subset and warm-started
+runs, and the live progress view. Search spaces live in :mod:`hpo.ranking.spaces`.
+
+Only those four SMAC modules import SMAC, and :func:`run_campaign` imports them when a
+campaign starts: importing this package (settings, objective, progress) loads neither SMAC
+nor Dask.
 """
 
 from __future__ import annotations

@@ -114,17 +114,15 @@ class CampaignConfig:
     # fitted (bench/README.md, "eta and the smallest budget")
     eta: int = 2
     # surrogate settings of model-hb, model-sh and bo (random-hb and random have no model):
-    # n_init: random configurations before the surrogate proposes (at most --trials); 8 was
-    # measured best for short campaigns (bench/README.md); None is SMAC's own design (10 per
-    # hyperparameter, at most a quarter of the trials), which runs from before keep.
-    # random_prob is the share of configs sampled at random between model picks
+    # n_init: random configurations before the surrogate proposes (at most --trials), 8 by
+    # measurement (bench/README.md); None: SMAC's own design (10 per hyperparameter, at most a
+    # quarter of the trials). random_prob: the share of configs sampled at random between
+    # model picks
     n_init: int | None = DEFAULT_N_INIT
     random_prob: float = 0.2
-    # trials one budget needs before the surrogate of model-hb/model-sh is fitted on it. 5 was
-    # measured best for 2-minute campaigns (bench/README.md): BOHB's d + 1 (13 for lambdarank
-    # then; 15 since estimate_blend) left the forest idle for most of the campaign. None is
-    # BOHB's rule, which runs made before this default keep; SMAC's own 1 fits the forest on
-    # the lone baseline at the largest budget
+    # trials one budget needs before the surrogate of model-hb/model-sh is fitted on it, 5 by
+    # measurement (bench/README.md, the min_trials pilot: BOHB's d + 1 leaves the forest idle for
+    # most of a short campaign, SMAC's 1 fits it on the lone baseline); None: BOHB's d + 1
     min_trials: int | None = DEFAULT_MIN_TRIALS
     seed: int = 0
     workers: int = 1

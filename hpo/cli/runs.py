@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
+from hpo.campaign.progress import format_budget as _b
+from hpo.campaign.progress import format_number as _f
 from hpo.campaign.progress import stdout_console
 from hpo.cli.baseline import baseline_json, print_baseline, smac_line
 
@@ -56,16 +58,6 @@ def add_parsers(sub: Any) -> None:
         "--out", type=Path, default=Path("compare.png"), help="PNG to write (default: compare.png)"
     )
     p.set_defaults(handler=_cmd_compare)
-
-
-def _f(value: Any, digits: int = 4) -> str:
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return "-" if value is None else str(value)
-
-
-def _b(budget: float | None) -> str:
-    return "-" if budget is None else f"{budget:g}"
 
 
 def _when(epoch: float | None) -> str:

@@ -250,17 +250,10 @@ def noiseless_layout_cost(path: Path, law: str | LawConstants = "second-order") 
     Kendall tau between this cost and the stored runtimes is the best a ranker can reach:
     the noise ceiling the benchmarks compare against.
     """
-    from hpo.data.load import iter_config_chunks
+    from hpo.data.load import iter_config_chunks, load_layout_graph
 
-    with np.load(path) as npz:
-        arrays = {k: npz[k] for k in ("node_feat", "node_opcode", "edge_index", "node_config_ids")}
-    p = _layout_problem(
-        arrays["node_feat"],
-        arrays["node_opcode"],
-        arrays["edge_index"],
-        arrays["node_config_ids"],
-        law,
-    )
+    g = load_layout_graph(path)
+    p = _layout_problem(g.node_feat, g.node_opcode, g.edge_index, g.node_config_ids, law)
     parts = [_law_cost(p, block) for _, block in iter_config_chunks(path, 2048)]
     return np.concatenate(parts) if parts else np.zeros(0)
 
