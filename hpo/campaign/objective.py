@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from hpo.campaign.config import FIDELITIES, CampaignConfig
+from hpo.campaign.config import FIDELITIES, FIDELITY_BUDGETS, CampaignConfig
 from hpo.errors import ConfigError, UsageError
 from hpo.features.table import FeatureTable, by_family
 from hpo.ranking.datasets import DatasetCache
@@ -71,7 +71,8 @@ class ObjectiveSettings:
     fidelity
         ``rounds`` or ``configs`` (what SMAC's budget means).
     max_budget
-        Budget used when SMAC passes none (single-fidelity optimizers).
+        Budget used when SMAC passes none (single-fidelity optimizers); by default a new
+        campaign's largest rounds budget (:data:`~hpo.campaign.config.FIDELITY_BUDGETS`).
     fixed_rounds
         Boosting rounds when the fidelity is ``configs``.
     fast_bias
@@ -91,7 +92,7 @@ class ObjectiveSettings:
 
     collections: tuple[str, ...]
     fidelity: str = "rounds"
-    max_budget: float = 300.0
+    max_budget: float = FIDELITY_BUDGETS["rounds"][1]
     fixed_rounds: int = DEFAULT_FIXED_ROUNDS
     fast_bias: float = 2.0
     model_dir: str | None = None

@@ -18,8 +18,10 @@ from typing import Any
 import numpy as np
 
 from hpo.errors import ConfigError
+from hpo.features.layout import LAYOUT_GROUPS
 from hpo.features.layout_second_order import SECOND_ORDER_GROUPS
 from hpo.features.relative import relative_base
+from hpo.features.tile import TILE_GROUPS
 
 __all__ = [
     "GROUPS",
@@ -33,84 +35,21 @@ __all__ = [
 #: Hyperparameter prefix: ``use_group_padding = False`` drops the ``padding`` group.
 GROUP_PREFIX = "use_group_"
 
-_FIRST_ORDER: dict[str, tuple[str, ...]] = {
-    "padding": (
-        "log_padded_volume",
-        "log_padded_volume_convdot",
-        "log_padded_volume_reshape",
-        "log_padded_volume_other",
-        "log_padding_waste",
-        "mean_pad_ratio",
-        "max_log_pad_ratio",
-        "vw_pad_ratio",
-        "vw_minor_mult128",
-        "vw_second_minor_mult8",
-        "log_input_padded_volume",
-    ),
-    "minor_dims": (
-        "vw_largest_dim_minor",
-        "mean_log_minor",
-        "mean_log_second_minor",
-        "mean_minor_index",
-    ),
-    "defaults": (
-        "frac_default_out",
-        "n_nondefault_out",
-        "vw_nondefault_out",
-        "frac_default_kernel",
-    ),
-    "copies": (
-        "n_copies",
-        "log_copy_volume",
-        "n_explicit_copies",
-        "n_sibling_disagree",
-        "log_sibling_volume",
-        "n_in_out_differ",
-        "log_in_out_volume",
-    ),
-    "pattern": ("log_pattern_count",),
-    "graph_static": (
-        "log_n_config_nodes",
-        "log_config_volume",
-        "frac_cfg_convdot",
-        "frac_cfg_reshape",
-        "frac_cfg_with_producer",
-        "log_n_configs",
-        *(f"root_dim_{i}" for i in range(6)),
-        "log_root_volume",
-    ),
-    "tile_bounds": tuple(
-        f"{kind}_bound_{i}"
-        for kind in ("kernel", "output", "input")
-        for i in (*range(6), "sum", "prod")
-    ),
-    "tile_padding": (
-        "out_padding_waste",
-        "kernel_padding_waste",
-        "hw_tile_waste",
-        "log_padded_work",
-        "k_padding_waste",
-    ),
-    "tile_vmem": ("log_vmem_bytes", "vmem_over_16mib"),
-    "tile_shape": (
-        "log_out_tile_volume",
-        "log_out_tile_hw_volume",
-        "log_kernel_tile_volume",
-        "log_n_out_tiles",
-        "log_n_kernel_tiles",
-        "log_out_tile_minor",
-        "log_out_tile_second_minor",
-        "out_tile_fraction",
-        "min_out_tile_ratio",
-        "max_out_tile_ratio",
-        "log_k_tile",
-        "log_k_steps",
-        "log_kernel_steps",
-        "log_est_compute",
-    ),
-}
-_GROUP_OF: dict[str, str] = {n: g for g, names in _FIRST_ORDER.items() for n in names}
-_GROUP_OF.update(SECOND_ORDER_GROUPS)
+#: The groups of the first-order columns, in order; which columns each holds is declared with
+#: the columns (``LAYOUT_GROUPS``, ``TILE_GROUPS``), the second-order ones likewise.
+_FIRST_ORDER = (
+    "padding",
+    "minor_dims",
+    "defaults",
+    "copies",
+    "pattern",
+    "graph_static",
+    "tile_bounds",
+    "tile_padding",
+    "tile_vmem",
+    "tile_shape",
+)
+_GROUP_OF: dict[str, str] = {**LAYOUT_GROUPS, **TILE_GROUPS}
 
 #: Every group name, first-order groups first, then the second-order ones, then the graph
 #: descriptor (columns ``g_*``).
