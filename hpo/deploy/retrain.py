@@ -9,7 +9,7 @@ tuned on.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,7 +69,7 @@ class ExportOptions:
             raise UsageError("export: no dataset root (give one, or read the run's)")
         return self.data_root
 
-    def extract(self, on_file: Any = None) -> ExtractOptions:
+    def extract(self, on_file: Callable[[str, bool], None] | None = None) -> ExtractOptions:
         """The extraction part of these options, reporting each file to ``on_file``."""
         return ExtractOptions(
             cache_dir=self.cache_dir, n_jobs=extraction_jobs(self.n_jobs), on_file=on_file
