@@ -51,7 +51,7 @@ from scipy.stats import kendalltau
 
 from hpo.data.load import COLLECTIONS, is_layout, list_graphs
 from hpo.deploy import load_model
-from hpo.features import FeatureSpec, build_tables
+from hpo.features import ExtractOptions, FeatureSpec, build_tables
 from hpo.features import layout as layout_features
 from hpo.features.groups import GROUP_PREFIX, GROUPS, group_of
 from hpo.features.layout_second_order import SECOND_ORDER_GROUPS, second_order_names
@@ -172,7 +172,9 @@ def extraction_cost(root: Path) -> dict[str, Any]:
         for label in ("all", "first-order", "all (repeat)"):
             layout_features.second_order_chunk = zeros if label == "first-order" else real
             t0 = time.perf_counter()
-            tables = build_tables(root, LAYOUT, ("train",), FeatureSpec(), n_jobs=1)
+            tables = build_tables(
+                root, LAYOUT, ("train",), FeatureSpec(), extract=ExtractOptions(n_jobs=1)
+            )
             seconds = time.perf_counter() - t0
             rows = len(tables[("layout", "train")].target)
             out[label] = {"seconds": seconds, "rows": rows, "rows_per_s": rows / seconds}
@@ -239,7 +241,9 @@ def main() -> None:
     args = parser.parse_args()
 
     t0 = time.perf_counter()
-    build = dict(spec=FeatureSpec(), cache_dir=args.cache_dir, n_jobs=args.jobs)
+    build = dict(
+        spec=FeatureSpec(), extract=ExtractOptions(cache_dir=args.cache_dir, n_jobs=args.jobs)
+    )
     tables = build_tables(args.data, LAYOUT, LABELED, **build)
     train, valid = tables[("layout", "train")], tables[("layout", "valid")]
     scored: dict[str, list[FeatureTable]] = {"valid": [valid]}

@@ -19,7 +19,7 @@ import numpy as np
 
 from hpo.campaign import read_campaign
 from hpo.campaign.objective import ObjectiveSettings, RankerObjective
-from hpo.features import FeatureSpec, build_tables
+from hpo.features import ExtractOptions, FeatureSpec, build_tables
 from hpo.runs.folder import TRIALS_FILE, read_trials
 
 
@@ -40,8 +40,7 @@ def main() -> None:
         cfg.collections,
         ("train", "valid"),
         FeatureSpec(),
-        cache_dir=args.cache_dir,
-        n_jobs=2,
+        extract=ExtractOptions(cache_dir=args.cache_dir, n_jobs=2),
     )
     scratch = RankerObjective(
         ObjectiveSettings(collections=tuple(cfg.collections), max_budget=cfg.max_budget), tables

@@ -64,10 +64,12 @@ def _measure(mode: str, path: Path, chunk: int) -> dict[str, float]:
 
 def _measure_dataset(root: Path, n_jobs: int) -> dict[str, float]:
     from hpo.data.load import COLLECTIONS
-    from hpo.features import FeatureSpec, build_tables
+    from hpo.features import ExtractOptions, FeatureSpec, build_tables
 
     start = time.perf_counter()
-    tables = build_tables(root, COLLECTIONS, ("train", "valid"), FeatureSpec(), n_jobs=n_jobs)
+    tables = build_tables(
+        root, COLLECTIONS, ("train", "valid"), FeatureSpec(), extract=ExtractOptions(n_jobs=n_jobs)
+    )
     seconds = time.perf_counter() - start
     rows = sum(g.n_configs for t in tables.values() for g in t.graphs)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -16,8 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from hpo.data.load import COLLECTIONS, is_layout, iter_config_chunks, list_graphs, load_graph
-from hpo.features import FeatureSpec, build_tables
+from hpo.features import ExtractOptions, FeatureSpec, build_tables
 from hpo.features.table import FeatureTable, GraphRef, family_of
+from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.training import train_family
 
 HP = {"learning_rate": 0.05, "num_leaves": 31, "min_data_in_leaf": 20, "label_levels": 16}
@@ -56,7 +57,15 @@ def naive_table(root: Path, split: str, family: str) -> FeatureTable:
 def fit_and_score(
     train: FeatureTable, valid: FeatureTable, hp: dict, rounds: int, seed: int
 ) -> dict[str, float]:
-    fit = train_family(train, valid, train.collections(), hp, rounds=rounds, seed=seed, n_threads=2)
+    fit = train_family(
+        train,
+        valid,
+        train.collections(),
+        hp,
+        rounds=rounds,
+        seed=seed,
+        options=FitOptions(n_threads=2),
+    )
     return fit.metrics
 
 
@@ -85,8 +94,7 @@ def ablation(tables: dict, rounds: int, seed: int) -> None:
                 HP,
                 rounds=rounds,
                 seed=seed,
-                n_threads=2,
-                columns=np.flatnonzero(mask),
+                options=FitOptions(n_threads=2, columns=np.flatnonzero(mask)),
             ).metrics
             line.append(f"{label} {np.mean(list(means.values())):.4f}")
         print(f"  {family:<7}" + "  ".join(line))
@@ -107,8 +115,7 @@ def main() -> None:
         COLLECTIONS,
         ("train", "valid"),
         FeatureSpec(),
-        cache_dir=args.cache_dir,
-        n_jobs=2,
+        extract=ExtractOptions(cache_dir=args.cache_dir, n_jobs=2),
     )
     print(f"hpo features built in {time.perf_counter() - t0:.1f} s")
     results: dict[str, dict[str, float]] = {"baseline": {}, "hpo": {}, "hpo, no relative": {}}

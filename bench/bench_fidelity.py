@@ -20,7 +20,7 @@ from scipy.stats import spearmanr
 
 from hpo.campaign.objective import ObjectiveSettings, RankerObjective
 from hpo.data.load import COLLECTIONS
-from hpo.features import FeatureSpec, build_tables
+from hpo.features import ExtractOptions, FeatureSpec, build_tables
 from hpo.ranking.spaces import load_space
 
 BUDGETS = {"rounds": (25.0, 75.0, 225.0), "configs": (16.0, 48.0, 144.0)}
@@ -41,8 +41,7 @@ def main() -> None:
         COLLECTIONS,
         ("train", "valid"),
         FeatureSpec(),
-        cache_dir=args.cache_dir,
-        n_jobs=2,
+        extract=ExtractOptions(cache_dir=args.cache_dir, n_jobs=2),
     )
     space = load_space(args.space, seed=args.seed)
     configs = space.sample_configuration(args.configs)

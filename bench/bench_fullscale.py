@@ -65,7 +65,6 @@ def _write_rung(root: Path, configs: int, config_nodes: int, seed: int) -> float
     from hpo.data.load import collection_dir
     from hpo.synth.layout import write_layout_file
 
-    _, _, source, search = ("", *LADDER_COLLECTION.split(":"))
     plan = [("train", 3, configs), ("valid", 1, configs), ("test", 1, 1000)]
     size = 0
     for split, count, n in plan:
@@ -77,8 +76,7 @@ def _write_rung(root: Path, configs: int, config_nodes: int, seed: int) -> float
             write_layout_file(
                 path,
                 rng,
-                source=source,
-                search=search,
+                collection=LADDER_COLLECTION,
                 n_nodes=2000,
                 n_config_nodes=config_nodes,
                 n_configs=n,

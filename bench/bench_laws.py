@@ -35,8 +35,9 @@ from typing import Any
 import numpy as np
 
 from hpo.data.load import COLLECTIONS, is_layout
-from hpo.features import FeatureSpec, build_tables
+from hpo.features import ExtractOptions, FeatureSpec, build_tables
 from hpo.ranking.blend import BLEND_KEY, WEIGHT_KEY
+from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.spaces import DEFAULT_SPACE, load_space
 from hpo.ranking.training import collection_means, score_table, train_family
 from hpo.synth.dataset import generate_dataset
@@ -78,7 +79,7 @@ def judge_law(
     cache_dir: Path,
 ) -> dict[str, Any]:
     """Shares of the ceiling per collection: prior off, and on at each weight."""
-    build = dict(spec=FeatureSpec(), cache_dir=cache_dir, n_jobs=jobs)
+    build = dict(spec=FeatureSpec(), extract=ExtractOptions(cache_dir=cache_dir, n_jobs=jobs))
     tables = build_tables(tuning, LAYOUT, LABELED, **build)
     other = build_tables(unseen, LAYOUT, LABELED, merge_duplicates_in=(), **build)
     scored = [other[("layout", s)] for s in LABELED]
@@ -91,7 +92,7 @@ def judge_law(
         on,
         rounds=rounds,
         seed=0,
-        n_threads=threads,
+        options=FitOptions(n_threads=threads),
     )
     seconds = time.perf_counter() - t0
     ceiling = noise_ceiling(unseen, read_law(unseen) or "first-order", LABELED)
@@ -115,12 +116,12 @@ def judge_law(
 def tile_score(tuning: Path, unseen: Path, hp: dict[str, Any], rounds: int, threads: int,
                jobs: int, cache_dir: Path) -> float:  # fmt: skip
     """Mean top-5 tile score on the unseen root's labeled graphs."""
-    build = dict(spec=FeatureSpec(), cache_dir=cache_dir, n_jobs=jobs)
+    build = dict(spec=FeatureSpec(), extract=ExtractOptions(cache_dir=cache_dir, n_jobs=jobs))
     tables = build_tables(tuning, ("tile:xla",), LABELED, **build)
     other = build_tables(unseen, ("tile:xla",), LABELED, merge_duplicates_in=(), **build)
     fit = train_family(
         tables[("tile", "train")], tables[("tile", "valid")], ("tile:xla",), hp,
-        rounds=rounds, seed=0, n_threads=threads,
+        rounds=rounds, seed=0, options=FitOptions(n_threads=threads),
     )  # fmt: skip
     scores = []
     for s in LABELED:

@@ -80,8 +80,7 @@ def _generate(path: Path, configs: int, config_nodes: int, nodes: int, seed: int
     nc = write_layout_file(
         path,
         np.random.default_rng(seed),
-        source="nlp",
-        search="random",
+        collection="layout:nlp:random",
         n_nodes=nodes,
         n_config_nodes=config_nodes,
         n_configs=configs,

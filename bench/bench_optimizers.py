@@ -169,10 +169,11 @@ def campaign_config(spec: dict[str, Any]) -> CampaignConfig:
 
 def load_tables(data: Path, collections: Sequence[str], cache_dir: Path) -> Any:
     """Feature tables of a dataset (train and valid), from the cache after the first time."""
-    from hpo.features import FeatureSpec, build_tables
+    from hpo.features import ExtractOptions, FeatureSpec, build_tables, extraction_jobs
 
+    extract = ExtractOptions(cache_dir=cache_dir, n_jobs=extraction_jobs(None))
     return build_tables(data, tuple(collections), ("train", "valid"), FeatureSpec(),
-                        cache_dir=cache_dir, n_jobs=min(4, os.cpu_count() or 1))  # fmt: skip
+                        extract=extract)  # fmt: skip
 
 
 def run_one(spec: dict[str, Any]) -> None:

@@ -162,6 +162,7 @@ def run_mode(args: argparse.Namespace, mode: str, seed: int) -> list[dict[str, A
     from hpo.campaign import CampaignConfig, run_campaign
     from hpo.deploy.export import export_model
     from hpo.deploy.model import load_model
+    from hpo.deploy.retrain import ExportOptions
     from hpo.runs.folder import run_state
     from hpo.runs.nested import load_any
 
@@ -185,7 +186,9 @@ def run_mode(args: argparse.Namespace, mode: str, seed: int) -> list[dict[str, A
         run_campaign(cfg, quiet=True, resume=state == "interrupted", console=console)
     run = load_any(cfg.run_dir)
     model_dir = args.runs_dir.parent / "models" / cfg.name
-    export_model(run, model_dir, cache_dir=args.cache_dir)  # a cv run: retrained on all labeled
+    export_model(
+        run, model_dir, options=ExportOptions(cache_dir=args.cache_dir)
+    )  # a cv run: retrained on all labeled
     model = load_model(model_dir)
     unseen = score_unseen(model, args.unseen, args.unseen_splits, cache_dir=args.cache_dir)
     return gap_rows(mode, seed, selection_metrics(run), unseen)

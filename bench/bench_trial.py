@@ -20,7 +20,7 @@ from pathlib import Path
 
 from hpo.campaign.objective import ObjectiveSettings, RankerObjective, default_threads
 from hpo.data.load import COLLECTIONS
-from hpo.features import FeatureSpec, build_tables
+from hpo.features import ExtractOptions, FeatureSpec, build_tables
 from hpo.ranking.spaces import load_space
 
 PARTS = ("dataset", "boost", "predict", "score")
@@ -35,7 +35,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=default_threads(1))
     args = parser.parse_args()
     tables = build_tables(
-        args.data, COLLECTIONS, ("train", "valid"), FeatureSpec(), cache_dir=args.cache_dir
+        args.data,
+        COLLECTIONS,
+        ("train", "valid"),
+        FeatureSpec(),
+        extract=ExtractOptions(cache_dir=args.cache_dir),
     )
     hp = dict(load_space("lambdarank").get_default_configuration())
     with tempfile.TemporaryDirectory() as boosters:

@@ -33,6 +33,7 @@ _LAZY = {
     # features, ranker, objective
     "FeatureSpec": "hpo.features",
     "build_tables": "hpo.features",
+    "ExtractOptions": "hpo.features",
     "extract_layout_features": "hpo.features",
     "extract_tile_features": "hpo.features",
     "LambdaRanker": "hpo.ranking",
@@ -47,6 +48,7 @@ _LAZY = {
     "load_run": "hpo.api",
     "list_runs": "hpo.api",
     "export_model": "hpo.api",
+    "ExportOptions": "hpo.api",
     "load_model": "hpo.api",
     "rank_graph": "hpo.api",
     "evaluate_model": "hpo.api",

@@ -4,6 +4,7 @@
 >>> run = api.load_run("demo")                       # hpo runs show demo
 >>> api.plot_run(run, "demo.png")                    # hpo runs plot demo
 >>> api.export_model(run, "models/demo")             # hpo export demo
+>>> api.export_model(run, "models/x", options=api.ExportOptions(n_threads=4))
 >>> model = api.load_model("models/demo")
 >>> api.evaluate_model(model, "data")["overall"]     # hpo evaluate --model ... --data data
 >>> api.rank_graph(model, "data/npz/tile/xla/test/x.npz", "tile:xla")[:5]
@@ -22,12 +23,14 @@ from hpo.deploy.evaluate import evaluate_model
 from hpo.deploy.export import export_model
 from hpo.deploy.model import ExportedModel, load_model
 from hpo.deploy.predict import write_submission
+from hpo.deploy.retrain import ExportOptions
 from hpo.runs.history import RunHistory, load_run
 from hpo.runs.importance import Importance, hyperparameter_importance
 from hpo.runs.nested import RunSummary, list_runs
 from hpo.runs.plots import plot_compare, plot_run
 
 __all__ = [
+    "ExportOptions",
     "ExportedModel",
     "Importance",
     "RunHistory",

@@ -1,10 +1,15 @@
-"""Stage 5, campaigns: settings, search spaces, the SMAC target function, SMAC's assembly and
-the live progress view.
+"""Stage 5, campaigns: SMAC runs the objective and the run folder is written as it goes.
 
 SMAC is imported by the modules that assemble and run it (``facades``, ``facade_builders``,
 ``intensifiers``, ``runners``, ``smac_state``, ``smac_adapter``), which the public names here
 load on first use; SMAC's private names are used in ``smac_adapter`` only. ``OPTIMIZERS`` is a
 view of the optimizer table (:mod:`hpo.campaign.optimizers`), read when asked for.
+
+Here are a new campaign's settings (:class:`CampaignConfig`, saved in ``campaign.json``; the
+readers of a recorded run take them from :class:`hpo.runs.settings.RunSettings`), the target
+function (:mod:`~hpo.campaign.objective`), SMAC's assembly per optimizer, per-subset and
+warm-started runs, and the live progress view. Search spaces live in :mod:`hpo.ranking.spaces`.
+Importing this package (settings, objective, progress) loads neither SMAC nor Dask.
 """
 
 from __future__ import annotations

@@ -32,6 +32,10 @@ from hpo.ranking.spaces import DEFAULT_SPACE
 from hpo.ranking.training import DEFAULT_FIXED_ROUNDS
 from hpo.runs.campaign_file import read_campaign_file
 from hpo.runs.folder import CAMPAIGN_FILE, jsonable
+from hpo.runs.settings import FIDELITIES
+from hpo.runs.settings import check_int as _int
+from hpo.runs.settings import check_positive as _positive
+from hpo.runs.settings import setting_error as _bad
 
 __all__ = [
     "FIDELITIES",
@@ -44,7 +48,6 @@ __all__ = [
     "read_campaign",
 ]
 
-FIDELITIES = ("rounds", "configs")
 #: Default (min_budget, max_budget) per fidelity: boosting rounds, or configurations sampled
 #: per training graph (see ``hpo.campaign.objective``). Both span 2**4, so at the default eta 2
 #: every stage is a budget SMAC runs (it uses ``max * eta**-i``, never a smaller minimum):
@@ -78,22 +81,6 @@ def __getattr__(name: str) -> Any:
     if name in _OPTIMIZER_VIEWS:
         return _OPTIMIZER_VIEWS[name]()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _bad(key: str, expected: str, found: Any) -> ConfigError:
-    return ConfigError(f"campaign setting '{key}': expected {expected}, found {found!r}")
-
-
-def _int(key: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise _bad(key, f"an integer >= {low}", value)
-    return value
-
-
-def _positive(key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
-        raise _bad(key, "a finite number > 0", value)
-    return float(value)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -140,17 +127,15 @@ class CampaignConfig:
     # fitted (bench/README.md, "eta and the smallest budget")
     eta: int = 2
     # surrogate settings of model-hb, model-sh and bo (random-hb and random have no model):
-    # n_init: random configurations before the surrogate proposes (at most --trials); 8 was
-    # measured best for short campaigns (bench/README.md); None is SMAC's own design (10 per
-    # hyperparameter, at most a quarter of the trials), which runs from before keep.
-    # random_prob is the share of configs sampled at random between model picks
+    # n_init: random configurations before the surrogate proposes (at most --trials), 8 by
+    # measurement (bench/README.md); None: SMAC's own design (10 per hyperparameter, at most a
+    # quarter of the trials). random_prob: the share of configs sampled at random between
+    # model picks
     n_init: int | None = DEFAULT_N_INIT
     random_prob: float = 0.2
-    # trials one budget needs before the surrogate of model-hb/model-sh is fitted on it. 5 was
-    # measured best for 2-minute campaigns (bench/README.md): BOHB's d + 1 (13 for lambdarank
-    # then; 15 since estimate_blend) left the forest idle for most of the campaign. None is
-    # BOHB's rule, which runs made before this default keep; SMAC's own 1 fits the forest on
-    # the lone baseline at the largest budget
+    # trials one budget needs before the surrogate of model-hb/model-sh is fitted on it, 5 by
+    # measurement (bench/README.md, the min_trials pilot: BOHB's d + 1 leaves the forest idle for
+    # most of a short campaign, SMAC's 1 fits it on the lone baseline); None: BOHB's d + 1
     min_trials: int | None = DEFAULT_MIN_TRIALS
     seed: int = 0
     workers: int = 1

@@ -40,13 +40,14 @@ from typing import Any
 
 import numpy as np
 
-from hpo.campaign.config import FIDELITIES, CampaignConfig
+from hpo.campaign.config import FIDELITIES, FIDELITY_BUDGETS, CampaignConfig
 from hpo.errors import ConfigError, UsageError
-from hpo.features.table import FeatureTable, family_of
+from hpo.features.table import FeatureTable, by_family
 from hpo.ranking.datasets import DatasetCache
+from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.folds import assign_folds, fold_index, fold_rows, labeled_table
 from hpo.ranking.training import DEFAULT_FIXED_ROUNDS, sample_configs, select_rows, train_family
-from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
+from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size, trial_budget
 
 __all__ = [
     "ObjectiveSettings",
@@ -70,7 +71,8 @@ class ObjectiveSettings:
     fidelity
         ``rounds`` or ``configs`` (what SMAC's budget means).
     max_budget
-        Budget used when SMAC passes none (single-fidelity optimizers).
+        Budget used when SMAC passes none (single-fidelity optimizers); by default a new
+        campaign's largest rounds budget (:data:`~hpo.campaign.config.FIDELITY_BUDGETS`).
     fixed_rounds
         Boosting rounds when the fidelity is ``configs``.
     fast_bias
@@ -90,7 +92,7 @@ class ObjectiveSettings:
 
     collections: tuple[str, ...]
     fidelity: str = "rounds"
-    max_budget: float = 300.0
+    max_budget: float = FIDELITY_BUDGETS["rounds"][1]
     fixed_rounds: int = DEFAULT_FIXED_ROUNDS
     fast_bias: float = 2.0
     model_dir: str | None = None
@@ -161,7 +163,7 @@ class RankerObjective:
         if tables is None:
             raise UsageError("objective called without feature tables")
         hp = _config_dict(config)
-        budget = float(s.max_budget if budget is None else budget)
+        budget = trial_budget(budget, s.max_budget)
         metrics: dict[str, float] = {}
         seconds = dict.fromkeys(("dataset", "boost", "predict", "score"), 0.0)
         rows_used = model_bytes = datasets_reused = 0
@@ -172,9 +174,7 @@ class RankerObjective:
         if fold is not None:
             store = None  # a fold's booster continues nothing, and export retrains
         keys: list[str] = []
-        families = sorted({family_of(c) for c in s.collections})
-        for family in families:
-            wanted = [c for c in s.collections if family_of(c) == family]
+        for family, wanted in by_family(s.collections).items():
             scored = None
             if fold is None:
                 train, valid = tables[(family, "train")], tables[(family, "valid")]
@@ -186,7 +186,7 @@ class RankerObjective:
             rng = np.random.default_rng(seed)
             key = booster_key(hp, seed, family)
             if s.fidelity == "configs":
-                rows = sample_configs(train, rows, max(1, int(round(budget))), rng, s.fast_bias)
+                rows = sample_configs(train, rows, size, rng, s.fast_bias)
                 rounds, init, done = s.fixed_rounds, None, 0
             else:
                 rounds = size
@@ -198,11 +198,13 @@ class RankerObjective:
                 hp,
                 rounds=rounds - done,
                 seed=seed,
-                n_threads=s.n_threads,
-                rows=rows,
-                init_model=init,
-                cache=datasets if datasets is not None else self.datasets,
-                score_graphs=scored,
+                options=FitOptions(
+                    n_threads=s.n_threads,
+                    rows=rows,
+                    init_model=init,
+                    cache=datasets if datasets is not None else self.datasets,
+                    score_graphs=scored,
+                ),
             )
             if store is not None:  # both fidelities: export copies the booster it scored
                 # the saved file's size is the model's size: serialising it again only to
@@ -274,7 +276,7 @@ def build_objective(
     """
     from joblib import parallel_config
 
-    from hpo.features import SampleCaps, build_tables
+    from hpo.features import ExtractOptions, SampleCaps, build_tables, extraction_jobs
 
     assert cfg.max_budget is not None  # CampaignConfig fills it in
     # extraction happens once: its worker processes leave soon after instead of idling for
@@ -285,10 +287,12 @@ def build_objective(
             tuple(cfg.collections),
             ("train", "valid"),
             cfg.features,
-            cache_dir=Path(cfg.cache_dir) if cfg.cache_dir else None,
             caps=SampleCaps.from_settings(cfg),
-            n_jobs=n_jobs or min(4, os.cpu_count() or 1),
-            on_file=progress,
+            extract=ExtractOptions(
+                cache_dir=Path(cfg.cache_dir) if cfg.cache_dir else None,
+                n_jobs=extraction_jobs(n_jobs),
+                on_file=progress,
+            ),
         )
     if cfg.cv:
         tables = cv_tables(tables, cfg)
@@ -321,9 +325,8 @@ def cv_tables(tables: Tables, cfg: CampaignConfig) -> dict[tuple[str, str], Feat
         If a collection has fewer labeled graphs than ``cfg.cv`` folds.
     """
     out: dict[tuple[str, str], FeatureTable] = {}
-    for family in sorted({family_of(c) for c in cfg.collections}):
+    for family, wanted in by_family(cfg.collections).items():
         table = labeled_table(tables[(family, "train")], tables[(family, "valid")])
-        wanted = [c for c in cfg.collections if family_of(c) == family]
         assign_folds(table.graphs, cfg.cv, cfg.seed, wanted)  # refuses too few graphs now
         out[(family, "labeled")] = table
     return out

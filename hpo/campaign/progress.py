@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 __all__ = [
     "stdout_console",
     "CampaignProgress",
+    "format_budget",
     "format_duration",
+    "format_number",
     "print_summary",
     "smac_logs_to",
 ]
@@ -42,15 +44,23 @@ def format_duration(seconds: float | None) -> str:
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}"
 
 
-def _fmt(value: Any, digits: int = 4) -> str:
+def format_number(value: Any, digits: int = 4) -> str:
+    """A score or metric as every view prints it: a float to ``digits`` decimals, none ``-``."""
     if isinstance(value, float):
         return f"{value:.{digits}f}"
     return "-" if value is None else str(value)
 
 
+def format_budget(value: Any, digits: int = 6) -> str:
+    """A budget as a plain number (16, 48, 144; 16.67 when fractional), none as ``-``."""
+    return f"{value:.{digits}g}" if isinstance(value, (int, float)) else "-"
+
+
+_fmt = format_number
+
+
 def _budget(value: Any) -> str:
-    """Budgets print as plain numbers (16, 48, 144; 16.67 when fractional)."""
-    return f"{value:.4g}" if isinstance(value, (int, float)) else "-"
+    return format_budget(value, 4)  # the live view is narrow
 
 
 def _plain(console: Console, line: str) -> None:

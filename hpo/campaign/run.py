@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -25,7 +26,7 @@ from hpo.campaign.progress import CampaignProgress, print_summary, smac_logs_to
 from hpo.campaign.result import CampaignResult
 from hpo.campaign.warm_start import resolve_sources, warm_configs, warm_start_record
 from hpo.errors import ConfigError, HpoError, UsageError
-from hpo.features.table import family_of
+from hpo.features.table import by_family
 from hpo.ranking.spaces import load_space, space_from_dict, space_to_dict
 from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
 from hpo.runs.campaign_file import CAMPAIGN_FORMAT
@@ -173,7 +174,7 @@ def _keep_incumbent_boosters(cfg: CampaignConfig, best: Trial | None, trials: li
     """
     keep: list[tuple[str, int]] = []
     if best is not None and best.budget is not None and not cfg.cv:  # cv keeps no boosters
-        families = sorted({family_of(c) for c in cfg.collections})
+        families = list(by_family(cfg.collections))
         at_top = [t for t in trials if t.ok and t.budget == best.budget and t.score is not None]
         ranked = [best, *sorted(at_top, key=lambda t: (-(t.score or 0.0), t.trial))]
         chosen: dict[str, Trial] = {}
@@ -207,10 +208,10 @@ def run_campaign(
     """
     if warm_start and resume:
         raise UsageError("--warm-start seeds a new campaign; a resumed one keeps its seeds")
+    one = functools.partial(
+        run_single_campaign, objective=objective, data_to_scatter=data_to_scatter, quiet=quiet
+    )
     kwargs: dict[str, Any] = {
-        "objective": objective,
-        "data_to_scatter": data_to_scatter,
-        "quiet": quiet,
         "resume": resume,
         "overwrite": overwrite,
         "console": console,
@@ -219,8 +220,8 @@ def run_campaign(
     if cfg.per != "none":
         from hpo.campaign.subsets import run_subsets
 
-        return run_subsets(cfg, run_single_campaign, **kwargs)
-    return run_single_campaign(cfg, **kwargs)
+        return run_subsets(cfg, one, **kwargs)
+    return one(cfg, **kwargs)
 
 
 def run_single_campaign(

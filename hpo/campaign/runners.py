@@ -27,6 +27,7 @@ from smac.runner.abstract_runner import AbstractRunner
 from smac.runner.target_function_runner import TargetFunctionRunner
 
 from hpo.campaign.smac_adapter import PendingTrialsHook, runner_crash_cost, runner_target
+from hpo.runs.boosters import trial_budget
 from hpo.runs.folder import TrialLog, jsonable, this_host
 from hpo.runs.trial import baseline_records
 
@@ -88,7 +89,7 @@ class CampaignTarget:
         kwargs.update(data_to_scatter or {})
         if instance is not None:  # a fold (cross-validation); objectives without folds never see it
             kwargs["instance"] = instance
-        used_budget = self.default_budget if budget is None else float(budget)
+        used_budget = trial_budget(budget, self.default_budget)
         out = self.objective(config, seed=seed, budget=used_budget, **kwargs)
         cost, info = out if isinstance(out, tuple) and len(out) == 2 else (out, {})
         if not isinstance(info, dict):
@@ -193,7 +194,7 @@ class TrialRecorder(Callback):
         if status != "SUCCESS":
             error = extra.pop("traceback", None) or extra.pop("error", None) or status
             extra.pop("error", None)
-        budget = self.default_budget if info.budget is None else float(info.budget)
+        budget = trial_budget(info.budget, self.default_budget)
         baseline = self._is_baseline(dict(info.config), budget, info.instance)
         record = {
             "trial": None,

@@ -209,9 +209,6 @@ def run_subsets(
     cfg: CampaignConfig,
     run_one: Callable[..., CampaignResult],
     *,
-    objective: Callable[..., Any] | None = None,
-    data_to_scatter: dict[str, Any] | None = None,
-    quiet: bool = False,
     resume: bool = False,
     overwrite: bool = False,
     console: Console | None = None,
@@ -224,10 +221,11 @@ def run_subsets(
     cfg
         The run's settings.
     run_one
-        Runs one campaign (:func:`hpo.campaign.run.run_single_campaign`; passed in so this
-        module does not import the module that dispatches to it).
-    objective, data_to_scatter, quiet, console
-        As for one campaign; an injected ``objective`` serves every subset.
+        Runs one campaign (:func:`hpo.campaign.run.run_single_campaign`, with the objective,
+        data and quietness that serve every subset bound; passed in so this module does not
+        import the module that dispatches to it).
+    console
+        As for one campaign.
     resume
         Continue the run: finished subsets are skipped, an interrupted one resumes, the
         others start.
@@ -281,9 +279,6 @@ def run_subsets(
                 )
                 results[name] = run_one(
                     sub,
-                    objective=objective,
-                    data_to_scatter=data_to_scatter,
-                    quiet=quiet,
                     resume=started,
                     overwrite=fresh,
                     console=console,

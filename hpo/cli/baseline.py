@@ -11,20 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
+from hpo.campaign.progress import format_budget as _b
+from hpo.campaign.progress import format_number as _f
+
 if TYPE_CHECKING:
     from rich.console import Console
 
     from hpo.runs.history import RunHistory
 
 __all__ = ["baseline_json", "print_baseline", "smac_line"]
-
-
-def _f(value: Any) -> str:
-    return f"{value:.4f}" if isinstance(value, float) else "-" if value is None else str(value)
-
-
-def _b(budget: float | None) -> str:
-    return "-" if budget is None else f"{budget:g}"
 
 
 def _gain(tuned: float | None, base: float | None) -> float | None:

@@ -7,13 +7,17 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
 from hpo.campaign.progress import stdout_console
 from hpo.cli.runs import _RUNS_HELP, _f, _progress
 from hpo.errors import UsageError
+
+if TYPE_CHECKING:
+    from hpo.deploy.model import ProgressFn
+    from hpo.deploy.retrain import ExportOptions
 
 __all__ = ["add_parsers"]
 
@@ -97,6 +101,19 @@ def _hp_line(hp: dict[str, Any]) -> str:
     )
 
 
+def _export_options(args: argparse.Namespace, progress: ProgressFn) -> ExportOptions:
+    """``hpo export``'s data, cache, threads (default: every core) and processes."""
+    from hpo.deploy.retrain import ExportOptions
+
+    return ExportOptions(
+        data_root=args.data,
+        cache_dir=args.cache_dir,
+        n_threads=args.threads or os.cpu_count() or 1,
+        n_jobs=args.jobs,
+        progress=progress,
+    )
+
+
 def _cmd_export(args: argparse.Namespace) -> int:
     from hpo.deploy.export import export_model
     from hpo.deploy.model import load_model
@@ -112,11 +129,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
             out,
             retrain=args.retrain,
             train_on=args.train_on,
-            cache_dir=args.cache_dir,
-            data_root=args.data,
-            n_threads=args.threads or os.cpu_count() or 1,
-            n_jobs=args.jobs,
-            progress=progress,
+            options=_export_options(args, progress),
         )
     model = load_model(out)
     metrics = "  ".join(f"{k} {_f(v)}" for k, v in model.validation_metrics.items())
@@ -157,11 +170,7 @@ def _cmd_export_ensemble(args: argparse.Namespace, run: Any, out: Path) -> int:
             run,
             out,
             args.ensemble,
-            cache_dir=args.cache_dir,
-            data_root=args.data,
-            n_threads=args.threads or os.cpu_count() or 1,
-            n_jobs=args.jobs,
-            progress=progress,
+            options=_export_options(args, progress),
         )
     meta = load_model(out).meta
     ens, val = meta["ensemble"], meta["validation"]

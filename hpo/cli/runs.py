@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
+from hpo.campaign.progress import format_budget as _b
+from hpo.campaign.progress import format_number as _f
 from hpo.campaign.progress import stdout_console
 from hpo.cli.baseline import baseline_json, print_baseline, smac_line
 
@@ -56,16 +58,6 @@ def add_parsers(sub: Any) -> None:
         "--out", type=Path, default=Path("compare.png"), help="PNG to write (default: compare.png)"
     )
     p.set_defaults(handler=_cmd_compare)
-
-
-def _f(value: Any, digits: int = 4) -> str:
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return "-" if value is None else str(value)
-
-
-def _b(budget: float | None) -> str:
-    return "-" if budget is None else f"{budget:g}"
 
 
 def _when(epoch: float | None) -> str:
@@ -183,7 +175,7 @@ def _run_json(run: RunHistory, imp: Importance) -> dict[str, Any]:
         "path": str(run.path),
         "state": run.state,
         "disk_bytes": _disk(run),
-        "settings": run.settings,
+        "settings": run.campaign["config"],  # as recorded
         "n_trials": len(run.trials),
         "n_failed": len(run.crashed),
         "trials_per_budget": {str(k): v for k, v in run.trials_per_budget().items()},
@@ -221,7 +213,7 @@ def _subsets_json(run: SubsetRun) -> dict[str, Any]:
         "path": str(run.path),
         "state": run.state,
         "per": run.per,
-        "settings": run.settings,
+        "settings": run.campaign["config"],  # as recorded
         "subsets": subsets,
         "metrics": run.metrics,
         "score": run.score,
@@ -237,8 +229,8 @@ def _show_subsets(run: SubsetRun, as_json: bool) -> int:
     s = run.settings
     console.print(
         f"[bold]{run.name}[/bold]  {run.state}  {run.optimizer} per {run.per}  fidelity "
-        f"{run.fidelity} [{_b(s.get('min_budget'))}, {_b(s.get('max_budget'))}]  space "
-        f"{s.get('space')}  seed {s.get('seed')}\ndata {s.get('data_root')}\nstarted "
+        f"{run.fidelity} [{_b(s.min_budget)}, {_b(s.max_budget)}]  space "
+        f"{s.space}  seed {s.seed}\ndata {s.data_root}\nstarted "
         f"{_when(run.started)}  folder {run.path}",
         highlight=False,
     )
@@ -295,8 +287,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
     s = run.settings
     console.print(
         f"[bold]{run.name}[/bold]  {run.state}  {run.optimizer}  fidelity {run.fidelity} "
-        f"[{_b(s.get('min_budget'))}, {_b(s.get('max_budget'))}]  space {s.get('space')}  "
-        f"seed {s.get('seed')}\ncollections {', '.join(run.collections)}\ndata {s.get('data_root')}"
+        f"[{_b(s.min_budget)}, {_b(s.max_budget)}]  space {s.space}  "
+        f"seed {s.seed}\ncollections {', '.join(run.collections)}\ndata {s.data_root}"
         f"\nstarted {_when(run.started)}  folder {run.path}\n{smac_line(run.smac)}",
         highlight=False,
     )

@@ -35,9 +35,13 @@ from hpo.deploy.predict import (
     submission_id,
     write_submission,
 )
+from hpo.deploy.retrain import (
+    ExportOptions,
+)
 
 __all__ = [
     "DEFAULT_TOP_K",
+    "ExportOptions",
     "ExportedModel",
     "FamilyModel",
     "GraphPrediction",

@@ -27,8 +27,6 @@ Single campaigns only: a per-subset or cross-validated run is refused.
 
 from __future__ import annotations
 
-import hashlib
-import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -37,22 +35,21 @@ from typing import Any
 
 import numpy as np
 
-from hpo.deploy.export import export_rounds, provenance
+from hpo.deploy.export import export_rounds, name_files, provenance
 from hpo.deploy.model import (
     ENSEMBLE_MODEL_FORMAT,
     FORMAT_LOADERS,
     MODEL_FILE,
     FamilyModel,
-    ProgressFn,
     _load_families,
     load_model,
 )
 from hpo.deploy.out_folder import check_out_dir, install_model_folder
-from hpo.deploy.retrain import train_families
-from hpo.deploy.scored import copy_scored_boosters, run_feature_spec, score_on_run_rows
+from hpo.deploy.retrain import ExportOptions, train_families
+from hpo.deploy.scored import copy_scored_boosters, score_on_run_rows
 from hpo.deploy.subsets import validation_entry
 from hpo.errors import ConfigError, UsageError
-from hpo.features import FeatureSpec, SampleCaps, family_of
+from hpo.features import FeatureSpec, by_family, family_of
 from hpo.ranking.blend import standardized
 from hpo.runs.folder import (
     ENSEMBLE_FILE,
@@ -118,7 +115,7 @@ def ensemble_families(
     ]
     families = {f"m{i}/{f}": model for i, fams in enumerate(loaded) for f, model in fams.items()}
     combined: dict[str, FamilyModel] = {}
-    for family in sorted({family_of(c) for c in collections}):
+    for family in by_family(collections):
         parts = tuple(fams[family] for fams in loaded)
         n = parts[0].n_features
         combined[family] = EnsembleFamilyModel(
@@ -152,19 +149,10 @@ def ensemble_members(run: RunHistory, k: int) -> list[Trial]:
 
 
 def _write_member(
-    run: RunHistory,
-    trial: Trial,
-    folder: Path,
-    spec: FeatureSpec,
-    *,
-    root: Path,
-    cache_dir: Path | None,
-    n_threads: int,
-    n_jobs: int,
-    progress: ProgressFn | None,
+    run: RunHistory, trial: Trial, folder: Path, spec: FeatureSpec, options: ExportOptions
 ) -> tuple[dict[str, dict[str, Any]], int, str]:
     """One member's boosters in ``folder``: copied if the run kept them, else retrained."""
-    seed = trial.seed if trial.seed is not None else int(run.settings.get("seed", 0))
+    seed = trial.seed if trial.seed is not None else run.settings.seed
     rounds = export_rounds(run, trial.budget)
     folder.mkdir(parents=True)
     try:
@@ -172,18 +160,14 @@ def _write_member(
     except UsageError:  # not kept (a run made before top boosters were kept): retrain it
         pass
     trained = train_families(
-        root,
         run.collections,
         trial.config,
         spec,
         rounds=rounds,
         seed=seed,
         splits=("train",),
-        cache_dir=cache_dir,
-        n_threads=n_threads,
-        n_jobs=n_jobs,
-        progress=progress,
-        caps=SampleCaps.from_settings(run.settings),
+        caps=run.settings.caps,
+        options=options,
     )
     families: dict[str, dict[str, Any]] = {}
     for family, booster in trained.boosters.items():
@@ -199,16 +183,13 @@ def export_ensemble(
     out_dir: Path | str,
     k: int,
     *,
-    cache_dir: Path | str | None = None,
-    data_root: Path | str | None = None,
-    n_threads: int = 1,
-    n_jobs: int | None = None,
-    progress: ProgressFn | None = None,
+    options: ExportOptions | None = None,
 ) -> Path:
     """Write a model folder averaging the run's ``k`` best configurations (see the module).
 
-    Parameters are those of :func:`hpo.deploy.export.export_model`, plus ``k`` (at least 2;
-    fewer configurations at the largest budget make a smaller ensemble, recorded as such).
+    ``run``, ``out_dir`` and ``options`` are those of :func:`hpo.deploy.export.export_model`;
+    ``k`` is at least 2 (fewer configurations at the largest budget make a smaller ensemble,
+    recorded as such).
 
     Raises
     ------
@@ -224,12 +205,8 @@ def export_ensemble(
     members = ensemble_members(history, k)
     out = Path(out_dir)
     check_out_dir(out)
-    settings = history.settings
-    root = Path(data_root if data_root is not None else settings.get("data_root", ""))
-    cache_value = cache_dir if cache_dir is not None else settings.get("cache_dir")
-    cache = Path(cache_value) if cache_value else None
-    jobs = n_jobs or min(4, os.cpu_count() or 1)
-    spec = run_feature_spec(history)
+    how = (options or ExportOptions()).for_run(history.settings)
+    spec = history.settings.features
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
@@ -239,20 +216,8 @@ def export_ensemble(
     try:
         entries = []
         for i, trial in enumerate(members):
-            families, rounds, source = _write_member(
-                history,
-                trial,
-                tmp / f"m{i}",
-                spec,
-                root=root,
-                cache_dir=cache,
-                n_threads=n_threads,
-                n_jobs=jobs,
-                progress=progress,
-            )
-            for entry in families.values():
-                entry["file"] = f"m{i}/{entry['file']}"
-                entry["sha256"] = hashlib.sha256((tmp / entry["file"]).read_bytes()).hexdigest()
+            families, rounds, source = _write_member(history, trial, tmp / f"m{i}", spec, how)
+            name_files(families, tmp, f"m{i}/")
             entries.append(
                 {
                     "hyperparameters": trial.config,
@@ -263,12 +228,12 @@ def export_ensemble(
                     "trial": {"trial": trial.trial, "budget": trial.budget, "score": trial.score},
                 }
             )
-        meta = _meta(history, members, entries, spec, root, k)
+        meta = _meta(history, members, entries, spec, how.root, k)
         write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
-        if progress is not None:
-            progress(0, 1, "scoring the ensemble on valid")
+        if how.progress is not None:
+            how.progress(0, 1, "scoring the ensemble on valid")
         model = load_model(tmp)
-        metrics = score_on_run_rows(model, history, root, spec, cache_dir=cache, n_jobs=jobs)
+        metrics = score_on_run_rows(model, history, spec, how)
         meta["validation"] = validation_entry(metrics, members[0].metrics, in_training=False)
         write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
     except BaseException:

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from hpo.data.load import SPLITS, collection_dir, is_layout, list_graphs
+from hpo.data.load import SPLITS, collection_dir, list_graphs
 from hpo.deploy.model import ExportedModel, ProgressFn
 from hpo.errors import UsageError
-from hpo.ranking.metrics import kendall_tau, overall_score, tile_score, topk_error
+from hpo.ranking.metrics import collection_metric, metric_name, overall_score, topk_error
 
 __all__ = ["TOP_K", "evaluate_model", "graph_metrics", "model_collections"]
 
@@ -27,13 +27,9 @@ TOP_K = (1, 5, 10)
 
 def graph_metrics(collection: str, scores: np.ndarray, runtime: np.ndarray) -> dict[str, float]:
     """Metrics of one graph: ``metric`` (the collection's), tau or tile score, top-k errors."""
-    out: dict[str, float] = {}
-    if is_layout(collection):
-        out["kendall_tau"] = kendall_tau(scores, runtime)
-        out["metric"] = out["kendall_tau"]
-    else:
-        out["tile_score"] = tile_score(scores, runtime, k=5)
-        out["metric"] = out["tile_score"]
+    name = metric_name(collection)
+    out = {name: collection_metric(collection, scores, runtime)}
+    out["metric"] = out[name]
     for k in TOP_K:
         out[f"top{k}_error"] = topk_error(scores, runtime, k)
     return out

@@ -36,10 +36,8 @@ its validation metrics are on valid, which was trained on (``in_training``).
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -47,17 +45,22 @@ from typing import Any
 from hpo.deploy.model import (
     MODEL_FILE,
     MODEL_FORMAT,
-    ProgressFn,
     load_model,
 )
 from hpo.deploy.out_folder import check_out_dir, install_model_folder
-from hpo.deploy.retrain import TRAIN_SPLITS, train_families
-from hpo.deploy.scored import copy_scored_boosters, run_feature_spec, score_on_run_rows
-from hpo.deploy.subsets import Member, subset_members, subsets_meta, validation_entry
+from hpo.deploy.retrain import TRAIN_SPLITS, ExportOptions, train_families
+from hpo.deploy.scored import copy_scored_boosters, score_on_run_rows
+from hpo.deploy.subsets import (
+    Member,
+    data_provenance,
+    subset_members,
+    subsets_meta,
+    validation_entry,
+)
 from hpo.errors import ConfigError, UsageError
-from hpo.features import FeatureSpec, SampleCaps
-from hpo.ranking.training import DEFAULT_FIXED_ROUNDS
-from hpo.runs.folder import data_fingerprint, jsonable, package_versions, write_json_atomic
+from hpo.features import FeatureSpec
+from hpo.runs.boosters import budget_size, trial_budget
+from hpo.runs.folder import jsonable, write_json_atomic
 from hpo.runs.history import RunHistory, Trial
 from hpo.runs.nested import SubsetRun, load_any
 
@@ -83,19 +86,14 @@ def export_rounds(run: RunHistory, budget: float | None) -> int:
     high learning rate can overfit). Without an incumbent budget: ``max_budget``.
     ``configs`` fidelity: every training config at the objective's fixed rounds.
     """
-    settings = run.settings
     if run.fidelity == "configs":
-        return int(settings.get("fixed_rounds", DEFAULT_FIXED_ROUNDS))
-    chosen = budget if isinstance(budget, (int, float)) else settings.get("max_budget")
-    if not isinstance(chosen, (int, float)):
-        raise ConfigError(f"{run.path}: no max_budget in campaign.json and no incumbent budget")
-    return max(1, int(round(chosen)))
+        return run.settings.fixed_rounds
+    return budget_size(trial_budget(budget, run.settings.max_budget))
 
 
 def run_folds(run: RunHistory | SubsetRun) -> int:
     """The cross-validation folds of a run (``cv`` in ``campaign.json``), 0 without."""
-    cv = run.settings.get("cv", 0)
-    return cv if isinstance(cv, int) and not isinstance(cv, bool) else 0
+    return run.settings.cv
 
 
 def export_model(
@@ -104,11 +102,7 @@ def export_model(
     *,
     retrain: bool = False,
     train_on: Sequence[str] | str = ("train",),
-    cache_dir: Path | str | None = None,
-    data_root: Path | str | None = None,
-    n_threads: int = 1,
-    n_jobs: int | None = None,
-    progress: ProgressFn | None = None,
+    options: ExportOptions | None = None,
 ) -> Path:
     """Write a model folder of a run's incumbent: its scored boosters, or retrained ones.
 
@@ -129,17 +123,9 @@ def export_model(
         ``("train",)`` or ``("train", "valid")`` (also ``"train+valid"``, which implies
         ``retrain``; a cross-validated run always trains on both). Validation metrics are
         always computed on valid, so they are optimistic when valid is trained on.
-    cache_dir
-        Feature cache (default: the campaign's).
-    data_root
-        Dataset root (default: the campaign's).
-    n_threads
-        LightGBM threads.
-    n_jobs
-        Feature extraction processes (default: the number of CPUs, at most 4).
-    progress
-        ``progress(done, total, label)`` as files are extracted, families trained and the
-        copy scored on valid.
+    options
+        Dataset root and feature cache (default: the run's), threads, extraction processes
+        and progress (:class:`~hpo.deploy.retrain.ExportOptions`).
 
     Returns
     -------
@@ -159,10 +145,9 @@ def export_model(
     out = Path(out_dir)
     check_out_dir(out)
     members = subset_members(history) if isinstance(history, SubsetRun) else {"": history}
-    settings = history.settings
-    root = Path(data_root if data_root is not None else settings.get("data_root", ""))
-    cache = cache_dir if cache_dir is not None else settings.get("cache_dir")
-    spec = run_feature_spec(next(iter(members.values())))
+    how = (options or ExportOptions()).for_run(history.settings)
+    root, progress = how.root, how.progress
+    spec = next(iter(members.values())).settings.features
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
@@ -172,18 +157,7 @@ def export_model(
     try:
         written = {
             prefix: _write_member(
-                member,
-                tmp,
-                prefix,
-                spec,
-                retrain=retrain,
-                splits=splits,
-                root=root,
-                cache_dir=Path(cache) if cache else None,
-                n_threads=n_threads,
-                n_jobs=n_jobs or min(4, os.cpu_count() or 1),
-                progress=progress,
-                caps=SampleCaps.from_settings(member.settings),  # the rows it was tuned on
+                member, tmp, prefix, spec, retrain=retrain, splits=splits, options=how
             )
             for prefix, member in members.items()
         }
@@ -191,11 +165,8 @@ def export_model(
             meta = subsets_meta(history, written, spec, splits, root, retrain)
             recorded = history.metrics
         else:
-            one = written[""]
-            meta = _model_meta(
-                history, one.inc, spec, one.families, one.rounds, one.seed, splits, root, retrain
-            )
-            recorded = one.inc.metrics
+            meta = _model_meta(history, written[""], spec, splits, root, retrain)
+            recorded = written[""].inc.metrics
         if folds:
             meta["cv"] = folds
         write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
@@ -207,16 +178,7 @@ def export_model(
             model = load_model(tmp)
             metrics = {}
             for member in members.values():
-                metrics.update(
-                    score_on_run_rows(
-                        model,
-                        member,
-                        root,
-                        spec,
-                        cache_dir=Path(cache) if cache else None,
-                        n_jobs=n_jobs or min(4, os.cpu_count() or 1),
-                    )
-                )
+                metrics.update(score_on_run_rows(model, member, spec, how))
         meta["validation"] = validation_entry(metrics, recorded, in_training="valid" in splits)
         write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
     except BaseException:
@@ -234,20 +196,15 @@ def _write_member(
     *,
     retrain: bool,
     splits: tuple[str, ...],
-    root: Path,
-    cache_dir: Path | None,
-    n_threads: int,
-    n_jobs: int,
-    caps: SampleCaps,
-    progress: ProgressFn | None,
+    options: ExportOptions,
 ) -> Member:
     """Put one run's incumbent boosters into ``tmp/<prefix>`` (copied or retrained)."""
     inc = history.incumbent
     if inc is None:
         raise UsageError(f"run '{history.name}' has no successful trial to export")
-    seed = inc.seed if inc.seed is not None else int(history.settings.get("seed", 0))
-    top = history.settings.get("max_budget")
-    if inc.budget is not None and isinstance(top, (int, float)) and inc.budget > top * 1.000001:
+    seed = inc.seed if inc.seed is not None else history.settings.seed
+    top = history.settings.max_budget
+    if inc.budget is not None and inc.budget > top * 1.000001:
         raise ConfigError(  # a hand-edited log: it would name a booster of 1e308 rounds
             f"{history.path / 'trials.jsonl'}: trial {inc.trial} has budget {inc.budget:g}, "
             f"above the campaign's max_budget {top:g}"
@@ -258,18 +215,14 @@ def _write_member(
     metrics: dict[str, float] | None = None
     if retrain:
         trained = train_families(
-            root,
             history.collections,
             inc.config,
             spec,
             rounds=rounds,
             seed=seed,
             splits=splits,
-            cache_dir=cache_dir,
-            n_threads=n_threads,
-            n_jobs=n_jobs,
-            progress=progress,
-            caps=caps,
+            caps=history.settings.caps,  # the rows it was tuned on
+            options=options,
         )
         families: dict[str, dict[str, Any]] = {}
         for family, booster in trained.boosters.items():
@@ -284,19 +237,22 @@ def _write_member(
         metrics = trained.metrics
     else:
         families = copy_scored_boosters(history, inc, seed, spec, folder)
+    name_files(families, tmp, prefix)
+    return Member(inc, families, rounds, seed, metrics)
+
+
+def name_files(families: dict[str, dict[str, Any]], tmp: Path, prefix: str) -> None:
+    """Name each family's model file as ``model.json`` records it: its path in the model
+    folder ``tmp`` (the member's files are under ``prefix``) and its checksum."""
     for entry in families.values():
         entry["file"] = f"{prefix}{entry['file']}"
         entry["sha256"] = hashlib.sha256((tmp / entry["file"]).read_bytes()).hexdigest()
-    return Member(inc, families, rounds, seed, metrics)
 
 
 def _model_meta(
     history: RunHistory,
-    inc: Trial,
+    member: Member,
     spec: FeatureSpec,
-    families: dict[str, dict[str, Any]],
-    rounds: int,
-    seed: int,
     splits: tuple[str, ...],
     root: Path,
     retrain: bool,
@@ -306,26 +262,23 @@ def _model_meta(
         "format": MODEL_FORMAT,
         "feature_version": spec.version,  # of the run: its columns are named below
         "feature_spec": spec.to_dict(),
-        "hyperparameters": inc.config,
+        "hyperparameters": member.inc.config,
         "collections": list(history.collections),
-        "families": families,
+        "families": member.families,
         "source": "retrained" if retrain else "copied",
-        "rounds": rounds,
-        "seed": seed,
+        "rounds": member.rounds,
+        "seed": member.seed,
         "fidelity": history.fidelity,
         "train_on": list(splits) if retrain else ["train"],
-        **provenance(history, inc, root),
+        **provenance(history, member.inc, root),
     }
 
 
 def provenance(history: RunHistory, inc: Trial, root: Path) -> dict[str, Any]:
-    """The keys of ``model.json`` that say where a model comes from, shared by every format.
+    """The keys of ``model.json`` that say where a model comes from (formats 1 and 3).
 
-    The run and trial it was scored as, the data it was exported on (and whether that is the
-    data the run tuned on), package versions and the time.
+    The run and trial it was scored as, then :func:`~hpo.deploy.subsets.data_provenance`.
     """
-    fingerprint = data_fingerprint(root, history.collections)
-    run_fingerprint = history.campaign.get("data_fingerprint")
     return {
         "run": {
             "name": history.name,
@@ -336,12 +289,5 @@ def provenance(history: RunHistory, inc: Trial, root: Path) -> dict[str, Any]:
             "metrics": inc.metrics,
             "score": inc.score,
         },
-        "data": {
-            "root": str(root.absolute()),
-            "fingerprint": fingerprint,
-            "run_fingerprint": run_fingerprint,
-            "matches_run": fingerprint == run_fingerprint,
-        },
-        "versions": package_versions(),
-        "created": time.time(),
+        **data_provenance(history, root),
     }

@@ -35,6 +35,7 @@ from hpo.features import (
     FEATURE_VERSION,
     READABLE_VERSIONS,
     FeatureSpec,
+    by_family,
     extract_file,
     family_of,
     feature_names,
@@ -228,7 +229,7 @@ def _load_families(
     if not isinstance(family_meta, dict):
         raise ConfigError(f"{meta_file}: {where}key 'families': expected a JSON object")
     families: dict[str, FamilyModel] = {}
-    for family in sorted({family_of(c) for c in collections}):
+    for family in by_family(collections):
         entry = family_meta.get(family)
         if not isinstance(entry, dict) or "file" not in entry or "columns" not in entry:
             raise ConfigError(f"{meta_file}: {where}no '{family}' model entry for {collections}")

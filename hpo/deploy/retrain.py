@@ -8,18 +8,72 @@ tuned on.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hpo.deploy.model import ProgressFn
 from hpo.errors import UsageError
-from hpo.features import FeatureSpec, SampleCaps, family_of
+from hpo.features import ExtractOptions, FeatureSpec, SampleCaps, by_family, extraction_jobs
+from hpo.runs.settings import RunSettings
 
-__all__ = ["TRAIN_SPLITS", "Trained", "train_families"]
+__all__ = ["TRAIN_SPLITS", "ExportOptions", "Trained", "train_families"]
 
 TRAIN_SPLITS = ("train", "valid")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExportOptions:
+    """Where an export reads its data and how it computes; none of it changes the model.
+
+    One object carries them from :func:`hpo.deploy.export.export_model` (and
+    :func:`hpo.deploy.ensemble.export_ensemble`) down to every file extracted and every
+    family trained.
+
+    Attributes
+    ----------
+    data_root
+        Dataset root (default: the run's).
+    cache_dir
+        Feature cache (default: the run's).
+    n_threads
+        LightGBM threads.
+    n_jobs
+        Feature extraction processes (default: :func:`hpo.features.extraction_jobs`).
+    progress
+        ``progress(done, total, label)`` as files are extracted, families trained and the
+        model scored on valid.
+    """
+
+    data_root: Path | None = None
+    cache_dir: Path | None = None
+    n_threads: int = 1
+    n_jobs: int | None = None
+    progress: ProgressFn | None = None
+
+    def for_run(self, settings: RunSettings) -> ExportOptions:
+        """These options with the run's data root and feature cache where none was given."""
+        return dataclasses.replace(
+            self,
+            data_root=Path(self.data_root if self.data_root is not None else settings.data_root),
+            cache_dir=Path(self.cache_dir) if self.cache_dir is not None else settings.cache_dir,
+            n_jobs=extraction_jobs(self.n_jobs),
+        )
+
+    @property
+    def root(self) -> Path:
+        """The dataset root (:meth:`for_run` fills it in from the run)."""
+        if self.data_root is None:
+            raise UsageError("export: no dataset root (give one, or read the run's)")
+        return self.data_root
+
+    def extract(self, on_file: Callable[[str, bool], None] | None = None) -> ExtractOptions:
+        """The extraction part of these options, reporting each file to ``on_file``."""
+        return ExtractOptions(
+            cache_dir=self.cache_dir, n_jobs=extraction_jobs(self.n_jobs), on_file=on_file
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,7 +91,6 @@ class Trained:
 
 
 def train_families(
-    root: Path,
     collections: Sequence[str],
     hyperparameters: dict[str, Any],
     spec: FeatureSpec,
@@ -45,17 +98,18 @@ def train_families(
     rounds: int,
     seed: int,
     splits: tuple[str, ...],
-    cache_dir: Path | None,
-    n_threads: int,
-    n_jobs: int,
-    progress: ProgressFn | None,
-    caps: SampleCaps | None = None,
+    caps: SampleCaps | None,
+    options: ExportOptions,
 ) -> Trained:
-    """Train one ranker per family on ``splits`` and score it on every valid graph."""
+    """Train one ranker per family on ``splits`` and score it on every valid graph.
+
+    ``caps`` are the run's (the rows it was tuned on); ``options`` name the dataset root.
+    """
     from hpo.data.load import list_graphs
     from hpo.features import build_tables
-    from hpo.ranking.training import train_family
+    from hpo.ranking.training import FitOptions, train_family
 
+    root, progress = options.root, options.progress
     total = sum(len(list_graphs(root, c, s)) for c in collections for s in TRAIN_SPLITS)
     done = [0]
 
@@ -69,17 +123,14 @@ def train_families(
         collections,
         TRAIN_SPLITS,
         spec,
-        cache_dir=cache_dir,
         caps=caps,
-        n_jobs=n_jobs,
-        on_file=on_file,
+        extract=options.extract(on_file),
     )
     out = Trained({}, {}, {}, {})
-    families = sorted({family_of(c) for c in collections})
-    for i, family in enumerate(families):
+    families = by_family(collections)
+    for i, (family, wanted) in enumerate(families.items()):
         if progress is not None:
             progress(i, len(families), f"training {family} ({rounds} rounds)")
-        wanted = [c for c in collections if family_of(c) == family]
         train, valid = tables[(family, "train")], tables[(family, "valid")]
         fit = train_family(
             train,
@@ -88,8 +139,9 @@ def train_families(
             hyperparameters,
             rounds=rounds,
             seed=seed,
-            n_threads=n_threads,
-            extra=[valid] if "valid" in splits else (),
+            options=FitOptions(
+                n_threads=options.n_threads, extra=[valid] if "valid" in splits else ()
+            ),
         )
         out.boosters[family] = fit.ranker.booster_
         out.columns[family] = list(fit.column_names)

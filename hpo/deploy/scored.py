@@ -14,31 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from hpo.errors import ConfigError, UsageError
-from hpo.features import FeatureSpec, family_of
+from hpo.deploy.retrain import ExportOptions
+from hpo.errors import UsageError
+from hpo.features import FeatureSpec, by_family
 from hpo.features.table import FeatureTable, feature_names
 from hpo.ranking.training import feature_columns
 from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
 from hpo.runs.history import RunHistory, Trial
 
-__all__ = ["copy_scored_boosters", "run_feature_spec", "used_columns"]
-
-
-def run_feature_spec(run: RunHistory) -> FeatureSpec:
-    """The feature spec the run's models were trained with (recorded in ``campaign.json``).
-
-    Raises
-    ------
-    ConfigError
-        If the recorded spec is malformed or of another feature version.
-    """
-    recorded = run.settings.get("features")
-    if not isinstance(recorded, dict):
-        raise ConfigError(f"{run.path}/campaign.json: setting 'features': expected a feature spec")
-    try:
-        return FeatureSpec.from_dict(dict(recorded))
-    except (ConfigError, TypeError) as exc:
-        raise ConfigError(f"{run.path}/campaign.json: setting 'features': {exc}") from None
+__all__ = ["copy_scored_boosters", "score_on_run_rows", "used_columns"]
 
 
 def used_columns(family: str, spec: FeatureSpec, hyperparameters: dict[str, Any]) -> list[str]:
@@ -73,7 +57,7 @@ def copy_scored_boosters(
     store = BoosterStore(history.path / BOOSTERS_DIR)
     size = budget_size(inc.budget if inc.budget is not None else 0.0)
     families: dict[str, dict[str, Any]] = {}
-    for family in sorted({family_of(c) for c in history.collections}):
+    for family in by_family(history.collections):
         source = store.path(booster_key(inc.config, seed, family), size)
         if inc.budget is None or not source.is_file():
             raise UsageError(
@@ -100,13 +84,7 @@ def copy_scored_boosters(
 
 
 def score_on_run_rows(
-    model: Any,
-    run: RunHistory,
-    root: Path,
-    spec: FeatureSpec,
-    *,
-    cache_dir: Path | None,
-    n_jobs: int,
+    model: Any, run: RunHistory, spec: FeatureSpec, options: ExportOptions
 ) -> dict[str, float]:
     """Per-collection valid metrics of an exported ``model`` on the rows its trials were scored on.
 
@@ -115,17 +93,16 @@ def score_on_run_rows(
     does) would give another, equally unbiased figure that no longer checks the copy against
     its trial. The sample is rebuilt from the run's caps and seed, from the feature cache.
     """
-    from hpo.features import SampleCaps, build_tables
+    from hpo.features import build_tables
     from hpo.ranking.metrics import collection_metric
 
     tables = build_tables(
-        root,
+        options.root,
         run.collections,
         ("valid",),
         spec.extracting(),  # the model reads its columns by name among today's rows
-        cache_dir=cache_dir,
-        caps=SampleCaps.from_settings(run.settings),
-        n_jobs=n_jobs,
+        caps=run.settings.caps,
+        extract=options.extract(),
     )
     per_graph: dict[str, list[float]] = {}
     for table in tables.values():

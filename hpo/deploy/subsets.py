@@ -23,7 +23,7 @@ from hpo.runs.folder import data_fingerprint, package_versions
 from hpo.runs.history import RunHistory, Trial
 from hpo.runs.nested import SubsetRun
 
-__all__ = ["Member", "subset_members", "subsets_meta", "validation_entry"]
+__all__ = ["Member", "data_provenance", "subset_members", "subsets_meta", "validation_entry"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,8 +82,6 @@ def subsets_meta(
     retrain: bool,
 ) -> dict[str, Any]:
     """``model.json`` of a per-subset run (format 2) without its validation entry."""
-    fingerprint = data_fingerprint(root, run.collections)
-    run_fingerprint = run.campaign.get("data_fingerprint")
     subsets: dict[str, Any] = {}
     for name in run.plan:
         member, sub = written[f"{name}/"], run.subsets[name]
@@ -119,6 +117,16 @@ def subsets_meta(
             "metrics": run.metrics,
             "score": run.score,
         },
+        **data_provenance(run, root),
+    }
+
+
+def data_provenance(run: RunHistory | SubsetRun, root: Path) -> dict[str, Any]:
+    """The keys every ``model.json`` format ends with: the data it was exported on (and
+    whether that is the data the run tuned on), package versions and the time."""
+    fingerprint = data_fingerprint(root, run.collections)
+    run_fingerprint = run.campaign.get("data_fingerprint")
+    return {
         "data": {
             "root": str(root.absolute()),
             "fingerprint": fingerprint,

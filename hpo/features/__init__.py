@@ -8,11 +8,14 @@ from hpo.features.rows import GraphRows
 from hpo.features.sampling import SampleCaps, SampleRule
 from hpo.features.spec import FEATURE_VERSION, READABLE_VERSIONS, FeatureSpec
 from hpo.features.table import (
+    ExtractOptions,
     FeatureTable,
     GraphRef,
     build_tables,
+    by_family,
     extract_file,
     extract_rows,
+    extraction_jobs,
     family_of,
     feature_names,
 )
@@ -21,6 +24,7 @@ from hpo.features.tile import extract_tile_features, tile_feature_names
 __all__ = [
     "FEATURE_VERSION",
     "READABLE_VERSIONS",
+    "ExtractOptions",
     "FeatureSpec",
     "FeatureTable",
     "GraphRef",
@@ -28,10 +32,12 @@ __all__ = [
     "SampleCaps",
     "SampleRule",
     "build_tables",
+    "by_family",
     "extract_file",
     "extract_rows",
     "extract_layout_features",
     "extract_tile_features",
+    "extraction_jobs",
     "family_of",
     "feature_names",
     "layout_feature_names",

@@ -29,15 +29,16 @@ from hpo.features.graph import graph_descriptor, graph_descriptor_names
 from hpo.features.hashing import hash_int8_rows
 from hpo.features.layout_partial import disagree, mask_bits, pack, read_block
 from hpo.features.layout_second_order import (
+    SECOND_ORDER_GROUPS,
     SecondOrderStatic,
     second_order_chunk,
-    second_order_names,
     second_order_static,
 )
 from hpo.features.relative import relative_features, relative_names
 from hpo.features.spec import FeatureSpec
 
 __all__ = [
+    "LAYOUT_GROUPS",
     "LayoutStatic",
     "extract_layout_features",
     "layout_config_features",
@@ -46,36 +47,38 @@ __all__ = [
     "layout_static",
 ]
 
-_PER_CONFIG = [
-    "log_padded_volume",
-    "log_padded_volume_convdot",
-    "log_padded_volume_reshape",
-    "log_padded_volume_other",
-    "log_padding_waste",
-    "mean_pad_ratio",
-    "max_log_pad_ratio",
-    "vw_pad_ratio",
-    "frac_default_out",
-    "n_nondefault_out",
-    "vw_nondefault_out",
-    "vw_largest_dim_minor",
-    "mean_log_minor",
-    "mean_log_second_minor",
-    "vw_minor_mult128",
-    "vw_second_minor_mult8",
-    "n_copies",
-    "log_copy_volume",
-    "n_explicit_copies",
-    "n_sibling_disagree",
-    "log_sibling_volume",
-    "n_in_out_differ",
-    "log_in_out_volume",
-    "log_input_padded_volume",
-    "frac_default_kernel",
-    "mean_minor_index",
-    *second_order_names(),
-    "log_pattern_count",
-]
+#: The per-config columns in order, each with its feature group (:mod:`hpo.features.groups`).
+_PER_CONFIG_GROUPS: dict[str, str] = {
+    "log_padded_volume": "padding",
+    "log_padded_volume_convdot": "padding",
+    "log_padded_volume_reshape": "padding",
+    "log_padded_volume_other": "padding",
+    "log_padding_waste": "padding",
+    "mean_pad_ratio": "padding",
+    "max_log_pad_ratio": "padding",
+    "vw_pad_ratio": "padding",
+    "frac_default_out": "defaults",
+    "n_nondefault_out": "defaults",
+    "vw_nondefault_out": "defaults",
+    "vw_largest_dim_minor": "minor_dims",
+    "mean_log_minor": "minor_dims",
+    "mean_log_second_minor": "minor_dims",
+    "vw_minor_mult128": "padding",
+    "vw_second_minor_mult8": "padding",
+    "n_copies": "copies",
+    "log_copy_volume": "copies",
+    "n_explicit_copies": "copies",
+    "n_sibling_disagree": "copies",
+    "log_sibling_volume": "copies",
+    "n_in_out_differ": "copies",
+    "log_in_out_volume": "copies",
+    "log_input_padded_volume": "padding",
+    "frac_default_kernel": "defaults",
+    "mean_minor_index": "minor_dims",
+    **SECOND_ORDER_GROUPS,
+    "log_pattern_count": "pattern",
+}
+_PER_CONFIG = list(_PER_CONFIG_GROUPS)
 _STATIC = [
     "log_n_config_nodes",
     "log_config_volume",
@@ -84,6 +87,8 @@ _STATIC = [
     "frac_cfg_with_producer",
     "log_n_configs",
 ]
+#: The feature group of every layout column but the relative and graph-descriptor ones.
+LAYOUT_GROUPS: dict[str, str] = {**_PER_CONFIG_GROUPS, **dict.fromkeys(_STATIC, "graph_static")}
 
 
 def layout_feature_names(spec: FeatureSpec) -> list[str]:

@@ -35,12 +35,15 @@ the cost is a few multiply-adds per cell on arrays the second-order pass already
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 __all__ = [
     "CHEAP_COPY_WEIGHT",
     "CONVDOT_WEIGHT",
     "ESTIMATE_GROUPS",
+    "EstimateInputs",
     "INPUT_WEIGHT",
     "MXU_MINOR_WEIGHT",
     "RELAYOUT_WEIGHT",
@@ -70,23 +73,12 @@ def cost_estimate_names() -> list[str]:
     return list(ESTIMATE_GROUPS)
 
 
-def cost_estimate_columns(
-    *,
-    padded: np.ndarray,
-    convdot: np.ndarray,
-    reshape: np.ndarray,
-    feat_minor: np.ndarray,
-    bitcast: np.ndarray,
-    in_padded: np.ndarray,
-    kernel_bytes: np.ndarray,
-    ker_minor: np.ndarray,
-    minor_mismatch_bytes: np.ndarray,
-    major_mismatch_bytes: np.ndarray,
-    reader_copy_bytes: np.ndarray,
-) -> np.ndarray:
-    """Estimated bytes of each effect and their weighted total, per config; ``(k, 5)``.
+@dataclass(frozen=True, eq=False)
+class EstimateInputs:
+    """What :func:`cost_estimate_columns` weighs, per config of a chunk (``k`` configs) and
+    per configurable node (``nc``), as :mod:`hpo.features.layout_second_order` derives it.
 
-    Parameters
+    Attributes
     ----------
     padded
         ``(k, nc)`` output bytes padded to the element type's tile under the chosen layout.
@@ -106,6 +98,23 @@ def cost_estimate_columns(
         and in major positions only.
     reader_copy_bytes
         ``(k,)`` (weighted) bytes copied for non-configurable readers.
+    """
+
+    padded: np.ndarray
+    convdot: np.ndarray
+    reshape: np.ndarray
+    feat_minor: np.ndarray
+    bitcast: np.ndarray
+    in_padded: np.ndarray
+    kernel_bytes: np.ndarray
+    ker_minor: np.ndarray
+    minor_mismatch_bytes: np.ndarray
+    major_mismatch_bytes: np.ndarray
+    reader_copy_bytes: np.ndarray
+
+
+def cost_estimate_columns(e: EstimateInputs) -> np.ndarray:
+    """Estimated bytes of each effect and their weighted total, per config; ``(k, 5)``.
 
     Returns
     -------
@@ -114,22 +123,22 @@ def cost_estimate_columns(
         reshapes/transposes that move, the weighted copy bytes and the weighted total. Each
         row depends on its config only (not on the chunk), so sampled rows equal full ones.
     """
-    mxu = np.where(feat_minor, MXU_MINOR_WEIGHT, 1.0)
-    convdot_bytes = np.where(convdot[None], padded * mxu, 0.0).sum(axis=1)
-    kernel = kernel_bytes[None] * np.where(ker_minor, MXU_MINOR_WEIGHT, 1.0)
+    mxu = np.where(e.feat_minor, MXU_MINOR_WEIGHT, 1.0)
+    convdot_bytes = np.where(e.convdot[None], e.padded * mxu, 0.0).sum(axis=1)
+    kernel = e.kernel_bytes[None] * np.where(e.ker_minor, MXU_MINOR_WEIGHT, 1.0)
     kernel_sum = kernel.sum(axis=1)
-    move = np.where(reshape[None] & ~bitcast, padded, 0.0).sum(axis=1)
-    other = np.where(~(convdot | reshape)[None], padded, 0.0).sum(axis=1)
+    move = np.where(e.reshape[None] & ~e.bitcast, e.padded, 0.0).sum(axis=1)
+    other = np.where(~(e.convdot | e.reshape)[None], e.padded, 0.0).sum(axis=1)
     copies = (
-        RELAYOUT_WEIGHT * minor_mismatch_bytes
-        + CHEAP_COPY_WEIGHT * major_mismatch_bytes
-        + reader_copy_bytes
+        RELAYOUT_WEIGHT * e.minor_mismatch_bytes
+        + CHEAP_COPY_WEIGHT * e.major_mismatch_bytes
+        + e.reader_copy_bytes
     )
     total = (
         CONVDOT_WEIGHT * (convdot_bytes + KERNEL_WEIGHT * kernel_sum)
         + move
         + other
-        + INPUT_WEIGHT * in_padded.sum(axis=1)
+        + INPUT_WEIGHT * e.in_padded.sum(axis=1)
         + copies
     )
     return np.column_stack(

@@ -37,6 +37,7 @@ from hpo.features.layout_cost_estimate import (
     CHEAP_COPY_WEIGHT,
     CONVDOT_WEIGHT,
     ESTIMATE_GROUPS,
+    EstimateInputs,
     cost_estimate_columns,
 )
 from hpo.features.layout_partial import (
@@ -324,17 +325,19 @@ def second_order_chunk(
     r_minor_bytes = np.where(r_minor, reader_work[None], 0.0).sum(1)
     r_major_bytes = np.where(r_major, reader_work[None], 0.0).sum(1)
     estimates = cost_estimate_columns(
-        padded=padded,
-        convdot=convdot,
-        reshape=reshape,
-        feat_minor=feat_minor,
-        bitcast=bitcast,
-        in_padded=in_padded,
-        kernel_bytes=so.kernel_bytes,
-        ker_minor=ker_minor,
-        minor_mismatch_bytes=p_minor_bytes + s_minor_bytes,
-        major_mismatch_bytes=p_major_bytes + s_major_bytes,
-        reader_copy_bytes=r_minor_bytes + CHEAP_COPY_WEIGHT * r_major_bytes,
+        EstimateInputs(
+            padded=padded,
+            convdot=convdot,
+            reshape=reshape,
+            feat_minor=feat_minor,
+            bitcast=bitcast,
+            in_padded=in_padded,
+            kernel_bytes=so.kernel_bytes,
+            ker_minor=ker_minor,
+            minor_mismatch_bytes=p_minor_bytes + s_minor_bytes,
+            major_mismatch_bytes=p_major_bytes + s_major_bytes,
+            reader_copy_bytes=r_minor_bytes + CHEAP_COPY_WEIGHT * r_major_bytes,
+        )
     )
 
     n_convdot = max(int(convdot.sum()), 1)

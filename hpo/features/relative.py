@@ -11,12 +11,24 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import rankdata
 
-__all__ = ["relative_features", "relative_names"]
+__all__ = ["RELATIVE_SUFFIXES", "relative_base", "relative_features", "relative_names"]
+
+#: Suffixes of a relative column's name: minus the graph's median, percentile rank in the graph.
+RELATIVE_SUFFIXES = ("_dmed", "_prank")
 
 
 def relative_names(names: list[str], ranks: bool = True) -> list[str]:
     """Column names produced by :func:`relative_features` for per-config columns ``names``."""
-    return [f"{n}_dmed" for n in names] + ([f"{n}_prank" for n in names] if ranks else [])
+    dmed, prank = RELATIVE_SUFFIXES
+    return [f"{n}{dmed}" for n in names] + ([f"{n}{prank}" for n in names] if ranks else [])
+
+
+def relative_base(name: str) -> tuple[str, bool]:
+    """``(base column, is relative)`` of a column name: ``("x", True)`` for ``x_prank``."""
+    for suffix in RELATIVE_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)], True
+    return name, False
 
 
 def relative_features(

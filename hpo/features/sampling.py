@@ -137,17 +137,16 @@ class SampleCaps:
     @classmethod
     def from_settings(cls, settings: Any) -> SampleCaps:
         """The caps of a campaign: its ``train_configs``, ``valid_configs``, ``keep_fastest``
-        and ``seed`` (a :class:`~hpo.campaign.config.CampaignConfig` or its saved dict).
+        and ``seed`` (a :class:`~hpo.campaign.config.CampaignConfig`).
 
-        A setting that is absent means no cap: runs recorded before caps existed were built
-        on every config, and their export must see the same rows.
+        A recorded run's caps are :attr:`hpo.runs.settings.RunSettings.caps` (a run recorded
+        before caps existed has none).
         """
-        get = settings.get if isinstance(settings, dict) else lambda k, d: getattr(settings, k, d)
         return cls(
-            train_configs=int(get("train_configs", 0)),
-            valid_configs=int(get("valid_configs", 0)),
-            keep_fastest=int(get("keep_fastest", 0)),
-            seed=int(get("seed", 0)),
+            train_configs=settings.train_configs,
+            valid_configs=settings.valid_configs,
+            keep_fastest=settings.keep_fastest,
+            seed=settings.seed,
         )
 
     def rule(self, split: str, layout: bool, merge: bool) -> SampleRule:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from hpo.errors import ConfigError
+from hpo.features.relative import relative_base
 
 __all__ = ["ADDED_IN_VERSION", "FEATURE_VERSION", "READABLE_VERSIONS", "FeatureSpec"]
 
@@ -99,7 +100,7 @@ class FeatureSpec:
 
     def drops(self, name: str) -> bool:
         """Whether column ``name`` was added after this spec's version (so is not one of its)."""
-        base = name.removesuffix("_dmed").removesuffix("_prank")
+        base, _ = relative_base(name)
         return any(
             base.startswith(prefix)
             for version, prefixes in ADDED_IN_VERSION.items()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,11 +29,14 @@ from hpo.features.spec import FEATURE_VERSION, FeatureSpec
 from hpo.features.tile import extract_tile_features, tile_feature_names
 
 __all__ = [
+    "ExtractOptions",
     "FeatureTable",
     "GraphRef",
     "build_tables",
+    "by_family",
     "extract_file",
     "extract_rows",
+    "extraction_jobs",
     "family_of",
     "feature_names",
 ]
@@ -42,6 +45,15 @@ __all__ = [
 def family_of(collection: str) -> str:
     """``layout`` for the four layout collections, ``tile`` for tile:xla."""
     return "layout" if is_layout(collection) else "tile"
+
+
+def by_family(collections: Iterable[str]) -> dict[str, list[str]]:
+    """``{family: its collections, in the given order}``, families by name (layout, tile):
+    one model is trained, saved and routed to per family."""
+    grouped: dict[str, list[str]] = {}
+    for collection in collections:
+        grouped.setdefault(family_of(collection), []).append(collection)
+    return dict(sorted(grouped.items()))
 
 
 def feature_names(family: str, spec: FeatureSpec) -> list[str]:
@@ -57,6 +69,31 @@ def _version_columns(family: str, spec: FeatureSpec) -> np.ndarray | None:
         return None
     current = feature_names(family, spec.extracting())
     return np.flatnonzero([not spec.drops(n) for n in current])
+
+
+def extraction_jobs(n_jobs: int | None) -> int:
+    """Files extracted in parallel: ``n_jobs``, or by default one per CPU, at most 4 (what
+    ``hpo run``, ``hpo export`` and ``hpo evaluate`` use when not told)."""
+    return n_jobs or min(4, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExtractOptions:
+    """How :func:`build_tables` extracts, which does not change the rows it returns.
+
+    Attributes
+    ----------
+    cache_dir
+        Where extraction results are cached (``None``: no cache).
+    n_jobs
+        Files extracted in parallel (joblib processes).
+    on_file
+        Called with ``(path, cache_hit)`` as each file finishes.
+    """
+
+    cache_dir: Path | None = None
+    n_jobs: int = 1
+    on_file: Callable[[str, bool], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -241,11 +278,9 @@ def build_tables(
     splits: Sequence[str],
     spec: FeatureSpec,
     *,
-    cache_dir: Path | None = None,
     merge_duplicates_in: Sequence[str] = ("train",),
     caps: SampleCaps | None = None,
-    n_jobs: int = 1,
-    on_file: Callable[[str, bool], None] | None = None,
+    extract: ExtractOptions | None = None,
 ) -> dict[tuple[str, str], FeatureTable]:
     """Build the feature tables of ``collections`` x ``splits``.
 
@@ -257,18 +292,14 @@ def build_tables(
         What to build.
     spec
         Feature settings.
-    cache_dir
-        Where extraction results are cached (``None``: no cache).
     merge_duplicates_in
         Splits whose identical configs are merged into one row with their mean target
         (training); other splits keep every config (prediction and scoring).
     caps
         Configs kept per train graph and per valid layout graph (``None``: every config).
         Only kept configs are featurized and held in memory.
-    n_jobs
-        Files extracted in parallel (joblib processes).
-    on_file
-        Called with ``(path, cache_hit)`` as each file finishes.
+    extract
+        Cache, processes and progress of the extraction (default: no cache, one process).
 
     Returns
     -------
@@ -284,21 +315,22 @@ def build_tables(
         for path in list_graphs(root, collection, split)
     ]
     caps = caps if caps is not None else SampleCaps.unlimited()
+    how = extract if extract is not None else ExtractOptions()
     rules = {
         (collection, split): caps.rule(split, is_layout(collection), split in merge_duplicates_in)
         for split in splits
         for collection in collections
     }
-    results = Parallel(n_jobs=n_jobs, return_as="generator")(
+    results = Parallel(n_jobs=how.n_jobs, return_as="generator")(
         delayed(extract_rows)(
-            path, collection, spec.extracting(), rules[(collection, split)], cache_dir
+            path, collection, spec.extracting(), rules[(collection, split)], how.cache_dir
         )
         for collection, split, path in jobs
     )
     parts: dict[tuple[str, str], list[tuple[GraphRef, tuple[np.ndarray, ...]]]] = {}
     for (collection, split, path), (rows, hit) in zip(jobs, results, strict=True):
-        if on_file is not None:
-            on_file(str(path), hit)
+        if how.on_file is not None:
+            how.on_file(str(path), hit)
         keep = _version_columns(family_of(collection), spec)
         X = rows.X if keep is None else rows.X[:, keep]
         arrays = (X, rows.target, rows.config_index, rows.dup_count)

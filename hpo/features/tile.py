@@ -12,7 +12,7 @@ from hpo.features.hashing import hash_rows
 from hpo.features.relative import relative_features, relative_names
 from hpo.features.spec import FeatureSpec
 
-__all__ = ["extract_tile_features", "tile_feature_names"]
+__all__ = ["TILE_GROUPS", "extract_tile_features", "tile_feature_names"]
 
 _CONFIG_NAMES = (
     [f"kernel_bound_{i}" for i in range(6)]
@@ -22,36 +22,44 @@ _CONFIG_NAMES = (
     + [f"input_bound_{i}" for i in range(6)]
     + ["input_bound_sum", "input_bound_prod"]
 )
-_DERIVED_NAMES = [
-    "log_out_tile_volume",
-    "log_out_tile_hw_volume",
-    "log_kernel_tile_volume",
-    "log_n_out_tiles",
-    "log_n_kernel_tiles",
-    "out_padding_waste",
-    "kernel_padding_waste",
-    "hw_tile_waste",
-    "log_padded_work",
-    "log_out_tile_minor",
-    "log_out_tile_second_minor",
-    "out_tile_fraction",
-    "min_out_tile_ratio",
-    "max_out_tile_ratio",
-    "log_k_tile",
-    "log_k_steps",
-    "k_padding_waste",
-    "log_kernel_steps",
-    "log_vmem_bytes",
-    "vmem_over_16mib",
-    "log_est_compute",
-]
+_DERIVED_GROUPS: dict[str, str] = {
+    "log_out_tile_volume": "tile_shape",
+    "log_out_tile_hw_volume": "tile_shape",
+    "log_kernel_tile_volume": "tile_shape",
+    "log_n_out_tiles": "tile_shape",
+    "log_n_kernel_tiles": "tile_shape",
+    "out_padding_waste": "tile_padding",
+    "kernel_padding_waste": "tile_padding",
+    "hw_tile_waste": "tile_padding",
+    "log_padded_work": "tile_padding",
+    "log_out_tile_minor": "tile_shape",
+    "log_out_tile_second_minor": "tile_shape",
+    "out_tile_fraction": "tile_shape",
+    "min_out_tile_ratio": "tile_shape",
+    "max_out_tile_ratio": "tile_shape",
+    "log_k_tile": "tile_shape",
+    "log_k_steps": "tile_shape",
+    "k_padding_waste": "tile_padding",
+    "log_kernel_steps": "tile_shape",
+    "log_vmem_bytes": "tile_vmem",
+    "vmem_over_16mib": "tile_vmem",
+    "log_est_compute": "tile_shape",
+}
+_DERIVED_NAMES = list(_DERIVED_GROUPS)
+_STATIC_NAMES = [*(f"root_dim_{i}" for i in range(6)), "log_root_volume"]
+#: The feature group of every tile column but the relative and graph-descriptor ones.
+TILE_GROUPS: dict[str, str] = {
+    **dict.fromkeys(_CONFIG_NAMES, "tile_bounds"),
+    **_DERIVED_GROUPS,
+    **dict.fromkeys(_STATIC_NAMES, "graph_static"),
+}
 _VMEM_BYTES = 16 * 2**20
 
 
 def tile_feature_names(spec: FeatureSpec) -> list[str]:
     """Column names of :func:`extract_tile_features` under ``spec``."""
     per_config = list(_CONFIG_NAMES) + _DERIVED_NAMES
-    names = per_config + [f"root_dim_{i}" for i in range(6)] + ["log_root_volume"]
+    names = per_config + _STATIC_NAMES
     if spec.relative:
         names += relative_names(per_config, ranks=False)
     if spec.graph_descriptor:

@@ -8,6 +8,7 @@ The objective, export and the benchmarks all train and score through
 from __future__ import annotations
 
 from hpo.ranking.datasets import DatasetCache
+from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.folds import (
     FOLD_PREFIX,
     assign_folds,
@@ -62,6 +63,7 @@ __all__ = [
     "DatasetCache",
     "FOLD_PREFIX",
     "FamilyFit",
+    "FitOptions",
     "GraphScore",
     "LIGHTGBM_QUERY_LIMIT",
     "LambdaRanker",

@@ -19,7 +19,9 @@ from scipy import stats
 from hpo.data.load import is_layout
 
 __all__ = [
+    "TILE_TOP_K",
     "collection_metric",
+    "metric_name",
     "kendall_tau",
     "overall_score",
     "score_collection",
@@ -82,11 +84,22 @@ def topk_error(pred: np.ndarray, runtime: np.ndarray, k: int) -> float:
     return _best_predicted_min(p, r, k) / float(r.min()) - 1.0
 
 
+#: The tile collection's metric is the tile score of the 5 best-predicted configs.
+TILE_TOP_K = 5
+
+
+def metric_name(collection: str) -> str:
+    """The name of the metric a collection is scored by: ``kendall_tau`` or ``tile_score``."""
+    return "kendall_tau" if is_layout(collection) else "tile_score"
+
+
 def collection_metric(collection: str, pred: np.ndarray, runtime: np.ndarray) -> float:
-    """The metric a collection is scored by: Kendall's tau for layout, top-5 tile score for tile."""
+    """The metric a collection is scored by (:func:`metric_name`): Kendall's tau for layout,
+    the top-5 tile score for tile. The one dispatch; the objective's vectorised per-graph
+    scores (:mod:`hpo.ranking.training`) compute the same figures."""
     if is_layout(collection):
         return kendall_tau(pred, runtime)
-    return tile_score(pred, runtime, k=5)
+    return tile_score(pred, runtime, k=TILE_TOP_K)
 
 
 def score_collection(

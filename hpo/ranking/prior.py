@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from hpo.errors import ConfigError
+from hpo.features.relative import RELATIVE_SUFFIXES
 from hpo.features.table import FeatureTable
 
 __all__ = [
@@ -45,7 +46,6 @@ __all__ = [
 #: Ridge penalty per row (the normal equations are divided by the rows' count); small, it only
 #: keeps collinear columns (a log and its linear twin) from blowing up.
 RIDGE = 1e-2
-_RELATIVE = ("_dmed", "_prank")
 _LOG_PREFIXES = ("log_", "so_log_", "est_log_")
 _EXP_CAP = 60.0  # expm1 argument cap: log-bytes columns are < 40, so this only guards inf
 
@@ -59,7 +59,7 @@ def prior_basis(column_names: Sequence[str]) -> tuple[tuple[int, ...], tuple[boo
     positions: list[int] = []
     linear: list[bool] = []
     for i, name in enumerate(column_names):
-        if name.endswith(_RELATIVE):
+        if name.endswith(RELATIVE_SUFFIXES):
             continue
         positions.append(i)
         linear.append(False)

@@ -20,16 +20,17 @@ from typing import Any
 import numpy as np
 
 from hpo.data.load import is_layout
-from hpo.features.groups import columns_for, switches_from_hyperparameters
+from hpo.features.groups import as_bool, columns_for, switches_from_hyperparameters
 from hpo.features.table import FeatureTable
 from hpo.ranking.blend import (
     blend_scores,
     estimate_position,
     estimate_weight,
 )
-from hpo.ranking.datasets import DatasetCache, rows_digest
+from hpo.ranking.datasets import rows_digest
+from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.hyperparameters import BLEND_SETTINGS, RANKER_SETTINGS, route_hyperparameters
-from hpo.ranking.metrics import kendall_tau
+from hpo.ranking.metrics import TILE_TOP_K, kendall_tau
 from hpo.ranking.prior import LearnedPrior, fit_family_prior
 from hpo.ranking.ranker import LambdaRanker, OrderedRows
 from hpo.ranking.sampling import sample_configs
@@ -37,6 +38,7 @@ from hpo.ranking.sampling import sample_configs
 __all__ = [
     "DEFAULT_FIXED_ROUNDS",
     "FamilyFit",
+    "FitOptions",
     "GraphScore",
     "RANKER_KEYS",
     "blended_predict",
@@ -58,12 +60,6 @@ DEFAULT_FIXED_ROUNDS = 200
 RANKER_KEYS = (*RANKER_SETTINGS, *BLEND_SETTINGS)
 
 
-def _as_bool(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.lower() in ("true", "1", "yes")
-    return bool(value)
-
-
 def feature_columns(table: FeatureTable, hyperparameters: Mapping[str, Any]) -> np.ndarray:
     """Indices of the feature columns to use.
 
@@ -73,7 +69,7 @@ def feature_columns(table: FeatureTable, hyperparameters: Mapping[str, Any]) -> 
     return columns_for(
         table.feature_names,
         switches_from_hyperparameters(hyperparameters),
-        relative=_as_bool(hyperparameters.get("relative_features", True)),
+        relative=as_bool(hyperparameters.get("relative_features", True)),
     )
 
 
@@ -161,7 +157,7 @@ def _graph_metrics(table: FeatureTable, view: _ValidView, pred: np.ndarray) -> l
     sizes = np.diff(bounds)
     gid = np.repeat(np.arange(n_graphs), sizes)
     order = np.lexsort((pred, gid))  # lexsort is stable: ties keep row order
-    top = order[np.arange(len(order)) - bounds[gid[order]] < 5]
+    top = order[np.arange(len(order)) - bounds[gid[order]] < TILE_TOP_K]
     best = np.full(n_graphs, np.inf)
     np.minimum.at(best, gid[top], runtime[top])
     tile = 2.0 - best / np.minimum.reduceat(runtime, bounds[:-1])
@@ -278,13 +274,7 @@ def train_family(
     *,
     rounds: int,
     seed: int,
-    n_threads: int = 1,
-    rows: np.ndarray | None = None,
-    init_model: Any | None = None,
-    extra: Sequence[FeatureTable] = (),
-    columns: np.ndarray | None = None,
-    cache: DatasetCache | None = None,
-    score_graphs: np.ndarray | None = None,
+    options: FitOptions | None = None,
 ) -> FamilyFit:
     """Train the ranker of one family on ``train`` and score it on ``valid``.
 
@@ -300,33 +290,22 @@ def train_family(
         Boosting rounds to add (to ``init_model``'s when continuing).
     seed
         Seeds LightGBM and the sub-query split.
-    n_threads
-        LightGBM threads for binning, boosting and predicting.
-    rows
-        Training rows of ``train`` (default: every labeled row of ``collections``); the
-        ``configs`` fidelity passes a sample.
-    init_model
-        A booster to continue (the objective's lower-budget booster).
-    extra
-        More tables to train on, all their labeled rows of ``collections`` (export's
-        train+valid).
-    columns
-        Feature column indices (default: :func:`feature_columns` of the hyperparameters).
-    cache
-        Reuse the binned Dataset and the gathered valid rows across calls (the objective's).
-        Results are identical with or without it.
-    score_graphs
-        Boolean mask over ``valid.graphs``: score only these graphs (a cross-validation fold,
-        :mod:`hpo.ranking.folds`); default every labeled graph of ``collections``.
+    options
+        Threads, and what the objective and export change: rows, continuation, extra
+        tables, columns, cache, scored graphs (default: :class:`FitOptions`'s).
     """
     t0 = time.perf_counter()
-    cols = feature_columns(train, hyperparameters) if columns is None else np.asarray(columns)
-    cols = cols.astype(np.int64)
+    opt = options if options is not None else FitOptions()
+    cache = opt.cache
+    chosen = feature_columns(train, hyperparameters) if opt.columns is None else opt.columns
+    cols = np.asarray(chosen).astype(np.int64)
     names = tuple(train.feature_names[j] for j in cols)
     weight = estimate_weight(hyperparameters)  # checked before any work
-    selected = select_rows(train, collections) if rows is None else np.asarray(rows)
-    parts = [(train, selected)] + [(t, select_rows(t, collections)) for t in extra]
-    ranker = make_ranker(hyperparameters, num_boost_round=rounds, seed=seed, n_threads=n_threads)
+    selected = select_rows(train, collections) if opt.rows is None else np.asarray(opt.rows)
+    parts = [(train, selected)] + [(t, select_rows(t, collections)) for t in opt.extra]
+    ranker = make_ranker(
+        hyperparameters, num_boost_round=rounds, seed=seed, n_threads=opt.n_threads
+    )
 
     def order() -> OrderedRows:
         offsets = np.cumsum([0] + [len(t.graphs) for t, _ in parts])
@@ -337,7 +316,7 @@ def train_family(
         )
 
     def view() -> _ValidView:
-        return _valid_view(valid, cols, collections, score_graphs)
+        return _valid_view(valid, cols, collections, opt.score_graphs)
 
     blended = weight > 0 and any(is_layout(c) for c in collections)
     learned: LearnedPrior | None = None
@@ -354,13 +333,14 @@ def train_family(
         data, reused = cache.get(
             key, lambda: ranker.bin_rows(cache.get(("rows", rows_key), order, keep)[0]), keep
         )
-        scored = None if score_graphs is None else np.asarray(score_graphs, dtype=bool).tobytes()
+        mask = opt.score_graphs
+        scored = None if mask is None else np.asarray(mask, dtype=bool).tobytes()
         vkey = ("valid", id(valid), tuple(collections), cols.tobytes(), scored)
         valid_view = cache.get(vkey, view, keep=valid)[0]
         if blended:  # the same rows give the same prior: fitted once per row set
             learned = cache.get(("prior", rows_key), lambda: fit_family_prior(parts, cols), keep)[0]
     t1 = time.perf_counter()
-    ranker.fit_dataset(data, init_model=init_model)
+    ranker.fit_dataset(data, init_model=opt.init_model)
     t2 = time.perf_counter()
     pred = (
         blended_predict(ranker, valid_view, names, weight, learned)

@@ -46,7 +46,14 @@ from typing import Any
 
 from hpo.runs.incumbent import config_key
 
-__all__ = ["BOOSTERS_DIR", "BoosterStore", "booster_key", "budget_size", "folder_bytes"]
+__all__ = [
+    "BOOSTERS_DIR",
+    "BoosterStore",
+    "booster_key",
+    "budget_size",
+    "folder_bytes",
+    "trial_budget",
+]
 
 BOOSTERS_DIR = "boosters"
 _FILE = re.compile(r"([0-9a-f]{16})-([0-9]+)\.txt")
@@ -63,6 +70,12 @@ def booster_key(config: Mapping[str, Any], seed: int, family: str) -> str:
         sort_keys=True,
     )
     return hashlib.sha1(blob.encode()).hexdigest()[:16]
+
+
+def trial_budget(budget: float | None, largest: float) -> float:
+    """The budget a trial ran at: no budget means the largest (single-fidelity optimizers
+    pass none, and their trials run at the campaign's ``max_budget``)."""
+    return float(largest if budget is None else budget)
 
 
 def budget_size(budget: float) -> int:

@@ -19,7 +19,9 @@ Formats
     ``fixed_rounds`` and ``fast_bias``.
 
 Settings added later within a format are filled in from :data:`ADDED_SETTINGS` when a file
-lacks them, with the value the runs without them were made with (``cv``: 0, the valid split).
+lacks them, with the value the runs without them were made with (``cv``: 0, the valid split;
+``per``: one campaign; the config caps: none). These are the only defaults a reader applies:
+:class:`hpo.runs.settings.RunSettings` types the completed settings and refuses a missing one.
 """
 
 from __future__ import annotations
@@ -69,6 +71,12 @@ FORMAT_1_SETTINGS: dict[str, Any] = {
 ADDED_SETTINGS: dict[str, Any] = {
     # scored on the valid split (k-fold cross-validation came later)
     "cv": 0,
+    # one campaign for all collections (per-subset runs came later)
+    "per": "none",
+    # every config of every graph became a row (the per-graph caps came later)
+    "train_configs": 0,
+    "valid_configs": 0,
+    "keep_fastest": 0,
 }
 
 

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from hpo.errors import ConfigError, UsageError
-from hpo.runs.campaign_file import read_campaign_file
 from hpo.runs.folder import (
     CAMPAIGN_FILE,
     ENSEMBLE_FILE,
@@ -30,6 +29,7 @@ from hpo.runs.folder import (
     trial_key,
 )
 from hpo.runs.incumbent import choose_incumbent, combine_folds, config_key
+from hpo.runs.settings import RunSettings, read_run_campaign
 from hpo.runs.trial import TrajectoryPoint, Trial, baseline_record
 from hpo.runs.trial import finite_float as _float
 
@@ -57,7 +57,7 @@ class RunHistory:
     path
         The run folder.
     settings
-        The frozen campaign config (``data_root``, ``collections``, ``optimizer``, ...).
+        The campaign's settings, typed (``data_root``, ``collections``, ``optimizer``, ...).
     campaign
         The whole ``campaign.json`` (settings, search space, data fingerprint, versions).
     state
@@ -70,7 +70,7 @@ class RunHistory:
 
     name: str
     path: Path
-    settings: dict[str, Any]
+    settings: RunSettings
     campaign: dict[str, Any]
     state: str
     trials: tuple[Trial, ...]
@@ -95,23 +95,22 @@ class RunHistory:
     @property
     def optimizer(self) -> str:
         """Optimizer name of the campaign (``hyperband``, ``bo`` ...)."""
-        return str(self.settings.get("optimizer", "?"))
+        return self.settings.optimizer
 
     @property
     def collections(self) -> tuple[str, ...]:
         """Collections the campaign scored."""
-        return tuple(self.settings.get("collections") or ())
+        return self.settings.collections
 
     @property
     def fidelity(self) -> str:
         """What a budget means: ``rounds`` or ``configs``."""
-        return str(self.settings.get("fidelity", "rounds"))
+        return self.settings.fidelity
 
     @property
     def folds(self) -> int:
         """Cross-validation folds (``cv``), 0 when trials were scored on the valid split."""
-        cv = self.settings.get("cv", 0)
-        return cv if isinstance(cv, int) and not isinstance(cv, bool) else 0
+        return self.settings.cv
 
     @property
     def space(self) -> dict[str, Any] | None:
@@ -284,8 +283,7 @@ def load_run(name_or_path: str | Path, runs_dir: str | Path | None = None) -> Ru
         last one is corrupt.
     """
     path = resolve_run_dir(name_or_path, runs_dir)
-    campaign = read_campaign_file(path / CAMPAIGN_FILE)
-    settings = campaign["config"]
+    campaign, settings = read_run_campaign(path)
     seen: set[tuple[str, Any, Any, Any]] = set()
     trials: list[Trial] = []
     for i, record in enumerate(read_trials(path / TRIALS_FILE), start=1):

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from hpo.errors import ConfigError, UsageError
-from hpo.runs.campaign_file import read_campaign_file
 from hpo.runs.folder import CAMPAIGN_FILE, RESULT_FILE, read_json, run_state
 from hpo.runs.history import DEFAULT_RUNS_DIR, RunHistory, load_run, resolve_run_dir
+from hpo.runs.settings import RunSettings, read_run_campaign
 from hpo.runs.trial import Trial, finite_float
 
 __all__ = [
@@ -32,11 +32,10 @@ __all__ = [
 ]
 
 
-def _plan(campaign: dict[str, Any]) -> dict[str, tuple[str, ...]] | None:
+def _plan(campaign: dict[str, Any], settings: RunSettings) -> dict[str, tuple[str, ...]] | None:
     """The ``subsets`` of a parent ``campaign.json``, ``None`` for a single campaign."""
-    per = (campaign.get("config") or {}).get("per", "none")
     subsets = campaign.get("subsets")
-    if per == "none" or subsets is None:
+    if settings.per == "none" or subsets is None:
         return None
     if not isinstance(subsets, dict) or not all(isinstance(v, list) for v in subsets.values()):
         raise ConfigError("campaign.json: key 'subsets': expected {subset: [collections]}")
@@ -45,7 +44,7 @@ def _plan(campaign: dict[str, Any]) -> dict[str, tuple[str, ...]] | None:
 
 def is_subset_run(path: Path | str) -> bool:
     """Whether the run folder ``path`` is a per-subset run (its ``campaign.json`` has subsets)."""
-    return _plan(read_campaign_file(Path(path) / CAMPAIGN_FILE)) is not None
+    return _plan(*read_run_campaign(Path(path))) is not None
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,7 +64,7 @@ class SubsetRun:
 
     name: str
     path: Path
-    settings: dict[str, Any]
+    settings: RunSettings
     campaign: dict[str, Any]
     state: str
     result: dict[str, Any] | None
@@ -75,17 +74,17 @@ class SubsetRun:
     @property
     def per(self) -> str:
         """``family`` or ``collection``."""
-        return str(self.settings.get("per"))
+        return self.settings.per
 
     @property
     def optimizer(self) -> str:
         """Optimizer name of every subset's campaign."""
-        return str(self.settings.get("optimizer", "?"))
+        return self.settings.optimizer
 
     @property
     def fidelity(self) -> str:
         """What a budget means: ``rounds`` or ``configs``."""
-        return str(self.settings.get("fidelity", "rounds"))
+        return self.settings.fidelity
 
     @property
     def collections(self) -> tuple[str, ...]:
@@ -142,8 +141,8 @@ def load_subset_run(name_or_path: str | Path, runs_dir: str | Path | None = None
         If a file of the run or of a subset is malformed.
     """
     path = resolve_run_dir(name_or_path, runs_dir)
-    campaign = read_campaign_file(path / CAMPAIGN_FILE)
-    plan = _plan(campaign)
+    campaign, settings = read_run_campaign(path)
+    plan = _plan(campaign, settings)
     if plan is None:
         raise UsageError(f"{path}: a single campaign, not a per-subset run")
     subsets = {k: load_run(path / k) for k in plan if (path / k / CAMPAIGN_FILE).is_file()}
@@ -153,7 +152,7 @@ def load_subset_run(name_or_path: str | Path, runs_dir: str | Path | None = None
     return SubsetRun(
         name=path.name,
         path=path,
-        settings=campaign["config"],
+        settings=settings,
         campaign=campaign,
         state=run_state(path),
         result=result,
@@ -215,7 +214,7 @@ def _summaries(folder: Path) -> list[RunSummary]:
         path=folder,
         state=run.state,
         optimizer=f"{run.optimizer} per {run.per}"
-        + (f" cv {run.settings['cv']}" if run.settings.get("cv") else ""),
+        + (f" cv {run.settings.cv}" if run.settings.cv else ""),
         n_trials=run.n_trials,
         n_failed=run.n_failed,
         best_score=run.score,

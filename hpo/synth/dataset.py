@@ -242,7 +242,7 @@ def _write_graph(
         return n_nodes, write_tile_file(
             path, rng, n_nodes=n_nodes, n_configs=n_configs, labeled=labeled
         )
-    _, source, search = collection.split(":")
+    source = collection.split(":")[1]
     n_nodes = _log_uniform(rng, spec.layout_nodes)
     n_config_nodes = min(_log_uniform(rng, spec.layout_config_nodes), max(n_nodes // 4, 1))
     big = spec.big_layout_configs
@@ -257,8 +257,7 @@ def _write_graph(
     write_layout_file(
         path,
         rng,
-        source=source,
-        search=search,
+        collection=collection,
         n_nodes=n_nodes,
         n_config_nodes=n_config_nodes,
         n_configs=n_configs,

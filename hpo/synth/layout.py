@@ -28,7 +28,7 @@ counter-based hash: duplicated rows are exact, any chunk is made on its own, mem
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -250,17 +250,10 @@ def noiseless_layout_cost(path: Path, law: str | LawConstants = "second-order") 
     Kendall tau between this cost and the stored runtimes is the best a ranker can reach:
     the noise ceiling the benchmarks compare against.
     """
-    from hpo.data.load import iter_config_chunks
+    from hpo.data.load import iter_config_chunks, load_layout_graph
 
-    with np.load(path) as npz:
-        arrays = {k: npz[k] for k in ("node_feat", "node_opcode", "edge_index", "node_config_ids")}
-    p = _layout_problem(
-        arrays["node_feat"],
-        arrays["node_opcode"],
-        arrays["edge_index"],
-        arrays["node_config_ids"],
-        law,
-    )
+    g = load_layout_graph(path)
+    p = _layout_problem(g.node_feat, g.node_opcode, g.edge_index, g.node_config_ids, law)
     parts = [_law_cost(p, block) for _, block in iter_config_chunks(path, 2048)]
     return np.concatenate(parts) if parts else np.zeros(0)
 
@@ -319,13 +312,11 @@ def write_layout_file(
     path: Path,
     rng: np.random.Generator,
     *,
-    source: str,
-    search: str,
+    collection: str,
     n_nodes: int,
     n_config_nodes: int,
     n_configs: int,
     labeled: bool,
-    progress: Callable[[int, int], None] | None = None,
     law: str | LawConstants = "second-order",
 ) -> int:
     """Draw one layout graph with ``n_configs`` configurations and write it to ``path``.
@@ -339,16 +330,15 @@ def write_layout_file(
         The ``.npz`` file to write.
     rng
         The file's random generator (the file is a function of its state).
-    source, search
-        ``"xla"`` or ``"nlp"``; ``"default"`` (few nodes changed, many duplicates, narrow
-        runtime spread) or ``"random"`` (random layouts, wide spread).
+    collection
+        ``layout:<source>:<search>``: source ``xla`` or ``nlp``; search ``default`` (few
+        nodes changed, many duplicates, narrow runtime spread) or ``random`` (random
+        layouts, wide spread).
     n_nodes, n_config_nodes, n_configs
         Graph size, configurable nodes wanted (fewer if the graph has too few candidates)
         and configurations.
     labeled
         False for the test split: all runtimes 0.
-    progress
-        Called with ``(configs written, n_configs)`` after each chunk.
     law
         The hidden cost law: ``"second-order"`` (default), ``"first-order"`` (padding and
         copies only; its files changed once, when the generator took upstream's form) or a
@@ -359,6 +349,7 @@ def write_layout_file(
     int
         The number of configurable nodes.
     """
+    _, source, search = collection.split(":")
     constants = resolve_law(law)
     graph_law = "first-order" if constants is None else "second-order"
     n_comp = max(1, n_nodes // int(rng.integers(300, 900)))
@@ -386,8 +377,6 @@ def write_layout_file(
                 clean = problem.base_ns + kappa * _law_cost(problem, feat)
                 runtime[start:stop] = np.maximum(np.rint(clean * noise[start:stop]), 1)
             yield feat
-            if progress is not None:
-                progress(stop, c)
 
     with NpzWriter(path) as npz:
         npz.add("node_feat", graph.node_feat)

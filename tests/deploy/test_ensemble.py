@@ -21,6 +21,7 @@ from hpo.deploy.ensemble import EnsembleFamilyModel, ensemble_members, export_en
 from hpo.deploy.evaluate import evaluate_model
 from hpo.deploy.model import FamilyModel, load_model
 from hpo.deploy.predict import write_submission
+from hpo.deploy.retrain import ExportOptions
 from hpo.errors import UsageError
 from hpo.ranking.blend import standardized
 from hpo.runs.history import load_run
@@ -153,7 +154,7 @@ def test_members_without_kept_boosters_are_retrained(search: Path, tmp_path: Pat
         key = booster_key(second.config, second.seed, family)
         for f in (copy / "boosters").glob(f"{key}-*"):
             f.unlink()
-    out = export_ensemble(copy, tmp_path / "m", 2, n_jobs=1)
+    out = export_ensemble(copy, tmp_path / "m", 2, options=ExportOptions(n_jobs=1))
     meta = json.loads((out / "model.json").read_text())
     assert [m["source"] for m in meta["members"]] == ["copied", "retrained"]
     assert meta["source"] == "mixed"
@@ -163,7 +164,7 @@ def test_members_without_kept_boosters_are_retrained(search: Path, tmp_path: Pat
 @pytest.mark.slow
 def test_ensemble_refusals(search: Path, tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="an ensemble needs at least 2 configurations"):
-        export_ensemble(search, tmp_path / "m", 1, n_jobs=1)
+        export_ensemble(search, tmp_path / "m", 1, options=ExportOptions(n_jobs=1))
     assert not (tmp_path / "m").exists()
     from hpo.cli.main import main
 

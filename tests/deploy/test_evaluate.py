@@ -10,6 +10,7 @@ from fake_runs import FAKE_COLLECTIONS, build_fake_run
 from hpo.deploy.evaluate import evaluate_model, graph_metrics
 from hpo.deploy.export import export_model
 from hpo.deploy.model import ExportedModel, load_model
+from hpo.deploy.retrain import ExportOptions
 from hpo.errors import UsageError
 from hpo.ranking.metrics import kendall_tau, tile_score, topk_error
 
@@ -18,7 +19,9 @@ from hpo.ranking.metrics import kendall_tau, tile_score, topk_error
 def model(tmp_path_factory: pytest.TempPathFactory, tiny_root: Path) -> ExportedModel:
     base = tmp_path_factory.mktemp("evaluate")
     run_dir = build_fake_run(base / "runs", tiny_root)
-    return load_model(export_model(run_dir, base / "model", retrain=True, n_jobs=1))
+    return load_model(
+        export_model(run_dir, base / "model", retrain=True, options=ExportOptions(n_jobs=1))
+    )
 
 
 def test_evaluate_agrees_with_metrics_recorded_at_export(

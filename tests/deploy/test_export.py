@@ -14,6 +14,7 @@ from fake_runs import FAKE_COLLECTIONS, build_fake_run
 from hpo.data.load import list_graphs
 from hpo.deploy.export import export_model, export_rounds
 from hpo.deploy.model import ExportedModel, load_model
+from hpo.deploy.retrain import ExportOptions
 from hpo.errors import ConfigError, UsageError
 from hpo.features import FEATURE_VERSION
 from hpo.runs.history import load_run
@@ -29,8 +30,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory, tiny_root: Path) -> tuple
         run_dir,
         base / "models" / "fake",
         retrain=True,
-        n_jobs=1,
-        progress=lambda d, t, label: seen.append((d, t, label)),
+        options=ExportOptions(n_jobs=1, progress=lambda d, t, label: seen.append((d, t, label))),
     )
     assert seen
     assert seen[-1] == (2, 2, "trained")
@@ -99,7 +99,9 @@ def test_relative_features_switch_selects_columns(exported: tuple[Path, Path]) -
 
 def test_train_on_train_and_valid(exported: tuple[Path, Path], tmp_path: Path) -> None:
     run_dir, out = exported
-    both = export_model(run_dir, tmp_path / "both", train_on="train+valid", n_jobs=1)
+    both = export_model(
+        run_dir, tmp_path / "both", train_on="train+valid", options=ExportOptions(n_jobs=1)
+    )
     meta, base = (json.loads((p / "model.json").read_text()) for p in (both, out))
     assert meta["train_on"] == ["train", "valid"]
     assert meta["validation"]["in_training"] is True
@@ -110,7 +112,7 @@ def test_train_on_train_and_valid(exported: tuple[Path, Path], tmp_path: Path) -
 def test_reexport_replaces_model_folder(exported: tuple[Path, Path], tmp_path: Path) -> None:
     target = _copy(exported[1], tmp_path)
     before = (target / "tile.txt").stat().st_ino
-    export_model(exported[0], target, retrain=True, n_jobs=1)
+    export_model(exported[0], target, retrain=True, options=ExportOptions(n_jobs=1))
     assert sorted(p.name for p in target.iterdir()) == ["layout.txt", "model.json", "tile.txt"]
     assert (target / "tile.txt").stat().st_ino != before  # a new file, swapped in
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]  # no temporary left
@@ -123,7 +125,7 @@ def test_refuses_a_model_folder_holding_other_files(
     (target / "notes.txt").write_text("keep me")
     before = {p.name: p.read_bytes() for p in target.iterdir()}
     with pytest.raises(UsageError, match=r"model: holds files that no export wrote \(notes\.txt\)"):
-        export_model(exported[0], target, retrain=True, n_jobs=1)
+        export_model(exported[0], target, retrain=True, options=ExportOptions(n_jobs=1))
     assert {p.name: p.read_bytes() for p in target.iterdir()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
 
@@ -137,7 +139,7 @@ def test_refuses_the_working_directory(
     before = {p.name: p.read_bytes() for p in target.iterdir()}
     for out in (".", "..", str(target)):
         with pytest.raises(UsageError, match=r"is the working directory or holds it") as exc:
-            export_model(exported[0], Path(out), retrain=True, n_jobs=1)
+            export_model(exported[0], Path(out), retrain=True, options=ExportOptions(n_jobs=1))
         _one_line(exc)
     assert {p.name: p.read_bytes() for p in target.iterdir()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
@@ -147,7 +149,7 @@ def test_refuses_to_overwrite_other_folder(exported: tuple[Path, Path], tmp_path
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "a.txt").write_text("keep me")
     with pytest.raises(UsageError, match=r"notes: exists and is not a model folder") as exc:
-        export_model(exported[0], tmp_path / "notes", retrain=True, n_jobs=1)
+        export_model(exported[0], tmp_path / "notes", retrain=True, options=ExportOptions(n_jobs=1))
     _one_line(exc)
     assert (tmp_path / "notes" / "a.txt").read_text() == "keep me"
 
@@ -251,7 +253,9 @@ def test_corrupt_model_json(
 
 def test_model_does_not_serve_collection(tmp_path: Path, tiny_root: Path) -> None:
     run_dir = build_fake_run(tmp_path / "runs", tiny_root, collections=("tile:xla",))
-    model = load_model(export_model(run_dir, tmp_path / "tile_only", retrain=True, n_jobs=1))
+    model = load_model(
+        export_model(run_dir, tmp_path / "tile_only", retrain=True, options=ExportOptions(n_jobs=1))
+    )
     assert sorted(p.name for p in model.path.iterdir()) == ["model.json", "tile.txt"]
     path = list_graphs(tiny_root, "layout:xla:default", "valid")[0]
     with pytest.raises(UsageError, match=r"serves tile:xla, not layout:xla:default$"):
@@ -262,7 +266,7 @@ def test_export_without_success(tmp_path: Path, tiny_root: Path) -> None:
     run_dir = build_fake_run(tmp_path / "runs", tiny_root, finished=False)
     (run_dir / "trials.jsonl").write_text("")
     with pytest.raises(UsageError, match="run 'fake' has no successful trial to export"):
-        export_model(run_dir, tmp_path / "m", n_jobs=1)
+        export_model(run_dir, tmp_path / "m", options=ExportOptions(n_jobs=1))
 
 
 def test_export_of_missing_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -366,7 +370,7 @@ def test_export_then_evaluate_reproduces_the_scored_metrics(
     assert meta["source"] == "copied"
     assert meta["feature_spec"]["relative"] is False
     assert meta["validation"]["max_abs_difference"] < 1e-9
-    assert main(["evaluate", "--model", str(out), "--data", str(run.settings["data_root"]),
+    assert main(["evaluate", "--model", str(out), "--data", str(run.settings.data_root),
                  "--split", "valid", "--json"]) == 0  # fmt: skip
     report = json.loads(capsys.readouterr().out)
     assert set(report["collections"]) == set(inc.metrics)
@@ -381,7 +385,7 @@ def test_export_then_evaluate_reproduces_the_scored_metrics(
     assert model.routes["layout:xla:random"].prior is not None  # the learned prior, copied
     plain = replace(model.routes["layout:xla:random"], estimate_weight=0.0)
     unblended = replace(model, routes={**model.routes, "layout:xla:random": plain})
-    data = Path(str(run.settings["data_root"]))
+    data = Path(str(run.settings.data_root))
     again = evaluate_model(unblended, data, "valid", ["layout:xla:random"])
     metric = again["collections"]["layout:xla:random"]["metric"]
     assert abs(metric - inc.metrics["layout:xla:random"]) > 1e-6
@@ -418,7 +422,7 @@ def test_finished_campaign_keeps_only_the_top_configurations_boosters(real_run: 
 
 @pytest.mark.slow
 def test_retrain_on_request_says_so(real_run: Path, tmp_path: Path) -> None:
-    out = export_model(real_run, tmp_path / "again", retrain=True, n_jobs=1)
+    out = export_model(real_run, tmp_path / "again", retrain=True, options=ExportOptions(n_jobs=1))
     meta = json.loads((out / "model.json").read_text())
     assert meta["source"] == "retrained"
     assert meta["rounds"] == 36
@@ -432,7 +436,7 @@ def test_export_without_saved_boosters_names_the_way_out(
     exported: tuple[Path, Path], tmp_path: Path
 ) -> None:
     with pytest.raises(UsageError, match=r"no saved layout booster of trial \d+ .*--retrain\)$"):
-        export_model(exported[0], tmp_path / "m", n_jobs=1)
+        export_model(exported[0], tmp_path / "m", options=ExportOptions(n_jobs=1))
     assert not (tmp_path / "m").exists()
     assert not list(tmp_path.glob(".m.tmp*"))
 
@@ -491,7 +495,11 @@ def test_an_interrupted_run_stays_resumable_and_exportable(tiny_root: Path, tmp_
     inc = run.incumbent
     assert inc is not None
     assert inc.budget == 36.0  # the baseline: no other configuration got that far yet
-    meta = json.loads((export_model(run, tmp_path / "m", n_jobs=1) / "model.json").read_text())
+    meta = json.loads(
+        (
+            export_model(run, tmp_path / "m", options=ExportOptions(n_jobs=1)) / "model.json"
+        ).read_text()
+    )
     assert meta["validation"]["max_abs_difference"] < 1e-9
     cutting[0] = False  # the same target (SMAC checks its name), no longer cut
     result = run_campaign(cfg, objective=cut, resume=True, quiet=True, console=quiet)
@@ -507,6 +515,8 @@ def test_an_interrupted_run_stays_resumable_and_exportable(tiny_root: Path, tmp_
 def test_out_under_a_file_is_one_line(exported: tuple[Path, Path], tmp_path: Path) -> None:
     (tmp_path / "f").write_text("mine")
     with pytest.raises(UsageError, match=r"--out .*f/m: cannot write beside it \(") as exc:
-        export_model(exported[0], tmp_path / "f" / "m", retrain=True, n_jobs=1)
+        export_model(
+            exported[0], tmp_path / "f" / "m", retrain=True, options=ExportOptions(n_jobs=1)
+        )
     _one_line(exc)
     assert (tmp_path / "f").read_text() == "mine"

@@ -20,7 +20,7 @@ from hpo.data.load import COLLECTIONS
 from hpo.deploy.evaluate import evaluate_model
 from hpo.deploy.export import export_model
 from hpo.deploy.model import load_model
-from hpo.features import FeatureSpec, SampleCaps, build_tables
+from hpo.features import ExtractOptions, FeatureSpec, SampleCaps, build_tables
 from hpo.ranking.training import select_rows
 from hpo.runs.folder import read_trials
 
@@ -73,8 +73,8 @@ def test_export_of_a_cv_run_trains_on_every_labeled_graph(
         COLLECTIONS,
         ("train", "valid"),
         FeatureSpec(),
-        cache_dir=cv_run.cache_dir,
         caps=SampleCaps.from_settings(cv_run),
+        extract=ExtractOptions(cache_dir=cv_run.cache_dir),
     )
     for family, entry in meta["families"].items():
         labeled = sum(

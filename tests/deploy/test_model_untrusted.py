@@ -17,6 +17,7 @@ from fake_runs import build_fake_run
 
 from hpo.deploy.export import export_model
 from hpo.deploy.model import load_model
+from hpo.deploy.retrain import ExportOptions
 from hpo.errors import ConfigError, UsageError
 
 _MAIN = "import sys; from hpo.cli import main; sys.exit(main())"
@@ -26,7 +27,9 @@ _MAIN = "import sys; from hpo.cli import main; sys.exit(main())"
 def model_dir(tmp_path_factory: pytest.TempPathFactory, tiny_root: Path) -> Path:
     base = tmp_path_factory.mktemp("untrusted")
     run_dir = build_fake_run(base / "runs", tiny_root)
-    return export_model(run_dir, base / "models" / "fake", retrain=True, n_jobs=1)
+    return export_model(
+        run_dir, base / "models" / "fake", retrain=True, options=ExportOptions(n_jobs=1)
+    )
 
 
 def _edit(model_dir: Path, tmp_path: Path, family: str, **entry: object) -> Path:

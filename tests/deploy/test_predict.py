@@ -13,6 +13,7 @@ from hpo.data.load import COLLECTIONS, is_layout, list_graphs, load_graph
 from hpo.deploy.export import export_model
 from hpo.deploy.model import ExportedModel, load_model
 from hpo.deploy.predict import HEADER, write_submission
+from hpo.deploy.retrain import ExportOptions
 from hpo.errors import DataFormatError, UsageError
 
 ID_FORMAT = re.compile(r"(tile:xla|layout:(xla|nlp):(default|random)):([0-9a-f]{32})")
@@ -22,7 +23,9 @@ ID_FORMAT = re.compile(r"(tile:xla|layout:(xla|nlp):(default|random)):([0-9a-f]{
 def model(tmp_path_factory: pytest.TempPathFactory, tiny_root: Path) -> ExportedModel:
     base = tmp_path_factory.mktemp("predict")
     run_dir = build_fake_run(base / "runs", tiny_root)
-    return load_model(export_model(run_dir, base / "model", retrain=True, n_jobs=1))
+    return load_model(
+        export_model(run_dir, base / "model", retrain=True, options=ExportOptions(n_jobs=1))
+    )
 
 
 @pytest.fixture(scope="module")

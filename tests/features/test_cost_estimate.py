@@ -15,6 +15,7 @@ from hpo.features.layout_cost_estimate import (
     INPUT_WEIGHT,
     MXU_MINOR_WEIGHT,
     RELAYOUT_WEIGHT,
+    EstimateInputs,
     cost_estimate_columns,
     cost_estimate_names,
 )
@@ -116,10 +117,10 @@ def test_each_row_depends_on_its_config_only(k: int) -> None:
         major_mismatch_bytes=rng.random(5),
         reader_copy_bytes=rng.random(5),
     )
-    full = cost_estimate_columns(**args)
+    full = cost_estimate_columns(EstimateInputs(**args))
     parts = [
         cost_estimate_columns(
-            **{n: a[s : s + k] if a.shape[0] == 5 else a for n, a in args.items()}
+            EstimateInputs(**{n: a[s : s + k] if a.shape[0] == 5 else a for n, a in args.items()})
         )
         for s in range(0, 5, k)
     ]

@@ -9,6 +9,7 @@ from graphs import layout_arrays, write_layout, write_tile
 from hpo.data.load import load_layout_graph, load_tile_graph
 from hpo.errors import ConfigError
 from hpo.features import (
+    ExtractOptions,
     FeatureSpec,
     build_tables,
     extract_file,
@@ -171,8 +172,7 @@ def test_build_tables_on_tiny(tiny_root: Path, tmp_path: Path) -> None:
         ("tile:xla", "layout:xla:default"),
         ("train", "valid"),
         SPEC,
-        cache_dir=tmp_path / "cache",
-        n_jobs=2,
+        extract=ExtractOptions(cache_dir=tmp_path / "cache", n_jobs=2),
     )
     assert set(tables) == {
         ("tile", "train"),

@@ -33,6 +33,14 @@ def test_every_extracted_column_has_a_group(spec: FeatureSpec) -> None:
     assert ungrouped == []
 
 
+def test_a_column_of_both_families_has_one_group() -> None:
+    from hpo.features.layout import LAYOUT_GROUPS
+    from hpo.features.tile import TILE_GROUPS
+
+    shared = set(LAYOUT_GROUPS) & set(TILE_GROUPS)
+    assert {n: LAYOUT_GROUPS[n] for n in shared} == {n: TILE_GROUPS[n] for n in shared}
+
+
 def test_every_group_has_columns() -> None:
     names = layout_feature_names(FeatureSpec()) + tile_feature_names(FeatureSpec())
     assert {group_of(n) for n in names} == set(GROUPS)

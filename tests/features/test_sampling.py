@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hpo.campaign import CampaignConfig
 from hpo.cli import main
 from hpo.data.load import COLLECTIONS, collection_dir, list_graphs, load_graph, load_layout_graph
 from hpo.errors import ConfigError
@@ -178,9 +179,12 @@ def test_bad_caps(change: dict, message: str) -> None:
         SampleCaps(**{**CAPS.to_dict(), **change})
 
 
-def test_caps_of_an_old_run_are_none() -> None:
-    assert SampleCaps.from_settings({"seed": 3}) == SampleCaps(
-        train_configs=0, valid_configs=0, keep_fastest=0, seed=3
+def test_caps_of_a_campaign_are_its_settings() -> None:
+    cfg = CampaignConfig(
+        data_root=Path("d"), name="n", train_configs=7, valid_configs=5, keep_fastest=2, seed=3
+    )
+    assert SampleCaps.from_settings(cfg) == SampleCaps(
+        train_configs=7, valid_configs=5, keep_fastest=2, seed=3
     )
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from hpo.errors import ConfigError
-from hpo.features import FEATURE_VERSION, FeatureSpec, build_tables, feature_names
+from hpo.features import FEATURE_VERSION, ExtractOptions, FeatureSpec, build_tables, feature_names
 
 COLLECTIONS = ("tile:xla", "layout:xla:random")
 
@@ -40,9 +40,19 @@ def test_older_version_tables_are_todays_columns(
     tiny_root: Path, tmp_path: Path, version: int
 ) -> None:
     old = build_tables(
-        tiny_root, COLLECTIONS, ("valid",), FeatureSpec(version=version), cache_dir=tmp_path
+        tiny_root,
+        COLLECTIONS,
+        ("valid",),
+        FeatureSpec(version=version),
+        extract=ExtractOptions(cache_dir=tmp_path),
     )
-    new = build_tables(tiny_root, COLLECTIONS, ("valid",), FeatureSpec(), cache_dir=tmp_path)
+    new = build_tables(
+        tiny_root,
+        COLLECTIONS,
+        ("valid",),
+        FeatureSpec(),
+        extract=ExtractOptions(cache_dir=tmp_path),
+    )
     for key, table in old.items():
         names = list(new[key].feature_names)
         idx = [names.index(n) for n in table.feature_names]

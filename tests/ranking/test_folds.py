@@ -9,7 +9,7 @@ import pytest
 
 from hpo.data.load import COLLECTIONS
 from hpo.errors import ConfigError
-from hpo.features import FeatureSpec, build_tables
+from hpo.features import ExtractOptions, FeatureSpec, build_tables
 from hpo.features.table import FeatureTable, GraphRef
 from hpo.ranking.folds import assign_folds, fold_index, fold_names, fold_rows, labeled_table
 
@@ -90,7 +90,11 @@ def test_fold_names_and_index() -> None:
 
 def test_labeled_table_joins_train_and_valid_rows(tiny_root: Path, tmp_path: Path) -> None:
     tables = build_tables(
-        tiny_root, COLLECTIONS, ("train", "valid"), FeatureSpec(), cache_dir=tmp_path, n_jobs=1
+        tiny_root,
+        COLLECTIONS,
+        ("train", "valid"),
+        FeatureSpec(),
+        extract=ExtractOptions(cache_dir=tmp_path, n_jobs=1),
     )
     train, valid = tables[("layout", "train")], tables[("layout", "valid")]
     both = labeled_table(train, valid)

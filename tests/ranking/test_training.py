@@ -8,11 +8,12 @@ import pytest
 
 from hpo.data.load import COLLECTIONS
 from hpo.errors import ConfigError
-from hpo.features import FeatureSpec, build_tables
+from hpo.features import ExtractOptions, FeatureSpec, build_tables
 from hpo.features.groups import GROUP_PREFIX
 from hpo.features.table import FeatureTable, GraphRef
 from hpo.ranking.blend import BLEND_KEY, ESTIMATE_COLUMN, WEIGHT_KEY, blend_scores
 from hpo.ranking.datasets import DatasetCache
+from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.metrics import kendall_tau, tile_score
 from hpo.ranking.training import (
     feature_columns,
@@ -91,7 +92,11 @@ def test_make_ranker_splits_hyperparameters() -> None:
 def tiny_tables(tiny_root: Path, tmp_path_factory: pytest.TempPathFactory):
     cache = tmp_path_factory.mktemp("cache")
     return build_tables(
-        tiny_root, COLLECTIONS, ("train", "valid"), FeatureSpec(), cache_dir=cache, n_jobs=1
+        tiny_root,
+        COLLECTIONS,
+        ("train", "valid"),
+        FeatureSpec(),
+        extract=ExtractOptions(cache_dir=cache, n_jobs=1),
     )
 
 
@@ -101,7 +106,7 @@ LAYOUT = [c for c in COLLECTIONS if c != "tile:xla"]
 
 def _fit(tables, hp=TINY_HP, **kwargs):
     train, valid = tables[("layout", "train")], tables[("layout", "valid")]
-    return train_family(train, valid, LAYOUT, hp, rounds=8, seed=0, **kwargs)
+    return train_family(train, valid, LAYOUT, hp, rounds=8, seed=0, options=FitOptions(**kwargs))
 
 
 def test_train_family_on_tiny(tiny_tables) -> None:

@@ -51,7 +51,6 @@ def test_unknown_format_is_one_line(tmp_path: Path, tiny_root: Path, found: obje
 
 def test_format_1_run_reads_with_the_settings_of_its_time(tmp_path: Path, tiny_root: Path) -> None:
     from hpo.campaign import read_campaign
-    from hpo.deploy.scored import run_feature_spec
     from hpo.features import FeatureSpec
 
     run_dir = build_fake_run(tmp_path / "runs", tiny_root)
@@ -60,12 +59,12 @@ def test_format_1_run_reads_with_the_settings_of_its_time(tmp_path: Path, tiny_r
     _rewrite(run_dir, format=1, config=old)
     run = load_run(run_dir)
     assert run.campaign["format"] == 1
-    assert {k: run.settings[k] for k in NEW_KEYS} == FORMAT_1_SETTINGS
-    assert run_feature_spec(run) == FeatureSpec(relative=True, graph_descriptor=True,
+    assert {k: run.campaign["config"][k] for k in NEW_KEYS} == FORMAT_1_SETTINGS
+    assert run.settings.features == FeatureSpec(relative=True, graph_descriptor=True,
                                                 producer_hops=4, version=1)  # fmt: skip
     cfg = read_campaign(run_dir)["config"]
     assert (cfg.fixed_rounds, cfg.fast_bias) == (200, 2.0)
-    assert cfg.features == run_feature_spec(run)
+    assert cfg.features == run.settings.features
     inc = run.incumbent
     assert inc is not None
     assert inc.budget == 45.0
@@ -74,6 +73,6 @@ def test_format_1_run_reads_with_the_settings_of_its_time(tmp_path: Path, tiny_r
 def test_new_runs_record_what_defines_the_model(tmp_path: Path, tiny_root: Path) -> None:
     run = load_run(build_fake_run(tmp_path / "runs", tiny_root))
     assert run.campaign["format"] == CAMPAIGN_FORMAT
-    assert run.settings["features"]["relative"] is True
-    assert run.settings["fixed_rounds"] == 200
-    assert run.settings["fast_bias"] == 2.0
+    assert run.settings.features.relative is True
+    assert run.settings.fixed_rounds == 200
+    assert run.settings.fast_bias == 2.0

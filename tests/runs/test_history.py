@@ -31,7 +31,7 @@ def test_load_run_settings_and_trials(runs_dir: Path) -> None:
     assert run.state == "finished"
     assert run.optimizer == "random-hb"  # the fake run's campaign.json has the legacy name
     assert run.collections == FAKE_COLLECTIONS
-    assert run.settings["max_budget"] == 45.0
+    assert run.settings.max_budget == 45.0
     assert run.space is not None
     # 15 trials: the duplicate line is dropped, the truncated last line is ignored
     assert [t.trial for t in run.trials] == list(range(1, 16))

@@ -1,0 +1,55 @@
+"""The options of :func:`hpo.ranking.training.train_family` besides rounds and seed.
+
+The objective and export each change a few of them (the objective its row sample, the
+booster it continues, its Dataset cache and the graphs of a fold; export the extra tables of
+train+valid); one object carries them, so the training path keeps a short signature.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hpo.features.table import FeatureTable
+from hpo.ranking.datasets import DatasetCache
+
+__all__ = ["FitOptions"]
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class FitOptions:
+    """What a caller of :func:`train_family` may change besides rounds and seed.
+
+    Attributes
+    ----------
+    n_threads
+        LightGBM threads for binning, boosting and predicting.
+    rows
+        Training rows of ``train`` (default: every labeled row of the collections); the
+        ``configs`` fidelity passes a sample.
+    init_model
+        A booster to continue (the objective's lower-budget booster).
+    extra
+        More tables to train on, all their labeled rows of the collections (export's
+        train+valid).
+    columns
+        Feature column indices (default: those the hyperparameters select,
+        :func:`hpo.ranking.training.feature_columns`).
+    cache
+        Reuse the binned Dataset and the gathered valid rows across calls (the objective's).
+        Results are identical with or without it.
+    score_graphs
+        Boolean mask over ``valid.graphs``: score only these graphs (a cross-validation fold,
+        :mod:`hpo.ranking.folds`); default every labeled graph of the collections.
+    """
+
+    n_threads: int = 1
+    rows: np.ndarray | None = None
+    init_model: Any | None = None
+    extra: Sequence[FeatureTable] = ()
+    columns: np.ndarray | None = None
+    cache: DatasetCache | None = None
+    score_graphs: np.ndarray | None = None
