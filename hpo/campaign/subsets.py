@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from rich.console import Console
 
 from hpo.campaign.config import CampaignConfig, read_campaign
@@ -62,6 +61,7 @@ from hpo.runs.folder import (
     run_state,
     write_json_atomic,
 )
+from hpo.runs.nested import combine_subsets
 
 __all__ = ["SubsetsResult", "plan_subsets", "run_subsets", "subset_config", "subset_name"]
 
@@ -148,20 +148,6 @@ class SubsetsResult:
                 "finished": self.finished,
             }
         )
-
-
-def combined_metrics(
-    plan: dict[str, tuple[str, ...]], results: dict[str, CampaignResult]
-) -> tuple[dict[str, float], float | None]:
-    """Each collection's metric from its subset's incumbent, and their mean (``None`` if
-    a collection has none)."""
-    metrics: dict[str, float] = {}
-    for name, collections in plan.items():
-        got = results[name].metrics or {}
-        metrics.update({c: float(got[c]) for c in collections if c in got})
-    complete = all(c in metrics for cs in plan.values() for c in cs)
-    score = float(np.mean(list(metrics.values()))) if complete and metrics else None
-    return metrics, score
 
 
 def _parent_record(
@@ -284,7 +270,8 @@ def run_subsets(
                     console=console,
                     warm_start=() if started else _matching(warm_start, cfg.runs_dir, name),
                 )
-            metrics, score = combined_metrics(plan, results)
+            got = {name: r.metrics for name, r in results.items()}
+            metrics, score = combine_subsets(plan, got)
             result = SubsetsResult(
                 run_dir=run_dir,
                 per=cfg.per,

@@ -272,12 +272,11 @@ def _show_subsets(run: SubsetRun, as_json: bool) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    from hpo.runs.history import RunHistory
     from hpo.runs.importance import hyperparameter_importance
     from hpo.runs.nested import load_any
 
     run = load_any(args.name, args.runs_dir)
-    if not isinstance(run, RunHistory):
+    if run.kind == "subsets":
         return _show_subsets(run, args.json)
     imp = hyperparameter_importance(run)
     if args.json:
@@ -362,29 +361,23 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from hpo.runs.history import RunHistory
     from hpo.runs.nested import load_any
     from hpo.runs.plots import plot_run, plot_subsets
 
     run = load_any(args.name, args.runs_dir)
     out_png = args.out if args.out is not None else run.path / "run.png"
-    out = plot_run(run, out_png) if isinstance(run, RunHistory) else plot_subsets(run, out_png)
+    out = plot_subsets(run, out_png) if run.kind == "subsets" else plot_run(run, out_png)
     print(f"wrote {out}")
     return 0
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from hpo.runs.history import RunHistory
     from hpo.runs.nested import load_any
     from hpo.runs.plots import plot_compare
 
     runs: list[RunHistory] = []
     for name in args.names:  # a per-subset run is one curve per subset, named run/subset
-        run = load_any(name, args.runs_dir)
-        if isinstance(run, RunHistory):
-            runs.append(run)
-        else:
-            runs += [dataclasses.replace(s, name=f"{run.name}/{k}") for k, s in run.subsets.items()]
+        runs += load_any(name, args.runs_dir).curves()
     out = plot_compare(runs, args.out)
     print(f"wrote {out}")
     return 0

@@ -58,7 +58,7 @@ from hpo.runs.folder import (
 )
 from hpo.runs.history import RunHistory, Trial
 from hpo.runs.incumbent import config_key
-from hpo.runs.nested import SubsetRun, load_any
+from hpo.runs.nested import AnyRun, as_run
 
 __all__ = [
     "EnsembleFamilyModel",
@@ -179,7 +179,7 @@ def _write_member(
 
 
 def export_ensemble(
-    run: RunHistory | SubsetRun | Path | str,
+    run: AnyRun | Path | str,
     out_dir: Path | str,
     k: int,
     *,
@@ -197,8 +197,8 @@ def export_ensemble(
         If the run is per-subset or cross-validated, has fewer than two configurations at
         its largest budget, or ``out_dir`` is a non-empty non-model folder.
     """
-    history = run if isinstance(run, (RunHistory, SubsetRun)) else load_any(Path(run))
-    if isinstance(history, SubsetRun):
+    history = as_run(run)
+    if history.kind == "subsets":
         raise UsageError(f"--ensemble: run '{history.name}' is per-subset; not supported yet")
     if history.folds:
         raise UsageError(f"--ensemble: run '{history.name}' is cross-validated; not supported")

@@ -53,7 +53,6 @@ from hpo.deploy.scored import copy_scored_boosters, score_on_run_rows
 from hpo.deploy.subsets import (
     Member,
     data_provenance,
-    subset_members,
     subsets_meta,
     validation_entry,
 )
@@ -62,7 +61,7 @@ from hpo.features import FeatureSpec
 from hpo.runs.boosters import budget_size, trial_budget
 from hpo.runs.folder import jsonable, write_json_atomic
 from hpo.runs.history import RunHistory, Trial
-from hpo.runs.nested import SubsetRun, load_any
+from hpo.runs.nested import AnyRun, as_run
 
 __all__ = ["export_model", "export_rounds", "run_folds"]
 
@@ -91,13 +90,13 @@ def export_rounds(run: RunHistory, budget: float | None) -> int:
     return budget_size(trial_budget(budget, run.settings.max_budget))
 
 
-def run_folds(run: RunHistory | SubsetRun) -> int:
+def run_folds(run: AnyRun) -> int:
     """The cross-validation folds of a run (``cv`` in ``campaign.json``), 0 without."""
     return run.settings.cv
 
 
 def export_model(
-    run: RunHistory | SubsetRun | Path | str,
+    run: AnyRun | Path | str,
     out_dir: Path | str,
     *,
     retrain: bool = False,
@@ -138,13 +137,13 @@ def export_model(
         If the run (or a subset) has no successful trial, the incumbent's boosters are not
         in the run (and ``retrain`` is off), or ``out_dir`` is a non-empty non-model folder.
     """
-    history = run if isinstance(run, (RunHistory, SubsetRun)) else load_any(Path(run))
+    history = as_run(run)
     folds = run_folds(history)
     splits = TRAIN_SPLITS if folds else _parse_train_on(train_on)  # cv: every labeled graph
     retrain = retrain or bool(folds) or splits != ("train",)
     out = Path(out_dir)
     check_out_dir(out)
-    members = subset_members(history) if isinstance(history, SubsetRun) else {"": history}
+    members = history.members
     how = (options or ExportOptions()).for_run(history.settings)
     root, progress = how.root, how.progress
     spec = next(iter(members.values())).settings.features
@@ -161,7 +160,7 @@ def export_model(
             )
             for prefix, member in members.items()
         }
-        if isinstance(history, SubsetRun):
+        if history.kind == "subsets":  # model format 2: one member per subset
             meta = subsets_meta(history, written, spec, splits, root, retrain)
             recorded = history.metrics
         else:

@@ -17,13 +17,12 @@ from typing import Any
 import numpy as np
 
 from hpo.deploy.model import SUBSETS_MODEL_FORMAT
-from hpo.errors import UsageError
 from hpo.features import FeatureSpec
 from hpo.runs.folder import data_fingerprint, package_versions
 from hpo.runs.history import RunHistory, Trial
 from hpo.runs.nested import SubsetRun
 
-__all__ = ["Member", "data_provenance", "subset_members", "subsets_meta", "validation_entry"]
+__all__ = ["Member", "data_provenance", "subsets_meta", "validation_entry"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -39,23 +38,6 @@ class Member:
     rounds: int
     seed: int
     metrics: dict[str, float] | None
-
-
-def subset_members(run: SubsetRun) -> dict[str, RunHistory]:
-    """``{"<subset>/": its run}`` for every subset, in order.
-
-    Raises
-    ------
-    UsageError
-        If a subset has not started (the run was interrupted before it): resume the run.
-    """
-    missing = [k for k in run.plan if k not in run.subsets]
-    if missing:
-        raise UsageError(
-            f"run '{run.name}': subset '{missing[0]}' has not started, so it has no model to "
-            f"export; finish the run first (hpo run --resume {run.name})"
-        )
-    return {f"{k}/": run.subsets[k] for k in run.plan}
 
 
 def validation_entry(

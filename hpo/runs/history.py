@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from hpo.errors import ConfigError, UsageError
 from hpo.runs.folder import (
@@ -75,6 +75,21 @@ class RunHistory:
     state: str
     trials: tuple[Trial, ...]
     result: dict[str, Any] | None
+
+    # ---- the interface a per-subset run shares (hpo.runs.nested.SubsetRun) -----------------
+    @property
+    def kind(self) -> Literal["single"]:
+        """``"single"``: one campaign (a per-subset run says ``"subsets"``)."""
+        return "single"
+
+    @property
+    def members(self) -> dict[str, RunHistory]:
+        """``{prefix: campaign}`` of what a model folder holds: this one run, prefix ``""``."""
+        return {"": self}
+
+    def curves(self) -> list[RunHistory]:
+        """The campaigns ``runs compare`` draws: this one."""
+        return [self]
 
     # ---- baseline and SMAC setup ----------------------------------------------------------
     @property

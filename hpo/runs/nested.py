@@ -10,9 +10,11 @@ leaderboard score, the mean over every collection of the metric of its subset's 
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -23,8 +25,11 @@ from hpo.runs.settings import RunSettings, read_run_campaign
 from hpo.runs.trial import Trial, finite_float
 
 __all__ = [
+    "AnyRun",
     "RunSummary",
     "SubsetRun",
+    "as_run",
+    "combine_subsets",
     "is_subset_run",
     "list_runs",
     "load_any",
@@ -40,6 +45,26 @@ def _plan(campaign: dict[str, Any], settings: RunSettings) -> dict[str, tuple[st
     if not isinstance(subsets, dict) or not all(isinstance(v, list) for v in subsets.values()):
         raise ConfigError("campaign.json: key 'subsets': expected {subset: [collections]}")
     return {str(k): tuple(str(c) for c in v) for k, v in subsets.items()}
+
+
+def combine_subsets(
+    plan: Mapping[str, Sequence[str]], metrics: Mapping[str, Mapping[str, float] | None]
+) -> tuple[dict[str, float], float | None]:
+    """The one rule for a per-subset run's combined leaderboard score.
+
+    Each collection takes the metric of its own subset's incumbent (``metrics[subset]``,
+    ``None`` for a subset without one), and the score is their mean over every collection of
+    the plan: what one submission built from the per-subset model would score. ``None`` until
+    every collection has a metric, since a partial mean would flatter the run.
+    """
+    out: dict[str, float] = {}
+    for name, collections in plan.items():
+        got = metrics.get(name) or {}
+        out.update({c: float(got[c]) for c in collections if c in got})
+    everyone = [c for cs in plan.values() for c in cs]
+    if not everyone or any(c not in out for c in everyone):
+        return out, None
+    return out, float(np.mean([out[c] for c in everyone]))
 
 
 def is_subset_run(path: Path | str) -> bool:
@@ -70,6 +95,33 @@ class SubsetRun:
     result: dict[str, Any] | None
     plan: dict[str, tuple[str, ...]]
     subsets: dict[str, RunHistory]
+
+    @property
+    def kind(self) -> Literal["subsets"]:
+        """``"subsets"``: one campaign per subset (a single campaign says ``"single"``)."""
+        return "subsets"
+
+    @property
+    def members(self) -> dict[str, RunHistory]:
+        """``{"<subset>/": its campaign}`` for every subset in order: the members of its
+        model folder.
+
+        Raises
+        ------
+        UsageError
+            If a subset has not started (the run was interrupted before it): resume the run.
+        """
+        missing = [k for k in self.plan if k not in self.subsets]
+        if missing:
+            raise UsageError(
+                f"run '{self.name}': subset '{missing[0]}' has not started, so it has no model "
+                f"to export; finish the run first (hpo run --resume {self.name})"
+            )
+        return {f"{k}/": self.subsets[k] for k in self.plan}
+
+    def curves(self) -> list[RunHistory]:
+        """The campaigns ``runs compare`` draws: one per started subset, named run/subset."""
+        return [dataclasses.replace(s, name=f"{self.name}/{k}") for k, s in self.subsets.items()]
 
     @property
     def per(self) -> str:
@@ -111,23 +163,21 @@ class SubsetRun:
         """``{subset: its incumbent trial}`` for every subset (``None``: none yet)."""
         return {k: (self.subsets[k].incumbent if k in self.subsets else None) for k in self.plan}
 
+    def _combined(self) -> tuple[dict[str, float], float | None]:
+        incumbents = self.incumbents
+        got = {k: (None if inc is None else inc.metrics) for k, inc in incumbents.items()}
+        return combine_subsets(self.plan, got)
+
     @property
     def metrics(self) -> dict[str, float]:
         """``{collection: metric of its subset's incumbent}`` for the collections that have one."""
-        out: dict[str, float] = {}
-        for name, inc in self.incumbents.items():
-            if inc is not None:
-                out.update({c: inc.metrics[c] for c in self.plan[name] if c in inc.metrics})
-        return out
+        return self._combined()[0]
 
     @property
     def score(self) -> float | None:
-        """The combined leaderboard score: mean over every collection of its subset's
-        incumbent metric; ``None`` until every collection has one."""
-        metrics = self.metrics
-        if not self.collections or any(c not in metrics for c in self.collections):
-            return None
-        return float(np.mean([metrics[c] for c in self.collections]))
+        """The combined leaderboard score (:func:`combine_subsets`); ``None`` until every
+        collection has a metric."""
+        return self._combined()[1]
 
 
 def load_subset_run(name_or_path: str | Path, runs_dir: str | Path | None = None) -> SubsetRun:
@@ -161,9 +211,19 @@ def load_subset_run(name_or_path: str | Path, runs_dir: str | Path | None = None
     )
 
 
-def load_any(
-    name_or_path: str | Path, runs_dir: str | Path | None = None
-) -> RunHistory | SubsetRun:
+#: A run folder of either kind. Both share ``kind`` (a tag a type checker narrows on),
+#: ``members``, ``curves()``, ``settings``, ``name``, ``path``, ``state`` and ``result``.
+AnyRun = RunHistory | SubsetRun
+
+
+def as_run(run: AnyRun | Path | str) -> AnyRun:
+    """``run`` if it is loaded already, else the run folder at that path (:func:`load_any`)."""
+    if isinstance(run, (RunHistory, SubsetRun)):
+        return run
+    return load_any(Path(run))
+
+
+def load_any(name_or_path: str | Path, runs_dir: str | Path | None = None) -> AnyRun:
     """Load a run folder: a :class:`SubsetRun` for a per-subset run, else a
     :class:`~hpo.runs.history.RunHistory`."""
     path = resolve_run_dir(name_or_path, runs_dir)

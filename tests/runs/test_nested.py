@@ -14,7 +14,15 @@ from toy_objectives import InterruptAfter, toy_config
 from hpo.campaign import run_campaign
 from hpo.errors import UsageError
 from hpo.runs.history import RunHistory
-from hpo.runs.nested import SubsetRun, is_subset_run, list_runs, load_any, load_subset_run
+from hpo.runs.nested import (
+    SubsetRun,
+    as_run,
+    combine_subsets,
+    is_subset_run,
+    list_runs,
+    load_any,
+    load_subset_run,
+)
 from hpo.runs.plots import plot_subsets
 
 TWO = ("tile:xla", "layout:xla:default")
@@ -57,6 +65,56 @@ def test_combined_score_is_the_mean_of_each_subsets_own_metric(runs: Path) -> No
         "layout:xla:default": inc["layout-xla-default"].metrics["layout:xla:default"],
     }
     assert run.score == pytest.approx(sum(run.metrics.values()) / 2)
+
+
+def test_both_kinds_share_one_interface(runs: Path) -> None:
+    nested, single = load_any("pc", runs), load_any("one", runs)
+    assert (nested.kind, single.kind) == ("subsets", "single")
+    assert single.members == {"": single}
+    assert list(nested.members) == ["tile-xla/", "layout-xla-default/"]
+    assert nested.members["tile-xla/"].path == runs / "pc" / "tile-xla"
+    assert [r.name for r in single.curves()] == ["one"]
+    assert [r.name for r in nested.curves()] == ["pc/tile-xla", "pc/layout-xla-default"]
+    assert as_run(single) is single
+    assert as_run(runs / "pc").kind == "subsets"
+
+
+def test_members_of_a_run_with_a_subset_not_started_is_an_error(runs: Path) -> None:
+    shutil.rmtree(runs / "pc" / "layout-xla-default")
+    with pytest.raises(UsageError, match="subset 'layout-xla-default' has not started"):
+        _ = load_subset_run("pc", runs).members
+
+
+def test_combine_subsets_takes_each_collection_from_its_own_subset() -> None:
+    plan = {"a": ("tile:xla",), "b": ("layout:xla:default", "layout:nlp:default")}
+    own = {"tile:xla": 0.9, "layout:xla:default": 0.1}  # b's tile score must not be taken
+    metrics, score = combine_subsets(
+        plan,
+        {"a": own, "b": {"tile:xla": 0.0, "layout:xla:default": 0.5, "layout:nlp:default": 0.3}},
+    )
+    assert metrics == {"tile:xla": 0.9, "layout:xla:default": 0.5, "layout:nlp:default": 0.3}
+    assert score == pytest.approx((0.9 + 0.5 + 0.3) / 3)
+    metrics, score = combine_subsets(plan, {"a": own, "b": None})
+    assert (metrics, score) == ({"tile:xla": 0.9}, None)  # a partial mean would flatter
+
+
+def test_no_module_asks_which_kind_of_run_it_holds() -> None:
+    """Readers use the shared interface (``kind``, ``members``, ``curves``); only the two
+    modules that define the kinds test an object's class against them."""
+    import ast
+
+    hpo_dir = Path(__file__).resolve().parents[2] / "hpo"
+    allowed = {hpo_dir / "runs" / "history.py", hpo_dir / "runs" / "nested.py"}
+    found = []
+    for path in sorted(hpo_dir.rglob("*.py")):
+        if path in allowed:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance":
+                names = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+                if names & {"RunHistory", "SubsetRun"}:
+                    found.append(f"{path.relative_to(hpo_dir)}:{node.lineno}")
+    assert found == []
 
 
 def test_a_subset_not_started_leaves_no_combined_score(runs: Path) -> None:
