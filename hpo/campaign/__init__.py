@@ -22,6 +22,7 @@ from hpo.campaign.config import (
     CampaignConfig,
     read_campaign,
 )
+from hpo.campaign.launch import run_campaign
 from hpo.campaign.objective import (
     ObjectiveSettings,
     RankerObjective,
@@ -30,9 +31,6 @@ from hpo.campaign.objective import (
 from hpo.campaign.optimizers import offered_optimizers
 from hpo.campaign.result import (
     CampaignResult,
-)
-from hpo.campaign.run import (
-    run_campaign,
 )
 
 __all__ = [

@@ -1,7 +1,7 @@
-"""``hpo run``: a SMAC campaign over LightGBM lambdarank hyperparameters.
+"""One SMAC campaign over LightGBM lambdarank hyperparameters.
 
-:class:`CampaignConfig` holds every setting of a campaign; :func:`run_campaign` runs it in
-the run folder ``<runs_dir>/<name>/`` (see :mod:`hpo.runs.folder`), with SMAC assembled by
+:class:`CampaignConfig` holds every setting of a campaign; :func:`run_single_campaign` runs it
+in the run folder ``<runs_dir>/<name>/`` (see :mod:`hpo.runs.folder`), with SMAC assembled by
 :mod:`hpo.campaign.facades` and the live view of :mod:`hpo.campaign.progress`. The target
 function is injectable: by default it is built by ``hpo.campaign.objective.build_objective``.
 """
@@ -12,7 +12,7 @@ import contextlib
 import dataclasses
 import functools
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,27 +22,21 @@ from hpo.campaign.config import (
     CampaignConfig,
     read_campaign,
 )
+from hpo.campaign.preflight import Start, campaign_record, check_saved, locked_run
 from hpo.campaign.progress import CampaignProgress, print_summary, smac_logs_to
 from hpo.campaign.result import CampaignResult
-from hpo.campaign.warm_start import resolve_sources, warm_configs, warm_start_record
-from hpo.errors import ConfigError, HpoError, UsageError
+from hpo.campaign.warm_start import warm_configs, warm_start_record
+from hpo.errors import UsageError
 from hpo.features.table import by_family
-from hpo.ranking.spaces import load_space, space_from_dict, space_to_dict
+from hpo.ranking.spaces import load_space, space_from_dict
 from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
-from hpo.runs.campaign_file import CAMPAIGN_FORMAT
 from hpo.runs.folder import (
     CAMPAIGN_FILE,
     RESULT_FILE,
     TRIALS_FILE,
-    RunLock,
     TrialLog,
-    clear_run_dir,
-    data_fingerprint,
-    discard_new_run,
-    package_versions,
     read_json,
     read_trials,
-    run_state,
     write_json_atomic,
 )
 from hpo.runs.history import Trial, baseline_record
@@ -52,7 +46,7 @@ from hpo.runs.trial import baseline_records
 if TYPE_CHECKING:
     from dask.distributed import Client
 
-__all__ = ["run_campaign", "run_single_campaign"]
+__all__ = ["run_single_campaign"]
 
 #: Configurations whose boosters a finished campaign keeps (the incumbent first), for
 #: ``hpo export --ensemble`` (up to 5 members copied as scored).
@@ -60,45 +54,6 @@ KEPT_CONFIGS = 5
 #: Seconds to wait for a Dask scheduler to answer, and for it to have a worker.
 DASK_CONNECT_TIMEOUT = 30.0
 DASK_WORKER_TIMEOUT = 60.0
-
-
-def _campaign_record(cfg: CampaignConfig, warm_start: Sequence[Path] = ()) -> dict[str, Any]:
-    """The content of ``campaign.json``; loads the space and hashes the data (checks both),
-    and maps the best configurations of the ``warm_start`` runs onto the space."""
-    space = load_space(cfg.space)
-    warm = {"warm_start": warm_configs(warm_start, space, cfg.runs_dir)} if warm_start else {}
-    return {
-        **warm,
-        "format": CAMPAIGN_FORMAT,
-        "config": cfg.to_dict(),
-        "space": space_to_dict(space),
-        "data_fingerprint": data_fingerprint(cfg.data_root, cfg.collections),
-        "versions": package_versions(),
-        "created": time.time(),
-    }
-
-
-def _check_resume(cfg: CampaignConfig, run_dir: Path, progress: CampaignProgress) -> dict:
-    saved = read_campaign(run_dir)
-    # the folder is where it is now: a moved, copied or renamed run folder is no difference
-    if dataclasses.replace(saved["config"], runs_dir=cfg.runs_dir, name=cfg.name) != cfg:
-        old, new = saved["config"].to_dict(), cfg.to_dict()
-        keys = [k for k in new if new[k] != old.get(k) and k not in ("runs_dir", "name")]
-        raise ConfigError(
-            f"{run_dir / CAMPAIGN_FILE}: cannot resume with different settings: "
-            + ", ".join(f"{k} (saved {old.get(k)!r}, now {new[k]!r})" for k in keys)
-        )
-    fingerprint = data_fingerprint(cfg.data_root, cfg.collections)
-    if fingerprint != saved.get("data_fingerprint"):
-        raise ConfigError(
-            f"{cfg.data_root}: the data of {', '.join(cfg.collections)} changed since campaign "
-            f"'{cfg.name}' started; resuming would mix results (start a new campaign)"
-        )
-    now = package_versions()
-    for pkg, version in (saved.get("versions") or {}).items():
-        if now.get(pkg) != version:
-            progress.log(f"warning: {pkg} {now.get(pkg)} differs from {version} at the start")
-    return saved
 
 
 @contextlib.contextmanager
@@ -186,118 +141,40 @@ def _keep_incumbent_boosters(cfg: CampaignConfig, best: Trial | None, trials: li
     return BoosterStore(cfg.run_dir / BOOSTERS_DIR).keep_only(keep)
 
 
-def run_campaign(
-    cfg: CampaignConfig,
-    *,
-    objective: Callable[..., Any] | None = None,
-    data_to_scatter: dict[str, Any] | None = None,
-    quiet: bool = False,
-    resume: bool = False,
-    overwrite: bool = False,
-    console: Console | None = None,
-    warm_start: Sequence[str | Path] = (),
-) -> Any:
-    """Run (or resume) a SMAC campaign in ``cfg.run_dir`` and return its incumbent.
-
-    With ``cfg.per`` other than ``none`` the run is one campaign per subset, run one after
-    the other by :func:`hpo.campaign.subsets.run_subsets`, which returns a
-    :class:`~hpo.campaign.subsets.SubsetsResult`; otherwise a :class:`CampaignResult`.
-    The parameters and errors are those of :func:`run_single_campaign`; ``warm_start``
-    names earlier runs (names under ``cfg.runs_dir`` or folders) whose best configurations
-    a new campaign runs first (:mod:`hpo.campaign.warm_start`; a resume never re-seeds).
-    """
-    if warm_start and resume:
-        raise UsageError("--warm-start seeds a new campaign; a resumed one keeps its seeds")
-    one = functools.partial(
-        run_single_campaign, objective=objective, data_to_scatter=data_to_scatter, quiet=quiet
-    )
-    kwargs: dict[str, Any] = {
-        "resume": resume,
-        "overwrite": overwrite,
-        "console": console,
-        "warm_start": resolve_sources(warm_start, cfg.runs_dir),
-    }
-    if cfg.per != "none":
-        from hpo.campaign.subsets import run_subsets
-
-        return run_subsets(cfg, one, **kwargs)
-    return one(cfg, **kwargs)
-
-
 def run_single_campaign(
     cfg: CampaignConfig,
+    start: Start,
     *,
     objective: Callable[..., Any] | None = None,
     data_to_scatter: dict[str, Any] | None = None,
     quiet: bool = False,
-    resume: bool = False,
-    overwrite: bool = False,
     console: Console | None = None,
-    warm_start: Sequence[Path] = (),
 ) -> CampaignResult:
     """Run (or resume) one SMAC campaign in ``cfg.run_dir`` and return its incumbent.
 
-    Parameters
-    ----------
-    cfg
-        The campaign settings.
-    objective
-        SMAC target ``objective(config, seed=, budget=, **scattered) -> (cost, info)``;
-        ``None`` builds it with ``hpo.campaign.objective.build_objective(cfg, progress)``.
-    data_to_scatter
-        Keyword arguments of the objective sent once to each Dask worker (or passed directly
-        when running in-process). Ignored when ``objective`` is ``None``.
-    quiet
-        Plain log lines instead of the live view.
-    resume
-        Continue the interrupted campaign of the same name; its settings must be equal.
-    overwrite
-        Delete an existing run of the same name first (never one a live process holds).
-    console
-        Where to print; a new ``rich.console.Console`` by default.
-    warm_start
-        Folders of earlier runs whose best configurations this new campaign runs first.
-
-    Raises
-    ------
-    UsageError
-        If the run exists (and neither ``resume`` nor ``overwrite``), is held by a live
-        process, or there is nothing to resume.
-    ConfigError
-        If a resumed campaign's settings, data or SMAC state differ from the saved ones.
+    ``start`` says how it starts (:class:`~hpo.campaign.preflight.Start`); the other
+    parameters, and the errors, are those of :func:`hpo.campaign.launch.run_campaign`.
     """
-    if resume and overwrite:
-        raise UsageError("--resume and --overwrite exclude each other")
-    run_dir = cfg.run_dir
-    if resume and not (run_dir / CAMPAIGN_FILE).exists():
-        raise UsageError(f"no campaign '{cfg.name}' to resume in {cfg.runs_dir}")
-    if not resume and not overwrite and run_dir.exists() and any(run_dir.iterdir()):
-        raise UsageError(
-            f"run '{cfg.name}' already exists in {cfg.runs_dir} ({run_state(run_dir)}); use "
-            f"--resume {cfg.name} to continue it or --overwrite to start it again"
-        )
-    record = None if resume else _campaign_record(cfg, warm_start)  # before any folder is made
+    start.check(cfg)
+    record = None  # built before any folder is made: checks the space and the data
+    if not start.resume:
+        space = load_space(cfg.space)
+        sources = start.warm_start
+        warm = {"warm_start": warm_configs(sources, space, cfg.runs_dir)} if sources else None
+        record = campaign_record(cfg, space, warm)
     console = console if console is not None else Console()
     progress = CampaignProgress(
         trials=cfg.trials, walltime=cfg.walltime, quiet=quiet, console=console
     )
-    created, locked = not run_dir.exists(), False
-    try:
-        with RunLock(run_dir), smac_logs_to(progress), progress:
-            locked = True  # from here on, what is in the folder is this run's
-            if overwrite:
-                clear_run_dir(run_dir)
-            if record is not None:
-                write_json_atomic(run_dir / CAMPAIGN_FILE, record)
-            result = _run_locked(cfg, progress, objective, data_to_scatter, resume=resume)
-    except HpoError:
-        # refused before its first trial (bad data, say): a new run leaves no "interrupted"
-        # folder behind, so the same --name works once the cause is fixed
-        if locked and not resume and not read_trials(run_dir / TRIALS_FILE):
-            discard_new_run(run_dir, remove_folder=created or overwrite)
-        raise
+    has_trials = functools.partial(_has_trials, cfg.run_dir)
+    with locked_run(cfg, start, record, has_trials), smac_logs_to(progress), progress:
+        result = _run_locked(cfg, progress, objective, data_to_scatter, resume=start.resume)
     print_summary(console, result, quiet=quiet, baseline=_baseline_summary(cfg))
     return result
+
+
+def _has_trials(run_dir: Path) -> bool:
+    return bool(read_trials(run_dir / TRIALS_FILE))
 
 
 def _baseline_summary(cfg: CampaignConfig) -> dict[str, Any] | None:
@@ -342,7 +219,7 @@ def _run_locked(
     from hpo.campaign.smac_state import optimize_resumably, repair_smac_state, smac_output_dir
 
     run_dir, smac_dir = cfg.run_dir, smac_output_dir(cfg.run_dir, cfg.seed)
-    saved = _check_resume(cfg, run_dir, progress) if resume else read_campaign(run_dir)
+    saved = check_saved(cfg, progress.log) if resume else read_campaign(run_dir)
     if resume:
         finished = _saved_result(cfg, smac_dir)
         if finished is not None:

@@ -39,26 +39,21 @@ from typing import Any
 
 from rich.console import Console
 
-from hpo.campaign.config import CampaignConfig, read_campaign
+from hpo.campaign.config import CampaignConfig
+from hpo.campaign.preflight import Start, campaign_record, check_saved, locked_run
 from hpo.campaign.progress import stdout_console
 from hpo.campaign.result import CampaignResult
+from hpo.campaign.run import run_single_campaign
 from hpo.campaign.warm_start import source_runs
-from hpo.errors import ConfigError, HpoError, UsageError
+from hpo.errors import ConfigError
 from hpo.features.table import family_of
-from hpo.ranking.spaces import load_space, space_to_dict
-from hpo.runs.campaign_file import CAMPAIGN_FORMAT
+from hpo.ranking.spaces import load_space
 from hpo.runs.folder import (
     CAMPAIGN_FILE,
     RESULT_FILE,
     TRIALS_FILE,
-    RunLock,
-    clear_run_dir,
-    data_fingerprint,
-    discard_new_run,
     jsonable,
-    package_versions,
     read_trials,
-    run_state,
     write_json_atomic,
 )
 from hpo.runs.nested import combine_subsets
@@ -150,42 +145,6 @@ class SubsetsResult:
         )
 
 
-def _parent_record(
-    cfg: CampaignConfig, plan: dict[str, tuple[str, ...]], warm_start: Sequence[Path]
-) -> dict[str, Any]:
-    # the sources only: each subset's campaign.json holds what its matching subset gave
-    sources = [{"run": p.name, "path": str(p)} for p in warm_start]
-    return {
-        **({"warm_start": {"sources": sources}} if warm_start else {}),
-        "format": CAMPAIGN_FORMAT,
-        "config": cfg.to_dict(),
-        "space": space_to_dict(load_space(cfg.space)),
-        "data_fingerprint": data_fingerprint(cfg.data_root, cfg.collections),
-        "versions": package_versions(),
-        "created": time.time(),
-        "subsets": {k: list(v) for k, v in plan.items()},
-    }
-
-
-def _check_parent(cfg: CampaignConfig) -> None:
-    """A resumed per-subset run must have the saved settings and data: a subset not started
-    yet would otherwise tune on other data than the finished ones."""
-    record = read_campaign(cfg.run_dir)
-    saved = record["config"]
-    if dataclasses.replace(saved, runs_dir=cfg.runs_dir, name=cfg.name) != cfg:
-        old, new = saved.to_dict(), cfg.to_dict()
-        keys = [k for k in new if new[k] != old.get(k) and k != "runs_dir"]
-        raise ConfigError(
-            f"{cfg.run_dir / CAMPAIGN_FILE}: cannot resume with different settings: "
-            + ", ".join(f"{k} (saved {old.get(k)!r}, now {new[k]!r})" for k in keys)
-        )
-    if data_fingerprint(cfg.data_root, cfg.collections) != record.get("data_fingerprint"):
-        raise ConfigError(
-            f"{cfg.data_root}: the data of {', '.join(cfg.collections)} changed since campaign "
-            f"'{cfg.name}' started; resuming would mix results (start a new campaign)"
-        )
-
-
 def _matching(sources: Sequence[Path], runs_dir: Path, subset: str) -> list[Path]:
     """The run folders that seed ``subset``: each source's matching subset, or the source."""
     return [f for w in sources for f in source_runs(w, runs_dir, subset)]
@@ -193,100 +152,89 @@ def _matching(sources: Sequence[Path], runs_dir: Path, subset: str) -> list[Path
 
 def run_subsets(
     cfg: CampaignConfig,
-    run_one: Callable[..., CampaignResult],
+    start: Start,
     *,
-    resume: bool = False,
-    overwrite: bool = False,
+    objective: Callable[..., Any] | None = None,
+    data_to_scatter: dict[str, Any] | None = None,
+    quiet: bool = False,
     console: Console | None = None,
-    warm_start: Sequence[Path] = (),
 ) -> SubsetsResult:
     """Run (or resume) one campaign per subset of ``cfg`` (``cfg.per`` is not ``none``).
+
+    Each subset is an ordinary campaign (:func:`hpo.campaign.run.run_single_campaign`) in a
+    folder of the run; this function holds the run's lock, record and resume check, the same
+    ones a single campaign uses (:mod:`hpo.campaign.preflight`).
 
     Parameters
     ----------
     cfg
         The run's settings.
-    run_one
-        Runs one campaign (:func:`hpo.campaign.run.run_single_campaign`, with the objective,
-        data and quietness that serve every subset bound; passed in so this module does not
-        import the module that dispatches to it).
-    console
-        As for one campaign.
-    resume
-        Continue the run: finished subsets are skipped, an interrupted one resumes, the
-        others start.
-    overwrite
-        Delete an existing run of the same name first.
-    warm_start
-        Earlier run folders: each subset starts from the matching subset of a per-subset
-        source, or from every subset of one that has no such subset, or from a single run.
+    start
+        How the run starts. Resumed: finished subsets are skipped, an interrupted one
+        resumes, the others start. ``warm_start``: each subset starts from the matching
+        subset of a per-subset source, or from every subset of one that has no such subset,
+        or from a single run.
+    objective, data_to_scatter, quiet, console
+        As for one campaign; they serve every subset.
 
     Raises
     ------
     UsageError, ConfigError
         As for one campaign.
     """
-    if resume and overwrite:
-        raise UsageError("--resume and --overwrite exclude each other")
-    run_dir = cfg.run_dir
-    if resume and not (run_dir / CAMPAIGN_FILE).exists():
-        raise UsageError(f"no campaign '{cfg.name}' to resume in {cfg.runs_dir}")
-    if not resume and not overwrite and run_dir.exists() and any(run_dir.iterdir()):
-        raise UsageError(
-            f"run '{cfg.name}' already exists in {cfg.runs_dir} ({run_state(run_dir)}); use "
-            f"--resume {cfg.name} to continue it or --overwrite to start it again"
-        )
+    start.check(cfg)
     plan = plan_subsets(cfg.collections, cfg.per)
-    # before any folder is made: checks space and data first
-    record = None if resume else _parent_record(cfg, plan, warm_start)
+    record = None  # built before any folder is made: checks the space and the data first
+    if not start.resume:
+        # the sources only: each subset's campaign.json holds what its matching subset gave
+        sources = [{"run": p.name, "path": str(p)} for p in start.warm_start]
+        extra: dict[str, Any] = {"warm_start": {"sources": sources}} if sources else {}
+        extra["subsets"] = {k: list(v) for k, v in plan.items()}
+        record = campaign_record(cfg, load_space(cfg.space), extra)
     console = console if console is not None else Console()
     results: dict[str, CampaignResult] = {}
-    created, locked = not run_dir.exists(), False
-    try:
-        with RunLock(run_dir):
-            locked = True  # from here on, what is in the folder is this run's
-            if resume:
-                _check_parent(cfg)
-                # a subset the interruption kept from starting is seeded as planned
-                saved = read_campaign(run_dir).get("warm_start") or {}
-                warm_start = [Path(w["path"]) for w in saved.get("sources", [])]
-            if overwrite:
-                clear_run_dir(run_dir)
-            if record is not None:
-                write_json_atomic(run_dir / CAMPAIGN_FILE, record)
-            for i, (name, collections) in enumerate(plan.items(), start=1):
-                sub = subset_config(cfg, name, collections)
-                started = (sub.run_dir / CAMPAIGN_FILE).exists()
-                fresh = sub.run_dir.exists() and not started  # interrupted before it began
-                console.print(
-                    f"subset {i}/{len(plan)} '{name}': {', '.join(collections)}"
-                    + (" (resumed)" if started else ""),
-                    highlight=False,
-                )
-                results[name] = run_one(
-                    sub,
-                    resume=started,
-                    overwrite=fresh,
-                    console=console,
-                    warm_start=() if started else _matching(warm_start, cfg.runs_dir, name),
-                )
-            got = {name: r.metrics for name, r in results.items()}
-            metrics, score = combine_subsets(plan, got)
-            result = SubsetsResult(
-                run_dir=run_dir,
-                per=cfg.per,
-                subsets=results,
-                metrics=metrics,
-                score=score,
-                finished=time.time(),
-            )
-            write_json_atomic(run_dir / RESULT_FILE, result.to_dict())
-    except HpoError:
-        # refused before any subset's first trial: no "interrupted" run is left behind
+    warm_start: Sequence[Path] = start.warm_start
+
+    def has_trials() -> bool:
         subsets = [subset_config(cfg, n, c).run_dir for n, c in plan.items()]
-        if locked and not resume and not any(read_trials(d / TRIALS_FILE) for d in subsets):
-            discard_new_run(run_dir, remove_folder=created or overwrite)
-        raise
+        return any(read_trials(d / TRIALS_FILE) for d in subsets)
+
+    with locked_run(cfg, start, record, has_trials):
+        if start.resume:
+            saved = check_saved(cfg, console.print)
+            # a subset the interruption kept from starting is seeded as planned
+            warm_start = [
+                Path(w["path"]) for w in (saved.get("warm_start") or {}).get("sources", [])
+            ]
+        for i, (name, collections) in enumerate(plan.items(), start=1):
+            sub = subset_config(cfg, name, collections)
+            started = (sub.run_dir / CAMPAIGN_FILE).exists()
+            fresh = sub.run_dir.exists() and not started  # interrupted before it began
+            console.print(
+                f"subset {i}/{len(plan)} '{name}': {', '.join(collections)}"
+                + (" (resumed)" if started else ""),
+                highlight=False,
+            )
+            seeds = () if started else tuple(_matching(warm_start, cfg.runs_dir, name))
+            results[name] = run_single_campaign(
+                sub,
+                Start(resume=started, overwrite=fresh, warm_start=seeds),
+                objective=objective,
+                data_to_scatter=data_to_scatter,
+                quiet=quiet,
+                console=console,
+            )
+        got = {name: r.metrics for name, r in results.items()}
+        metrics, score = combine_subsets(plan, got)
+        result = SubsetsResult(
+            run_dir=cfg.run_dir,
+            per=cfg.per,
+            subsets=results,
+            metrics=metrics,
+            score=score,
+            finished=time.time(),
+        )
+        write_json_atomic(cfg.run_dir / RESULT_FILE, result.to_dict())
     print_subsets_summary(console, result)
     return result
 

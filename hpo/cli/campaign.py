@@ -320,7 +320,7 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 def run_command(args: argparse.Namespace) -> int:
     """Handle ``hpo run``; return 0, or 1 when no trial succeeded."""
-    from hpo.campaign.run import run_campaign
+    from hpo.campaign.launch import run_campaign
 
     if args.resume and args.warm_start:
         raise UsageError("--warm-start seeds a new campaign; a resumed one keeps its seeds")

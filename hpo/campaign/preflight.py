@@ -1,0 +1,163 @@
+"""What every run does before its first trial, with or without subsets.
+
+A run (one campaign, or one campaign per subset) starts in one of three ways, held in
+:class:`Start`: new, resumed, or started again over an old folder. The checks that keep a
+user's results safe are the same for both kinds of run, so they live here once:
+
+- :meth:`Start.check`: the folder's state agrees with how the run starts (nothing resumed
+  that is not there; nothing overwritten by accident);
+- :func:`campaign_record`: the ``campaign.json`` of a new run, built (space loaded, data
+  hashed) *before* any folder is made, so bad settings or data leave nothing behind;
+- :func:`check_saved`: a resumed run has the settings and data it started with;
+- :func:`locked_run`: the lock, the overwrite, the record, and the rule that a new run
+  refused before its first trial leaves no "interrupted" folder behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hpo.campaign.config import CampaignConfig, read_campaign
+from hpo.errors import ConfigError, HpoError, UsageError
+from hpo.ranking.spaces import space_to_dict
+from hpo.runs.campaign_file import CAMPAIGN_FORMAT
+from hpo.runs.folder import (
+    CAMPAIGN_FILE,
+    RunLock,
+    clear_run_dir,
+    data_fingerprint,
+    discard_new_run,
+    package_versions,
+    run_state,
+    write_json_atomic,
+)
+
+__all__ = ["Start", "campaign_record", "check_saved", "locked_run"]
+
+
+@dataclass(frozen=True)
+class Start:
+    """How a run starts.
+
+    Attributes
+    ----------
+    resume
+        Continue the interrupted run of the same name; its settings and data must be equal.
+    overwrite
+        Delete an existing run of the same name first (never one a live process holds).
+    warm_start
+        Folders of earlier runs whose best configurations a new run tries first.
+    """
+
+    resume: bool = False
+    overwrite: bool = False
+    warm_start: tuple[Path, ...] = ()
+
+    def check(self, cfg: CampaignConfig) -> None:
+        """Refuse a start the run folder does not allow.
+
+        Raises
+        ------
+        UsageError
+            If ``resume`` and ``overwrite`` are combined, there is
+            nothing to resume, or a new run would land on an existing one.
+        """
+        if self.resume and self.overwrite:
+            raise UsageError("--resume and --overwrite exclude each other")
+        run_dir = cfg.run_dir
+        if self.resume and not (run_dir / CAMPAIGN_FILE).exists():
+            raise UsageError(f"no campaign '{cfg.name}' to resume in {cfg.runs_dir}")
+        if not self.resume and not self.overwrite and run_dir.exists() and any(run_dir.iterdir()):
+            raise UsageError(
+                f"run '{cfg.name}' already exists in {cfg.runs_dir} ({run_state(run_dir)}); use "
+                f"--resume {cfg.name} to continue it or --overwrite to start it again"
+            )
+
+
+def campaign_record(
+    cfg: CampaignConfig, space: Any, extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The ``campaign.json`` of a new run: its settings, space, data fingerprint and package
+    versions, plus what its kind adds (``extra``: the warm start, the subsets).
+
+    Hashing the data here, before the run folder exists, is what refuses a missing
+    collection without leaving a folder behind.
+    """
+    return {
+        **(extra or {}),
+        "format": CAMPAIGN_FORMAT,
+        "config": cfg.to_dict(),
+        "space": space_to_dict(space),
+        "data_fingerprint": data_fingerprint(cfg.data_root, cfg.collections),
+        "versions": package_versions(),
+        "created": time.time(),
+    }
+
+
+def check_saved(cfg: CampaignConfig, log: Callable[[str], None]) -> dict[str, Any]:
+    """The saved ``campaign.json`` of a run to resume, checked against ``cfg`` and the data.
+
+    The folder's place (``runs_dir``, ``name``) may differ: a moved, copied or renamed run
+    folder is the same run. Package versions that changed are only logged: they rarely
+    change results, and refusing would strand the finished trials.
+
+    Raises
+    ------
+    ConfigError
+        If a setting or the data of the run's collections changed since it started; either
+        would mix results of two different campaigns.
+    """
+    saved = read_campaign(cfg.run_dir)
+    place = {"runs_dir": cfg.runs_dir, "name": cfg.name}
+    if dataclasses.replace(saved["config"], **place) != cfg:
+        old, new = saved["config"].to_dict(), cfg.to_dict()
+        keys = [k for k in new if new[k] != old.get(k) and k not in place]
+        raise ConfigError(
+            f"{cfg.run_dir / CAMPAIGN_FILE}: cannot resume with different settings: "
+            + ", ".join(f"{k} (saved {old.get(k)!r}, now {new[k]!r})" for k in keys)
+        )
+    if data_fingerprint(cfg.data_root, cfg.collections) != saved.get("data_fingerprint"):
+        raise ConfigError(
+            f"{cfg.data_root}: the data of {', '.join(cfg.collections)} changed since campaign "
+            f"'{cfg.name}' started; resuming would mix results (start a new campaign)"
+        )
+    now = package_versions()
+    for pkg, version in (saved.get("versions") or {}).items():
+        if now.get(pkg) != version:
+            log(f"warning: {pkg} {now.get(pkg)} differs from {version} at the start")
+    return saved
+
+
+@contextlib.contextmanager
+def locked_run(
+    cfg: CampaignConfig,
+    start: Start,
+    record: dict[str, Any] | None,
+    has_trials: Callable[[], bool],
+) -> Iterator[None]:
+    """Hold the run folder's lock; clear it (``overwrite``) and write ``record`` in it.
+
+    A new run refused before its first trial (bad data, say; ``has_trials`` is false) is
+    removed again, so the same name works once the cause is fixed; a resumed run, or one
+    with trials, keeps its folder whatever happens.
+    """
+    run_dir = cfg.run_dir
+    created, locked = not run_dir.exists(), False
+    try:
+        with RunLock(run_dir):
+            locked = True  # from here on, what is in the folder is this run's
+            if start.overwrite:
+                clear_run_dir(run_dir)
+            if record is not None:
+                write_json_atomic(run_dir / CAMPAIGN_FILE, record)
+            yield
+    except HpoError:
+        if locked and not start.resume and not has_trials():
+            discard_new_run(run_dir, remove_folder=created or start.overwrite)
+        raise

@@ -1,0 +1,104 @@
+"""What every run does before its first trial (hpo.campaign.preflight), for both kinds."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+from toy_objectives import toy_config
+
+from hpo.campaign import CampaignConfig
+from hpo.campaign.preflight import Start, campaign_record, check_saved, locked_run
+from hpo.errors import ConfigError, DataFormatError, UsageError
+from hpo.ranking.spaces import load_space
+from hpo.runs.folder import CAMPAIGN_FILE, write_json_atomic
+
+
+def _new_run(cfg: CampaignConfig) -> dict[str, Any]:
+    record = campaign_record(cfg, load_space(cfg.space))
+    with locked_run(cfg, Start(), record, lambda: False):
+        pass
+    return record
+
+
+def test_start_check_refuses_what_the_folder_does_not_allow(
+    data_root: Path, tmp_path: Path
+) -> None:
+    cfg = toy_config(tmp_path / "runs", data_root)
+    with pytest.raises(UsageError, match="exclude each other"):
+        Start(resume=True, overwrite=True).check(cfg)
+    with pytest.raises(UsageError, match="no campaign 'toy' to resume"):
+        Start(resume=True).check(cfg)
+    Start().check(cfg)  # a new run in an empty place
+    _new_run(cfg)
+    with pytest.raises(UsageError, match="already exists.*--resume toy"):
+        Start().check(cfg)
+    Start(resume=True).check(cfg)
+    Start(overwrite=True).check(cfg)
+
+
+def test_the_record_has_the_settings_space_data_and_what_the_kind_adds(
+    data_root: Path, tmp_path: Path
+) -> None:
+    cfg = toy_config(tmp_path / "runs", data_root)
+    record = campaign_record(cfg, load_space(cfg.space), {"subsets": {"a": ["tile:xla"]}})
+    assert record["config"] == cfg.to_dict()
+    assert record["subsets"] == {"a": ["tile:xla"]}
+    assert record["data_fingerprint"]
+    assert "space" in record
+    assert "versions" in record
+
+
+def test_a_moved_run_resumes_and_a_changed_one_does_not(data_root: Path, tmp_path: Path) -> None:
+    cfg = toy_config(tmp_path / "runs", data_root)
+    _new_run(cfg)
+    moved = tmp_path / "elsewhere" / "renamed"
+    moved.parent.mkdir()
+    cfg.run_dir.rename(moved)
+    here = dataclasses.replace(cfg, runs_dir=moved.parent, name="renamed")
+    logged: list[str] = []
+    assert check_saved(here, logged.append)["config"].trials == cfg.trials
+    with pytest.raises(ConfigError, match=r"different settings: trials \(saved 12, now 13\)"):
+        check_saved(dataclasses.replace(here, trials=13), logged.append)
+    (data_root / "npz" / "tile" / "xla" / "train" / "new.npz").write_bytes(b"more data")
+    with pytest.raises(ConfigError, match="changed since campaign 'renamed' started"):
+        check_saved(here, logged.append)
+
+
+def test_a_changed_package_version_is_logged_not_refused(data_root: Path, tmp_path: Path) -> None:
+    cfg = toy_config(tmp_path / "runs", data_root)
+    record = _new_run(cfg)
+    record["versions"] = {**record["versions"], "lightgbm": "0.0.1"}
+    write_json_atomic(cfg.run_dir / CAMPAIGN_FILE, record)
+    logged: list[str] = []
+    check_saved(cfg, logged.append)
+    assert len(logged) == 1
+    assert "lightgbm" in logged[0]
+    assert "0.0.1" in logged[0]
+
+
+def test_a_new_run_refused_before_its_first_trial_leaves_nothing(
+    data_root: Path, tmp_path: Path
+) -> None:
+    cfg = toy_config(tmp_path / "runs", data_root)
+    record = campaign_record(cfg, load_space(cfg.space))
+    seen: list[bool] = []
+
+    def refused(start: Start, rec: dict[str, Any] | None, has_trials: bool) -> None:
+        with locked_run(cfg, start, rec, lambda: has_trials):
+            seen.append((cfg.run_dir / CAMPAIGN_FILE).is_file())
+            raise DataFormatError("bad data")
+
+    with pytest.raises(DataFormatError):
+        refused(Start(), record, False)
+    assert seen == [True]  # the record was written, then removed again
+    assert not cfg.run_dir.exists()
+    # with a trial logged, or on a resume, the folder stays
+    with pytest.raises(DataFormatError):
+        refused(Start(), record, True)
+    assert (cfg.run_dir / CAMPAIGN_FILE).is_file()
+    with pytest.raises(DataFormatError):
+        refused(Start(resume=True), None, False)
+    assert (cfg.run_dir / CAMPAIGN_FILE).is_file()
