@@ -15,7 +15,7 @@ from typing import Any
 from rich.console import Console
 
 from hpo.campaign.config import CampaignConfig
-from hpo.campaign.preflight import Start
+from hpo.campaign.preflight import Runtime, Start
 from hpo.campaign.result import CampaignResult
 from hpo.campaign.run import run_single_campaign
 from hpo.campaign.subsets import SubsetsResult, run_subsets
@@ -47,14 +47,8 @@ def run_campaign(
     ----------
     cfg
         The campaign settings.
-    objective
-        SMAC target ``objective(config, seed=, budget=, **scattered) -> (cost, info)``;
-        ``None`` builds it with ``hpo.campaign.objective.build_objective``.
-    data_to_scatter
-        Keyword arguments of the objective sent once to each Dask worker (or passed directly
-        when running in-process). Ignored when ``objective`` is ``None``.
-    quiet
-        Plain log lines instead of the live view.
+    objective, data_to_scatter, quiet, console
+        What serves every campaign of the run (:class:`~hpo.campaign.preflight.Runtime`).
     resume
         Continue the interrupted run of the same name; its settings and data must be equal.
     overwrite
@@ -81,11 +75,7 @@ def run_campaign(
         warm_start=tuple(resolve_sources(warm_start, cfg.runs_dir)),
     )
     runner = run_single_campaign if cfg.per == "none" else run_subsets
-    return runner(
-        cfg,
-        start,
-        objective=objective,
-        data_to_scatter=data_to_scatter,
-        quiet=quiet,
-        console=console,
+    runtime = Runtime(
+        objective=objective, data_to_scatter=data_to_scatter, quiet=quiet, console=console
     )
+    return runner(cfg, start, runtime)

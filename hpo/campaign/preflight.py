@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+
 from hpo.campaign.config import CampaignConfig, read_campaign
 from hpo.errors import ConfigError, HpoError, UsageError
 from hpo.ranking.spaces import space_to_dict
@@ -38,7 +40,7 @@ from hpo.runs.folder import (
     write_json_atomic,
 )
 
-__all__ = ["Start", "campaign_record", "check_saved", "locked_run"]
+__all__ = ["Runtime", "Start", "campaign_record", "check_saved", "locked_run"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,30 @@ class Start:
                 f"run '{cfg.name}' already exists in {cfg.runs_dir} ({run_state(run_dir)}); use "
                 f"--resume {cfg.name} to continue it or --overwrite to start it again"
             )
+
+
+@dataclass(frozen=True, eq=False)
+class Runtime:
+    """What serves every campaign of a run, whatever its kind.
+
+    Attributes
+    ----------
+    objective
+        SMAC target ``objective(config, seed=, budget=, **scattered) -> (cost, info)``;
+        ``None`` builds it with ``hpo.campaign.objective.build_objective``.
+    data_to_scatter
+        Keyword arguments of the objective sent once to each Dask worker (or passed directly
+        when running in-process). Ignored when ``objective`` is ``None``.
+    quiet
+        Plain log lines instead of the live view.
+    console
+        Where to print; a new ``rich.console.Console`` by default.
+    """
+
+    objective: Callable[..., Any] | None = None
+    data_to_scatter: dict[str, Any] | None = None
+    quiet: bool = False
+    console: Console | None = None
 
 
 def campaign_record(

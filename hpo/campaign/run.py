@@ -22,7 +22,7 @@ from hpo.campaign.config import (
     CampaignConfig,
     read_campaign,
 )
-from hpo.campaign.preflight import Start, campaign_record, check_saved, locked_run
+from hpo.campaign.preflight import Runtime, Start, campaign_record, check_saved, locked_run
 from hpo.campaign.progress import CampaignProgress, print_summary, smac_logs_to
 from hpo.campaign.result import CampaignResult
 from hpo.campaign.warm_start import warm_configs, warm_start_record
@@ -144,17 +144,15 @@ def _keep_incumbent_boosters(cfg: CampaignConfig, best: Trial | None, trials: li
 def run_single_campaign(
     cfg: CampaignConfig,
     start: Start,
-    *,
-    objective: Callable[..., Any] | None = None,
-    data_to_scatter: dict[str, Any] | None = None,
-    quiet: bool = False,
-    console: Console | None = None,
+    runtime: Runtime | None = None,
 ) -> CampaignResult:
     """Run (or resume) one SMAC campaign in ``cfg.run_dir`` and return its incumbent.
 
-    ``start`` says how it starts (:class:`~hpo.campaign.preflight.Start`); the other
-    parameters, and the errors, are those of :func:`hpo.campaign.launch.run_campaign`.
+    ``start`` says how it starts and ``runtime`` what serves it
+    (:mod:`hpo.campaign.preflight`); the errors are those of
+    :func:`hpo.campaign.launch.run_campaign`.
     """
+    rt = runtime if runtime is not None else Runtime()
     start.check(cfg)
     record = None  # built before any folder is made: checks the space and the data
     if not start.resume:
@@ -162,13 +160,14 @@ def run_single_campaign(
         sources = start.warm_start
         warm = {"warm_start": warm_configs(sources, space, cfg.runs_dir)} if sources else None
         record = campaign_record(cfg, space, warm)
-    console = console if console is not None else Console()
+    console = rt.console if rt.console is not None else Console()
+    quiet = rt.quiet
     progress = CampaignProgress(
         trials=cfg.trials, walltime=cfg.walltime, quiet=quiet, console=console
     )
     has_trials = functools.partial(_has_trials, cfg.run_dir)
     with locked_run(cfg, start, record, has_trials), smac_logs_to(progress), progress:
-        result = _run_locked(cfg, progress, objective, data_to_scatter, resume=start.resume)
+        result = _run_locked(cfg, progress, rt.objective, rt.data_to_scatter, resume=start.resume)
     print_summary(console, result, quiet=quiet, baseline=_baseline_summary(cfg))
     return result
 

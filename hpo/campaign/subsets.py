@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,7 @@ from typing import Any
 from rich.console import Console
 
 from hpo.campaign.config import CampaignConfig
-from hpo.campaign.preflight import Start, campaign_record, check_saved, locked_run
+from hpo.campaign.preflight import Runtime, Start, campaign_record, check_saved, locked_run
 from hpo.campaign.progress import stdout_console
 from hpo.campaign.result import CampaignResult
 from hpo.campaign.run import run_single_campaign
@@ -153,11 +153,7 @@ def _matching(sources: Sequence[Path], runs_dir: Path, subset: str) -> list[Path
 def run_subsets(
     cfg: CampaignConfig,
     start: Start,
-    *,
-    objective: Callable[..., Any] | None = None,
-    data_to_scatter: dict[str, Any] | None = None,
-    quiet: bool = False,
-    console: Console | None = None,
+    runtime: Runtime | None = None,
 ) -> SubsetsResult:
     """Run (or resume) one campaign per subset of ``cfg`` (``cfg.per`` is not ``none``).
 
@@ -174,8 +170,8 @@ def run_subsets(
         resumes, the others start. ``warm_start``: each subset starts from the matching
         subset of a per-subset source, or from every subset of one that has no such subset,
         or from a single run.
-    objective, data_to_scatter, quiet, console
-        As for one campaign; they serve every subset.
+    runtime
+        What serves every subset's campaign (:class:`~hpo.campaign.preflight.Runtime`).
 
     Raises
     ------
@@ -191,7 +187,9 @@ def run_subsets(
         extra: dict[str, Any] = {"warm_start": {"sources": sources}} if sources else {}
         extra["subsets"] = {k: list(v) for k, v in plan.items()}
         record = campaign_record(cfg, load_space(cfg.space), extra)
-    console = console if console is not None else Console()
+    rt = runtime if runtime is not None else Runtime()
+    console = rt.console if rt.console is not None else Console()
+    rt = dataclasses.replace(rt, console=console)
     results: dict[str, CampaignResult] = {}
     warm_start: Sequence[Path] = start.warm_start
 
@@ -216,14 +214,8 @@ def run_subsets(
                 highlight=False,
             )
             seeds = () if started else tuple(_matching(warm_start, cfg.runs_dir, name))
-            results[name] = run_single_campaign(
-                sub,
-                Start(resume=started, overwrite=fresh, warm_start=seeds),
-                objective=objective,
-                data_to_scatter=data_to_scatter,
-                quiet=quiet,
-                console=console,
-            )
+            start_sub = Start(resume=started, overwrite=fresh, warm_start=seeds)
+            results[name] = run_single_campaign(sub, start_sub, rt)
         got = {name: r.metrics for name, r in results.items()}
         metrics, score = combine_subsets(plan, got)
         result = SubsetsResult(

@@ -29,7 +29,7 @@ from hpo.runs.folder import (
     trial_key,
 )
 from hpo.runs.incumbent import choose_incumbent, combine_folds, config_key
-from hpo.runs.settings import RunSettings, read_run_campaign
+from hpo.runs.settings import RunSettings, SettingsView, read_run_campaign
 from hpo.runs.trial import TrajectoryPoint, Trial, baseline_record
 from hpo.runs.trial import finite_float as _float
 
@@ -47,7 +47,7 @@ DEFAULT_RUNS_DIR = Path("runs")
 
 
 @dataclass(frozen=True, eq=False)
-class RunHistory:
+class RunHistory(SettingsView):
     """Everything recorded in one run folder.
 
     Attributes
@@ -106,27 +106,7 @@ class RunHistory:
         smac = self.campaign.get("smac")
         return smac if isinstance(smac, dict) else None
 
-    # ---- settings ------------------------------------------------------------------------
-    @property
-    def optimizer(self) -> str:
-        """Optimizer name of the campaign (``hyperband``, ``bo`` ...)."""
-        return self.settings.optimizer
-
-    @property
-    def collections(self) -> tuple[str, ...]:
-        """Collections the campaign scored."""
-        return self.settings.collections
-
-    @property
-    def fidelity(self) -> str:
-        """What a budget means: ``rounds`` or ``configs``."""
-        return self.settings.fidelity
-
-    @property
-    def folds(self) -> int:
-        """Cross-validation folds (``cv``), 0 when trials were scored on the valid split."""
-        return self.settings.cv
-
+    # ---- settings (optimizer, collections, fidelity, per, folds: SettingsView) ---------
     @property
     def space(self) -> dict[str, Any] | None:
         """The search space (ConfigSpace serialisation) if ``campaign.json`` holds one."""
@@ -311,9 +291,6 @@ def load_run(name_or_path: str | Path, runs_dir: str | Path | None = None) -> Ru
             continue
         seen.add(key)
         trials.append(trial)
-    result = read_json(path / RESULT_FILE) if (path / RESULT_FILE).is_file() else None
-    if result is not None and not isinstance(result, dict):
-        raise ConfigError(f"{path / RESULT_FILE}: expected a JSON object")
     return RunHistory(
         name=path.name,
         path=path,
@@ -321,5 +298,19 @@ def load_run(name_or_path: str | Path, runs_dir: str | Path | None = None) -> Ru
         campaign=campaign,
         state=run_state(path),
         trials=tuple(trials),
-        result=result,
+        result=read_result(path),
     )
+
+
+def read_result(path: Path) -> dict[str, Any] | None:
+    """A run folder's ``result.json`` (written when the run finished), ``None`` before.
+
+    Raises
+    ------
+    ConfigError
+        If the file holds anything but a JSON object.
+    """
+    result = read_json(path / RESULT_FILE) if (path / RESULT_FILE).is_file() else None
+    if result is not None and not isinstance(result, dict):
+        raise ConfigError(f"{path / RESULT_FILE}: expected a JSON object")
+    return result

@@ -19,9 +19,9 @@ from typing import Any, Literal
 import numpy as np
 
 from hpo.errors import ConfigError, UsageError
-from hpo.runs.folder import CAMPAIGN_FILE, RESULT_FILE, read_json, run_state
-from hpo.runs.history import DEFAULT_RUNS_DIR, RunHistory, load_run, resolve_run_dir
-from hpo.runs.settings import RunSettings, read_run_campaign
+from hpo.runs.folder import CAMPAIGN_FILE, run_state
+from hpo.runs.history import DEFAULT_RUNS_DIR, RunHistory, load_run, read_result, resolve_run_dir
+from hpo.runs.settings import RunSettings, SettingsView, read_run_campaign
 from hpo.runs.trial import Trial, finite_float
 
 __all__ = [
@@ -73,7 +73,7 @@ def is_subset_run(path: Path | str) -> bool:
 
 
 @dataclass(frozen=True, eq=False)
-class SubsetRun:
+class SubsetRun(SettingsView):
     """A per-subset run: its settings and one :class:`RunHistory` per started subset.
 
     Attributes
@@ -122,26 +122,6 @@ class SubsetRun:
     def curves(self) -> list[RunHistory]:
         """The campaigns ``runs compare`` draws: one per started subset, named run/subset."""
         return [dataclasses.replace(s, name=f"{self.name}/{k}") for k, s in self.subsets.items()]
-
-    @property
-    def per(self) -> str:
-        """``family`` or ``collection``."""
-        return self.settings.per
-
-    @property
-    def optimizer(self) -> str:
-        """Optimizer name of every subset's campaign."""
-        return self.settings.optimizer
-
-    @property
-    def fidelity(self) -> str:
-        """What a budget means: ``rounds`` or ``configs``."""
-        return self.settings.fidelity
-
-    @property
-    def collections(self) -> tuple[str, ...]:
-        """Every collection of the run."""
-        return tuple(c for cs in self.plan.values() for c in cs)
 
     @property
     def started(self) -> float | None:
@@ -196,16 +176,13 @@ def load_subset_run(name_or_path: str | Path, runs_dir: str | Path | None = None
     if plan is None:
         raise UsageError(f"{path}: a single campaign, not a per-subset run")
     subsets = {k: load_run(path / k) for k in plan if (path / k / CAMPAIGN_FILE).is_file()}
-    result = read_json(path / RESULT_FILE) if (path / RESULT_FILE).is_file() else None
-    if result is not None and not isinstance(result, dict):
-        raise ConfigError(f"{path / RESULT_FILE}: expected a JSON object")
     return SubsetRun(
         name=path.name,
         path=path,
         settings=settings,
         campaign=campaign,
         state=run_state(path),
-        result=result,
+        result=read_result(path),
         plan=plan,
         subsets=subsets,
     )

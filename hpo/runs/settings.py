@@ -30,6 +30,7 @@ from hpo.runs.folder import CAMPAIGN_FILE
 __all__ = [
     "FIDELITIES",
     "RunSettings",
+    "SettingsView",
     "check_int",
     "check_positive",
     "read_run_campaign",
@@ -193,3 +194,38 @@ def read_run_campaign(run_dir: Path) -> tuple[dict[str, Any], RunSettings]:
     path = Path(run_dir) / CAMPAIGN_FILE
     campaign = read_campaign_file(path)
     return campaign, RunSettings.from_dict(campaign["config"], str(path))
+
+
+class SettingsView:
+    """What both kinds of run read off their settings (``self.settings``), in one place.
+
+    :class:`~hpo.runs.history.RunHistory` and :class:`~hpo.runs.nested.SubsetRun` inherit it,
+    so a reader asks either kind the same questions.
+    """
+
+    settings: RunSettings
+
+    @property
+    def optimizer(self) -> str:
+        """Optimizer name of the campaign (every subset's, for a per-subset run)."""
+        return self.settings.optimizer
+
+    @property
+    def collections(self) -> tuple[str, ...]:
+        """Collections the run scored."""
+        return self.settings.collections
+
+    @property
+    def fidelity(self) -> str:
+        """What a budget means: ``rounds`` or ``configs``."""
+        return self.settings.fidelity
+
+    @property
+    def per(self) -> str:
+        """``none`` for one campaign, else ``family`` or ``collection``."""
+        return self.settings.per
+
+    @property
+    def folds(self) -> int:
+        """Cross-validation folds (``cv``), 0 when trials were scored on the valid split."""
+        return self.settings.cv
