@@ -69,6 +69,8 @@ FORMAT_1_SETTINGS: dict[str, Any] = {
 ADDED_SETTINGS: dict[str, Any] = {
     # scored on the valid split (k-fold cross-validation came later)
     "cv": 0,
+    # ended with SMAC's loop, no configuration taken to the largest budget after it
+    "finish": 0,
 }
 
 
