@@ -144,6 +144,7 @@ def _trial_json(t: Trial) -> dict[str, Any]:
         "metrics": t.metrics,
         "config": t.config,
         "seed": t.seed,
+        "finish": t.finish,
     }
     if "folds" in t.info:  # cross-validation: the score is the mean over these
         out.update({k: t.info.get(k) for k in ("folds", "score_std", "n_folds")})
@@ -214,7 +215,11 @@ def _subsets_json(run: SubsetRun) -> dict[str, Any]:
             "n_trials": 0 if sub is None else len(sub.trials),
             "n_failed": 0 if sub is None else len(sub.crashed),
             "incumbent": None if inc is None else _trial_json(inc),
+            # any budget; the incumbent rule's curve is incumbent_trajectory
             "trajectory": [] if sub is None else [dataclasses.asdict(p) for p in sub.trajectory()],
+            "incumbent_trajectory": []
+            if sub is None
+            else [dataclasses.asdict(p) for p in sub.incumbent_trajectory()],
         }
     return {
         "name": run.name,
@@ -316,7 +321,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     else:
         t = Table(
             title=f"Incumbent (trial {inc.trial}, budget {_b(inc.budget)}, score {_f(inc.score)}"
-            f"{_folds_text(inc)})",
+            f"{_folds_text(inc)}{', finished at the end of the campaign' if inc.finish else ''})",
             title_justify="left",
         )
         t.add_column("hyperparameter / collection")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +28,9 @@ from hpo.campaign.finish import (
     reserve_seconds,
     reserved_trials,
 )
+from hpo.campaign.smac_state import smac_output_dir
 from hpo.errors import ConfigError
-from hpo.runs.folder import read_trials, trial_key
+from hpo.runs.folder import read_json, read_trials, trial_key
 from hpo.runs.history import load_run
 from hpo.runs.incumbent import config_key
 from hpo.runs.trial import Trial
@@ -149,12 +152,18 @@ def test_a_campaign_file_without_finish_reads_as_zero(data_root: Path, runs: Pat
 # --- campaigns ---------------------------------------------------------------------------
 
 
-def _check_finished(cfg: CampaignConfig, result: CampaignResult, k: int) -> list[dict[str, Any]]:
-    """The campaign's finishing trials; checks what every finished campaign must hold."""
+def _check_finished(
+    cfg: CampaignConfig, result: CampaignResult, k: int | None = None
+) -> list[dict[str, Any]]:
+    """The campaign's finishing trials (``k``, or 1 to ``cfg.finish`` of them); checks what
+    every finished campaign must hold."""
     records = _records(cfg)
     assert len(records) == cfg.trials
     assert len({trial_key(r) for r in records}) == len(records)  # none duplicated
     done = [r for r in records if r["finish"]]
+    if k is None:
+        assert 1 <= len(done) <= cfg.finish
+        k = len(done)
     assert len(done) == k
     assert records[-k:] == done  # the last trials
     assert {r["budget"] for r in done} == {cfg.max_budget}
@@ -270,3 +279,21 @@ def test_nothing_to_finish_is_said_and_changes_nothing(
     assert len(records) == 8
     assert not any(r["finish"] for r in records)
     assert f"finishing: nothing to finish with {cfg.optimizer}" in out
+
+
+@pytest.mark.slow
+def test_finishing_trials_run_on_the_dask_workers(data_root: Path, runs: Path) -> None:
+    settings = {"min_budget": 1.0, "max_budget": 9.0, "eta": 3, "n_init": 4, "min_trials": 3}
+    cfg = toy_config(
+        runs, data_root, trials=26, optimizer="model-hb", workers=2, finish=3, **settings
+    )
+    result, out = _run(cfg, ToyObjective(sleep_per_budget=0.08, budget_power=2, best=BEST))
+    # SMAC's loop may have submitted one trial past its reserve when it stopped
+    done = _check_finished(cfg, result)
+    assert len(done) >= 2
+    here = f"{socket.gethostname()}:{os.getpid()}"
+    assert here not in {r["worker"] for r in done}
+    history = read_json(smac_output_dir(cfg.run_dir, cfg.seed) / "runhistory.json")
+    told = {(e["config_id"], e["budget"]) for e in history["data"] if e["status"] != 0}
+    assert {(r["config_id"], r["budget"]) for r in done} <= told
+    assert "finishing: taking" in out
