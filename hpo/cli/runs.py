@@ -215,11 +215,7 @@ def _subsets_json(run: SubsetRun) -> dict[str, Any]:
             "n_trials": 0 if sub is None else len(sub.trials),
             "n_failed": 0 if sub is None else len(sub.crashed),
             "incumbent": None if inc is None else _trial_json(inc),
-            # any budget; the incumbent rule's curve is incumbent_trajectory
             "trajectory": [] if sub is None else [dataclasses.asdict(p) for p in sub.trajectory()],
-            "incumbent_trajectory": []
-            if sub is None
-            else [dataclasses.asdict(p) for p in sub.incumbent_trajectory()],
         }
     return {
         "name": run.name,

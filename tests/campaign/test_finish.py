@@ -29,6 +29,7 @@ from hpo.campaign.finish import (
     reserved_trials,
 )
 from hpo.campaign.smac_state import smac_output_dir
+from hpo.cli import main
 from hpo.errors import ConfigError
 from hpo.runs.folder import read_json, read_trials, trial_key
 from hpo.runs.history import load_run
@@ -181,7 +182,7 @@ def _check_finished(
 
 @pytest.mark.parametrize("optimizer", ["model-hb", "random-hb"])
 def test_the_last_trials_finish_the_most_promising_configurations(
-    data_root: Path, runs: Path, optimizer: str
+    data_root: Path, runs: Path, optimizer: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cfg = toy_config(runs, data_root, trials=20, optimizer=optimizer, finish=3)
     result, out = _run(cfg)
@@ -189,8 +190,13 @@ def test_the_last_trials_finish_the_most_promising_configurations(
     assert "finishing: taking 3 configuration(s) to budget 27" in out
     for r in done:
         assert f"config {r['config_id']} (" in out
-    assert load_run(cfg.run_dir).incumbent is not None
-    assert load_run(cfg.run_dir).incumbent.finish == (result.trial in {r["trial"] for r in done})
+    incumbent = load_run(cfg.run_dir).incumbent
+    assert incumbent is not None
+    assert incumbent.finish  # the best configuration was one the campaign had not finished
+    assert result.trial in {r["trial"] for r in done}
+    assert main(["runs", "show", cfg.name, "--runs-dir", str(cfg.runs_dir)]) == 0
+    shown = " ".join(capsys.readouterr().out.split())  # the title may wrap
+    assert "finished at the end of the campaign" in shown
 
 
 def test_without_finishing_the_incumbent_is_the_best_finished(data_root: Path, runs: Path) -> None:
