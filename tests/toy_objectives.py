@@ -16,11 +16,13 @@ from typing import Any
 TOY_COLLECTIONS = ("tile:xla", "layout:xla:default")
 
 
-def toy_cost(config: Any, budget: float | None) -> float:
-    """A smooth cost, least near learning_rate=0.05 and num_leaves=31, lower at high budget."""
+def toy_cost(config: Any, budget: float | None, best: tuple[float, float] = (0.05, 31.0)) -> float:
+    """A smooth cost, least near ``best`` (learning_rate, num_leaves), lower at high budget.
+
+    The default ``best`` is the space's default configuration (the baseline)."""
     lr = float(config["learning_rate"])
     leaves = float(config["num_leaves"])
-    base = (math.log(lr / 0.05)) ** 2 / 4 + (math.log(leaves / 31.0)) ** 2 / 8
+    base = (math.log(lr / best[0])) ** 2 / 4 + (math.log(leaves / best[1])) ** 2 / 8
     fidelity = 0.0 if budget is None else 2.0 / math.sqrt(float(budget))
     return base + fidelity
 
@@ -40,6 +42,8 @@ class ToyObjective:
         Sleep ``sleep_per_budget * budget ** budget_power`` seconds on top of ``sleep``: a
         trial at the largest budget (the baseline) is still running while many cheap ones
         finish, as in a real campaign.
+    best
+        The (learning_rate, num_leaves) of least cost (:func:`toy_cost`).
     """
 
     def __init__(
@@ -50,8 +54,10 @@ class ToyObjective:
         expect_tables: bool = False,
         sleep_per_budget: float = 0.0,
         budget_power: float = 1.0,
+        best: tuple[float, float] = (0.05, 31.0),
     ) -> None:
         self.sleep = sleep
+        self.best = best
         self.budget_power = budget_power
         self.crash_above_leaves = crash_above_leaves
         self.expect_tables = expect_tables
@@ -68,7 +74,7 @@ class ToyObjective:
         leaves = int(config["num_leaves"])
         if self.crash_above_leaves is not None and leaves > self.crash_above_leaves:
             raise ValueError(f"toy crash: num_leaves {leaves} > {self.crash_above_leaves}")
-        cost = toy_cost(config, budget)
+        cost = toy_cost(config, budget, self.best)
         fold = scattered.get("instance")  # cross-validation: fold I is a little harder
         if fold is not None:
             cost += 0.05 * int(str(fold).removeprefix("fold"))
@@ -102,8 +108,8 @@ def nan_cost(config: Any, seed: int = 0, budget: float | None = None) -> tuple[f
 class InterruptAfter(ToyObjective):
     """Toy objective that raises KeyboardInterrupt on call number ``calls + 1`` (in-process)."""
 
-    def __init__(self, calls: int) -> None:
-        super().__init__()
+    def __init__(self, calls: int, **settings: Any) -> None:
+        super().__init__(**settings)
         self.calls = calls
         self.done = 0
 

@@ -39,6 +39,7 @@ from hpo.runs.settings import setting_error as _bad
 
 __all__ = [
     "FIDELITIES",
+    "DEFAULT_FINISH",
     "FIDELITY_BUDGETS",
     "LEGACY_OPTIMIZERS",  # noqa: F822  (a view: __getattr__ below)
     "MULTI_FIDELITY",  # noqa: F822
@@ -63,6 +64,9 @@ PER_MODES = ("none", "family", "collection")
 DEFAULT_N_INIT = 8
 #: Results a budget needs before the surrogate is fitted on it, chosen by measurement.
 DEFAULT_MIN_TRIALS = 5
+#: Configurations a multi-fidelity campaign takes to the largest budget in its reserve
+#: (:mod:`hpo.campaign.finish`).
+DEFAULT_FINISH = 3
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
@@ -157,6 +161,10 @@ class CampaignConfig:
     # 0: score every trial on the valid split; K >= 2: K-fold cross-validation over the
     # labeled graphs of train+valid, the folds being SMAC instances (hpo.ranking.folds)
     cv: int = 0
+    # the most promising configurations that did not reach max_budget, taken there in a
+    # reserve kept back from the walltime (or the last trials); 0: none (runs made before
+    # it read as 0). Only multi-fidelity optimizers without cv have any (hpo.campaign.finish)
+    finish: int = DEFAULT_FINISH
 
     def __post_init__(self) -> None:
         put = object.__setattr__
@@ -233,6 +241,7 @@ class CampaignConfig:
         cv = self.cv
         if isinstance(cv, bool) or not isinstance(cv, int) or cv == 1 or cv < 0:
             raise _bad("cv", "0 (score on the valid split) or a number of folds >= 2", cv)
+        _int("finish", self.finish, 0)
 
     def _check_budgets(self) -> None:
         default_min, default_max = FIDELITY_BUDGETS[self.fidelity]

@@ -214,8 +214,9 @@ def _run_locked(
 ) -> CampaignResult:
     """The campaign itself, once the run folder is locked and campaign.json written."""
     from hpo.campaign.facades import describe_facade, make_facade, make_scenario
+    from hpo.campaign.finish import ReserveStop, optimize_and_finish
     from hpo.campaign.runners import CampaignTarget, TrialRecorder
-    from hpo.campaign.smac_state import optimize_resumably, repair_smac_state, smac_output_dir
+    from hpo.campaign.smac_state import repair_smac_state, smac_output_dir
 
     run_dir, smac_dir = cfg.run_dir, smac_output_dir(cfg.run_dir, cfg.seed)
     saved = check_saved(cfg, progress.log) if resume else read_campaign(run_dir)
@@ -248,11 +249,12 @@ def _run_locked(
         recorder = TrialRecorder(
             log, progress, cfg.max_budget, baseline=dict(space.get_default_configuration())
         )
+        stop = ReserveStop(cfg, log, progress.log)  # SMAC's loop leaves time to finish
         facade = make_facade(
             cfg,
             make_scenario(cfg, space, run_dir),
             target,
-            callbacks=[recorder],
+            callbacks=[recorder, stop],
             resume=resume,
             baseline_records=baseline_records(log.records),
             dask_client=client,
@@ -260,7 +262,7 @@ def _run_locked(
         )
         _record_smac(run_dir, describe_facade(facade))
         scatter = data_to_scatter if client is not None and data_to_scatter else None
-        incumbent = optimize_resumably(facade, scatter, smac_dir, cfg.name)
+        incumbent = optimize_and_finish(facade, cfg, stop, recorder, progress, scatter, smac_dir)
     # one rule for the incumbent (hpo.runs.incumbent); SMAC's choice (None when no
     # configuration reached the largest budget, as in a short campaign) settles ties
     trials = [Trial.from_record(r, i) for i, r in enumerate(log.records, start=1)]

@@ -158,8 +158,12 @@ class TrialRecorder(Callback):
     The first trial of the default configuration at ``default_budget`` (the largest) is
     marked ``"baseline": true`` (with cross-validation, its first trial on each fold); every
     other record has ``"baseline": false``. Records carry SMAC's ``instance`` (the fold, or
-    ``None``).
+    ``None``) and ``"finish"``: true for the trials of the finishing phase
+    (:mod:`hpo.campaign.finish`, while :attr:`finishing` is set), else false.
     """
+
+    #: whether the trials told now are the finishing phase's
+    finishing: bool = False
 
     def __init__(
         self,
@@ -203,6 +207,7 @@ class TrialRecorder(Callback):
             "budget": budget,
             "instance": info.instance,
             "baseline": baseline,
+            "finish": self.finishing,
             "seed": info.seed,
             "status": status,
             "cost": value.cost,

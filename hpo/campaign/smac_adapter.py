@@ -42,8 +42,13 @@ __all__ = [
     "refresh_intensifier",
     "runner_crash_cost",
     "runner_target",
+    "runner_worker_slots",
+    "scatter_to_workers",
+    "smbo_configspace",
     "smbo_finished",
+    "smbo_runner",
     "smbo_scenario",
+    "tell_finished_trials",
     "stage_sizes",
     "tracker",
 ]
@@ -65,6 +70,9 @@ PRIVATE_NAMES: tuple[tuple[type, str], ...] = (
     (ConfigSelector, "_initial_design_configs"),
     (SMBO, "_scenario"),
     (SMBO, "_finished"),
+    (SMBO, "_runner"),
+    (SMBO, "_configspace"),
+    (SMBO, "_add_results"),
     (AbstractIntensifier, "__post_init__"),
     (SuccessiveHalving, "_tracker"),
     (SuccessiveHalving, "_n_configs_in_stage"),
@@ -72,6 +80,7 @@ PRIVATE_NAMES: tuple[tuple[type, str], ...] = (
     (SuccessiveHalving, "_get_best_configs"),
     (TargetFunctionRunner, "_target_function"),
     (AbstractRunner, "_crash_cost"),
+    (DaskParallelRunner, "_client"),
     (DaskParallelRunner, "_pending_trials"),
     (DaskParallelRunner, "_results_queue"),
     (DaskParallelRunner, "_process_pending_trials"),
@@ -145,6 +154,37 @@ def smbo_scenario(smbo: SMBO) -> Any:
 def smbo_finished(smbo: SMBO) -> bool:
     """Whether ``smbo``'s loop has finished (saved in ``optimization.json``)."""
     return bool(smbo._finished)
+
+
+def smbo_runner(smbo: SMBO) -> AbstractRunner | None:
+    """The runner ``smbo`` submits trials to (a Dask runner with several workers)."""
+    return smbo._runner
+
+
+def smbo_configspace(smbo: SMBO) -> Any:
+    """The configuration space ``smbo`` searches (to rebuild a logged configuration)."""
+    return smbo._configspace
+
+
+def tell_finished_trials(smbo: SMBO) -> None:
+    """Collect the runner's finished trials and tell them to ``smbo`` as its loop does: the
+    intensifier's update, the callbacks (hpo's trial log) and SMAC's state saved."""
+    smbo._add_results()
+
+
+def runner_worker_slots(runner: AbstractRunner | None) -> int:
+    """How many trials ``runner`` runs at once: the Dask workers' threads, else 1."""
+    if isinstance(runner, DaskParallelRunner):
+        return max(1, sum(runner._client.nthreads().values()))
+    return 1
+
+
+def scatter_to_workers(runner: AbstractRunner | None, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` sent once to every Dask worker of ``runner``, as SMAC's loop scatters it;
+    empty for a runner without workers (the objective then holds its data)."""
+    if isinstance(runner, DaskParallelRunner) and data:
+        return {"data_to_scatter": runner._client.scatter(data, broadcast=True)}
+    return {}
 
 
 def refresh_intensifier(intensifier: AbstractIntensifier) -> None:

@@ -46,6 +46,7 @@ _SETTINGS = {
     "keep_fastest": "keep_fastest",
     "per": "per",
     "cv": "cv",
+    "finish": "finish",
 }
 
 
@@ -178,6 +179,15 @@ def add_parsers(subparsers: Any) -> None:
         "graph) instead of on the valid split; SMAC races configurations over the folds and "
         "every trial trains --max-budget; export retrains on every labeled graph (default: "
         f"{d['cv']}, the valid split)",
+    )
+    p.add_argument(
+        "--finish",
+        type=int,
+        metavar="K",
+        help="keep back part of the walltime (or the last K trials) to take the K most "
+        "promising configurations that did not reach --max-budget there, so the incumbent is "
+        "the best found; multi-fidelity optimizers without --cv only; 0: off (default: "
+        f"{d['finish']})",
     )
     p.add_argument("--seed", type=int, help=f"seed of everything (default: {d['seed']})")
     p.add_argument(

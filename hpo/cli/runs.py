@@ -136,6 +136,7 @@ def _trial_json(t: Trial) -> dict[str, Any]:
         "metrics": t.metrics,
         "config": t.config,
         "seed": t.seed,
+        "finish": t.finish,
     }
     if "folds" in t.info:  # cross-validation: the score is the mean over these
         out.update({k: t.info.get(k) for k in ("folds", "score_std", "n_folds")})
@@ -307,7 +308,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     else:
         t = Table(
             title=f"Incumbent (trial {inc.trial}, budget {_b(inc.budget)}, score {_f(inc.score)}"
-            f"{_folds_text(inc)})",
+            f"{_folds_text(inc)}{', finished at the end of the campaign' if inc.finish else ''})",
             title_justify="left",
         )
         t.add_column("hyperparameter / collection")

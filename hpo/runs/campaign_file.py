@@ -77,6 +77,8 @@ ADDED_SETTINGS: dict[str, Any] = {
     "train_configs": 0,
     "valid_configs": 0,
     "keep_fastest": 0,
+    # ended with SMAC's loop, no configuration taken to the largest budget after it
+    "finish": 0,
 }
 
 

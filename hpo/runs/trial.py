@@ -86,6 +86,9 @@ class Trial:
     baseline
         Whether this is the baseline: the space's default configuration at the largest
         budget, evaluated first.
+    finish
+        Whether the campaign's finishing phase ran it: a promising configuration taken to
+        the largest budget after SMAC's loop (:mod:`hpo.campaign.finish`).
     instance
         The cross-validation fold scored (``fold0`` ...); ``None`` without folds and for a
         trial of :func:`combine_folds` (whose ``info["folds"]`` holds each fold's).
@@ -108,6 +111,7 @@ class Trial:
     info: dict[str, Any] = field(default_factory=dict)
     baseline: bool = False
     instance: str | None = None
+    finish: bool = False
 
     @property
     def ok(self) -> bool:
@@ -157,6 +161,7 @@ class Trial:
             info=info,
             baseline=record.get("baseline") is True,
             instance=record.get("instance") if isinstance(record.get("instance"), str) else None,
+            finish=record.get("finish") is True,
         )
 
 

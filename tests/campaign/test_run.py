@@ -49,8 +49,8 @@ from hpo.runs.folder import (
 
 TESTS = Path(__file__).resolve().parents[1]
 RECORD_KEYS = {
-    "trial", "config_id", "config", "budget", "instance", "baseline", "seed", "status", "cost",
-    "score", "metrics", "start", "end", "duration", "worker", "error", "info",
+    "trial", "config_id", "config", "budget", "instance", "baseline", "finish", "seed", "status",
+    "cost", "score", "metrics", "start", "end", "duration", "worker", "error", "info",
 }  # fmt: skip
 
 

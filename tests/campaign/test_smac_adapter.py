@@ -157,8 +157,34 @@ def test_order_initial_design_decides_what_smac_asks_first(tmp_path: Path) -> No
 
 def test_smbo_state(smac_objects: dict[type, Any]) -> None:
     smbo = smac_objects[SMBO]
-    assert adapter.smbo_scenario(smbo) is smac_objects[AbstractFacade].scenario
+    facade = smac_objects[AbstractFacade]
+    assert adapter.smbo_scenario(smbo) is facade.scenario
     assert adapter.smbo_finished(smbo) is False
+    assert adapter.smbo_runner(smbo) is adapter.facade_parts(facade).runner
+    assert adapter.smbo_configspace(smbo) is facade.scenario.configspace
+
+
+def test_a_trial_told_by_hand_reaches_smacs_runhistory(tmp_path: Path) -> None:
+    """The finishing phase submits a trial to the facade's runner itself and has SMAC collect
+    it (``SMBO._add_results``), as SMAC's loop does after each wait."""
+    space = ConfigurationSpace(seed=0)
+    space.add(Float("x", (-1.0, 1.0), default=0.5))
+    scenario = Scenario(space, output_directory=tmp_path, n_trials=5, seed=0)
+    facade = RandomFacade(scenario, _target, logging_level=False, overwrite=True)
+    smbo = facade.optimizer
+    info = TrialInfo(space.get_default_configuration(), seed=0)
+    smbo.runhistory.add_running_trial(info)
+    runner = adapter.smbo_runner(smbo)
+    assert runner is not None
+    runner.submit_trial(info)
+    adapter.tell_finished_trials(smbo)
+    assert smbo.runhistory.get_cost(info.config) == pytest.approx(0.25)
+    assert adapter.runner_worker_slots(runner) == 1
+    assert adapter.scatter_to_workers(runner, {"a": 1}) == {}
+
+
+def test_dask_runner_slots_are_its_workers_threads(smac_objects: dict[type, Any]) -> None:
+    assert adapter.runner_worker_slots(smac_objects[DaskParallelRunner]) == 1
 
 
 def test_successive_halving_racing_state(smac_objects: dict[type, Any]) -> None:

@@ -107,6 +107,7 @@ def test_warm_start_reaches_the_campaign(
         (["run", "--data", "DATA", "--name", "a/b"], "'name': expected 1-100 letters"),
         (["run", "--data", "DATA", "--cv", "1"], "campaign setting 'cv': expected 0 (score"),
         (["run", "--data", "DATA", "--cv", "-1"], "campaign setting 'cv': expected 0 (score"),
+        (["run", "--data", "DATA", "--finish", "-1"], "'finish': expected an integer >= 0"),
         (["run", "--data", "MISSING"], "missing: no train data for any of tile:xla, layout"),
         (["run", "--data", "DATA", "--collection", "all,layout:xla:default"], "no layout:xla:de"),
         (["run", "--data", "DATA", "--warm-start", "nope"], "hpo: error: no run 'nope' in"),
@@ -220,6 +221,15 @@ def test_cv_flag_reaches_the_campaign_and_its_subsets(
     assert [cfg.cv for cfg in toy_builder] == [2]
     records = read_trials(runs / "cv" / "tile-xla" / "trials.jsonl")
     assert {r["instance"] for r in records} == {"fold0", "fold1"}
+
+
+def test_finish_flag_reaches_the_campaign(
+    data_root: Path, tmp_path: Path, toy_builder: list[Any]
+) -> None:
+    runs = tmp_path / "runs"
+    assert main(_argv(data_root, runs, "--name", "f", "--trials", "4", "--finish", "0")) == 0
+    assert [cfg.finish for cfg in toy_builder] == [0]
+    assert json.loads((runs / "f" / "campaign.json").read_text())["config"]["finish"] == 0
 
 
 def test_resume_follows_the_folder_given(

@@ -1,0 +1,400 @@
+"""A campaign that ends well: its most promising unfinished configurations, finished.
+
+Successive halving promotes on a schedule, so when the walltime (or trial limit) runs out
+the best configuration is often mid-bracket, never seen at the largest budget, where the
+incumbent rule (:mod:`hpo.runs.incumbent`) compares and ``hpo export`` takes its model. So
+a multi-fidelity campaign keeps back a *reserve* (:func:`reserve_seconds`,
+:func:`reserved_trials`):
+
+- with a walltime, the estimated time to take the ``finish`` (K) configurations it would
+  finish now to the largest budget, over the workers (before there are any, K baseline
+  durations: the default configuration at the largest budget is every campaign's first
+  trial), with :data:`FINISH_MARGIN`, at most :data:`FINISH_SHARE` of the walltime;
+- with a trial limit, its last K trials (at most that share), if there is anything to
+  finish by then.
+
+SMAC's loop stops when it reaches the reserve (:class:`ReserveStop`); then
+:func:`finish_campaign` runs the K most promising configurations that did not reach the
+largest budget (:func:`finish_candidates`) there, through the campaign's own runner (Dask
+workers included) and objective (with the ``rounds`` fidelity a trial continues the booster
+of its highest budget). Each is told to SMAC, whose state is saved after every trial, and
+logged in ``trials.jsonl`` with ``"finish": true``. A campaign interrupted in its finishing
+phase resumes there: SMAC's loop is not started again, logged finishing trials SMAC had not
+saved are told to it, and only the configurations still unfinished run.
+
+With cross-validation (budgets count folds) and with the single-fidelity optimizers (``bo``,
+``random``: every trial runs at the largest budget) there is nothing to finish: no reserve,
+no finishing phase (:func:`finish_count` is 0), said once in the progress log.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ConfigSpace import Configuration
+from smac.callback import Callback
+from smac.main.smbo import SMBO
+from smac.runhistory import StatusType, TrialInfo
+
+from hpo.campaign.optimizers import is_multi_fidelity
+from hpo.campaign.smac_adapter import (
+    runner_worker_slots,
+    scatter_to_workers,
+    smbo_configspace,
+    smbo_finished,
+    smbo_runner,
+    tell_finished_trials,
+)
+from hpo.campaign.smac_state import optimize_resumably
+from hpo.runs.folder import TrialLog
+from hpo.runs.incumbent import config_key
+from hpo.runs.trial import Trial, baseline_record
+
+if TYPE_CHECKING:
+    from smac.facade.abstract_facade import AbstractFacade
+
+    from hpo.campaign.config import CampaignConfig
+    from hpo.campaign.progress import CampaignProgress
+    from hpo.campaign.runners import TrialRecorder
+
+__all__ = [
+    "FINISH_MARGIN",
+    "FINISH_SHARE",
+    "Candidate",
+    "ReserveStop",
+    "finish_campaign",
+    "finish_candidates",
+    "finish_count",
+    "optimize_and_finish",
+    "reserve_seconds",
+    "reserved_trials",
+]
+
+#: Largest share of the walltime (or trials) the reserve may take: the search keeps most of
+#: the campaign; a quarter was too little in 2-minute campaigns (bench/README.md).
+FINISH_SHARE = 1 / 3
+#: Candidates, best placed within their budget first, compared pairwise.
+PAIRWISE = 64
+#: Headroom on the estimated seconds: a loaded machine makes any one trial slower.
+FINISH_MARGIN = 1.25
+
+
+def finish_count(cfg: CampaignConfig) -> int:
+    """How many configurations the campaign finishes: ``cfg.finish``, or 0 where every
+    trial already runs at the largest budget (``bo``, ``random``) or budgets count folds."""
+    if cfg.cv or not is_multi_fidelity(cfg.optimizer):
+        return 0
+    return cfg.finish
+
+
+def reserved_trials(cfg: CampaignConfig) -> int:
+    """The trials kept back for finishing: K, at most :data:`FINISH_SHARE` of the limit."""
+    return min(finish_count(cfg), int(FINISH_SHARE * cfg.trials))
+
+
+def reserve_seconds(cfg: CampaignConfig, records: list[dict[str, Any]], slots: int) -> float:
+    """Seconds kept back from the walltime for finishing (0 without a walltime).
+
+    ``records`` are the campaign's ``trials.jsonl`` records, ``slots`` the trials that run
+    at once (the workers). The estimated seconds of the configurations that would be
+    finished now (:meth:`Candidate.seconds`) spread over the slots (at least the longest),
+    or before there are any, ``ceil(K / slots)`` baseline durations (the baseline trains
+    the largest budget from scratch, so its duration bounds a finishing trial's when the
+    candidates are no costlier than the default); times :data:`FINISH_MARGIN`, at most
+    :data:`FINISH_SHARE` of the walltime (the share itself until the baseline is known).
+    """
+    k = finish_count(cfg)
+    if not k or cfg.walltime is None:
+        return 0.0
+    assert cfg.max_budget is not None
+    cap = FINISH_SHARE * cfg.walltime
+    trials = [Trial.from_record(r, i) for i, r in enumerate(records, start=1)]
+    chosen = finish_candidates(trials, cfg.max_budget, k)
+    if chosen:
+        costs = [c.seconds(cfg.max_budget) for c in chosen]
+        return min(cap, max(sum(costs) / max(1, slots), max(costs)) * FINISH_MARGIN)
+    base = baseline_record(records)
+    duration = None if base is None else base.get("duration")
+    if base is None or base.get("status") != "SUCCESS" or not isinstance(duration, (int, float)):
+        return cap
+    return min(cap, math.ceil(k / max(1, slots)) * float(duration) * FINISH_MARGIN)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A configuration to finish: its ``trial`` at the highest budget it reached, ranked
+    ``rank`` (1 = best) of the ``of`` configurations scored at that budget, and how many
+    other candidates it beat (``wins``)."""
+
+    trial: Trial
+    rank: int
+    of: int
+    wins: int
+
+    def seconds(self, max_budget: float) -> float:
+        """Estimated seconds to take it to ``max_budget``, from its own trial.
+
+        With the ``rounds`` fidelity the trial continues its booster: its seconds per new
+        round times the rounds still missing (``info`` holds the rounds trained and reused,
+        over the families); otherwise a new training, in proportion to the budget.
+        """
+        t = self.trial
+        budget, duration = float(t.budget or 1.0), float(t.duration or 0.0)
+        trained, reused = t.info.get("rounds_trained"), t.info.get("rounds_reused")
+        if isinstance(trained, int) and isinstance(reused, int) and trained > 0:
+            return duration / trained * (trained + reused) * (max_budget - budget) / budget
+        return duration * max_budget / budget
+
+    def describe(self) -> str:
+        """``config 7 (0.9051 at 168, #1 of 6 there)``, for the progress log."""
+        t = self.trial
+        return f"config {t.config_id} ({t.score:.4f} at {t.budget:g}, #{self.rank} of {self.of})"
+
+
+def finish_candidates(trials: list[Trial], max_budget: float, k: int) -> list[Candidate]:
+    """The ``k`` most promising configurations that did not reach ``max_budget``.
+
+    Scores at different budgets are not comparable (more rounds score higher), so two
+    configurations are compared at the highest budget both were scored at, as successive
+    halving compares a group; two without a budget in common (brackets that start at
+    different budgets) by their rank among every configuration scored at their own highest
+    budget, over the number of those. A candidate's promise is how many of the others it
+    beats; ties go to the higher budget, then the higher score. Configurations with a trial
+    at ``max_budget`` (finished or crashed) or any crashed trial, and cross-validation folds,
+    are left out.
+    """
+    if k <= 0:
+        return []
+    plain = [t for t in trials if t.instance is None and t.budget is not None]
+    skip = {config_key(t.config) for t in plain if not t.ok or (t.budget or 0.0) >= max_budget}
+    scores: dict[str, dict[float, float]] = {}  # config -> budget -> its best score there
+    at: dict[str, Trial] = {}  # config -> its best trial at its highest budget
+    for t in (t for t in plain if t.ok):
+        key, budget, score = config_key(t.config), float(t.budget or 0.0), float(t.score or 0.0)
+        mine = scores.setdefault(key, {})
+        mine[budget] = max(score, mine.get(budget, -math.inf))
+        seen = at.get(key)
+        if seen is None or (budget, score) > (float(seen.budget or 0.0), seen.score or 0.0):
+            at[key] = t
+    keys = [key for key in at if key not in skip]
+
+    def place(key: str) -> tuple[int, int]:  # rank at its highest budget, of how many
+        top = max(scores[key])
+        there = [s[top] for s in scores.values() if top in s]
+        return 1 + sum(s > scores[key][top] for s in there), len(there)
+
+    places = {key: place(key) for key in keys}
+    # the pairwise comparison is quadratic: only the best-placed go on to it
+    keys = sorted(keys, key=lambda key: places[key][0] / places[key][1])[:PAIRWISE]
+
+    def beats(a: str, b: str) -> bool:
+        common = set(scores[a]) & set(scores[b])
+        if common:
+            return scores[a][max(common)] > scores[b][max(common)]
+        return places[a][0] / places[a][1] < places[b][0] / places[b][1]
+
+    ranked = [
+        Candidate(at[a], *places[a], wins=sum(beats(a, b) for b in keys if b != a)) for a in keys
+    ]
+    ranked.sort(key=lambda c: (-c.wins, -(c.trial.budget or 0.0), -(c.trial.score or 0.0)))
+    return ranked[:k]
+
+
+def _slots(smbo: SMBO) -> int:
+    return runner_worker_slots(smbo_runner(smbo))
+
+
+class ReserveStop(Callback):
+    """Stop SMAC's loop when it reaches the reserve (see the module's docstring).
+
+    ``log`` is the campaign's trial log (the baseline sizes the reserve); ``say`` prints a
+    line (the reserve, once the baseline has sized it).
+    """
+
+    def __init__(self, cfg: CampaignConfig, log: TrialLog, say: Callable[[str], None]) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.log = log
+        self.say = say
+        self._sized = False
+        self._said_stop = False
+
+    def reached(self, smbo: SMBO) -> bool:
+        """Whether SMAC's loop must stop now to leave the reserve."""
+        cfg = self.cfg
+        if not finish_count(cfg):
+            return False
+        kept = reserved_trials(cfg)
+        if kept and smbo.runhistory.submitted >= cfg.trials - kept:
+            # the last trials are kept only for configurations there are to finish
+            assert cfg.max_budget is not None
+            trials = [Trial.from_record(r, i) for i, r in enumerate(self.log.records, start=1)]
+            if finish_candidates(trials, cfg.max_budget, 1):
+                return True
+        if cfg.walltime is None:
+            return False
+        reserve = reserve_seconds(cfg, self.log.records, _slots(smbo))
+        if not self._sized and baseline_record(self.log.records) is not None:
+            self._sized = True
+            self.say(
+                f"finishing: the last {reserve:.0f} s of the walltime (for now) are kept to take "
+                f"{cfg.finish} configuration(s) to budget {cfg.max_budget:g}"
+            )
+        if smbo.used_walltime < cfg.walltime - reserve:
+            return False
+        if not self._said_stop:
+            self._said_stop = True
+            self.say(f"finishing: SMAC's loop stops, {reserve:.0f} s kept to finish")
+        return True
+
+    def on_tell_end(self, smbo: SMBO, info: TrialInfo, value: Any) -> bool | None:  # noqa: D102
+        return False if self.reached(smbo) else None
+
+
+def _configuration(smbo: SMBO, trial: Trial) -> Configuration:
+    """The runhistory's own Configuration of ``trial`` (so SMAC files it under its id)."""
+    known = None if trial.config_id is None else smbo.runhistory.ids_config.get(trial.config_id)
+    if known is not None and config_key(known) == config_key(trial.config):
+        return known
+    return Configuration(smbo_configspace(smbo), values=trial.config)
+
+
+def _restore_logged(smbo: SMBO, trials: list[Trial], budget: float) -> None:
+    """Tell SMAC the finishing trials ``trials.jsonl`` holds and its runhistory lacks
+    (logged just before a kill, before SMAC saved)."""
+    rh = smbo.runhistory
+    for t in trials:
+        if not t.finish or t.cost is None or t.status not in StatusType.__members__:
+            continue
+        config = _configuration(smbo, t)
+        cid = rh.config_ids.get(config)
+        if cid is not None and any(k.config_id == cid and k.budget == budget for k in rh):
+            continue
+        rh.add(
+            config=config,
+            cost=t.cost,
+            time=t.duration or 0.0,
+            status=StatusType[t.status],
+            seed=t.seed,
+            budget=budget,
+            starttime=t.start or 0.0,
+            endtime=t.end or 0.0,
+        )
+        smbo.intensifier.update_incumbents(config)
+
+
+def finish_campaign(
+    facade: AbstractFacade,
+    cfg: CampaignConfig,
+    recorder: TrialRecorder,
+    progress: CampaignProgress,
+    scatter: dict[str, Any] | None,
+) -> int:
+    """The finishing phase, once SMAC's loop has stopped; returns the trials it ran.
+
+    ``scatter`` is the objective's data for Dask workers (``None`` in-process). Marks SMAC's
+    state finished at the end, so ``--resume`` of the campaign knows it is over.
+    """
+    k, smbo = finish_count(cfg), facade.optimizer
+    if not k:
+        return 0
+    assert cfg.max_budget is not None
+    trials = [Trial.from_record(r, i) for i, r in enumerate(recorder.log.records, start=1)]
+    _restore_logged(smbo, trials, cfg.max_budget)
+    want = k - len({config_key(t.config) for t in trials if t.finish})
+    want = min(want, cfg.trials - smbo.runhistory.submitted)
+    todo = finish_candidates(trials, cfg.max_budget, want)
+    ran = 0
+    if todo:
+        progress.log(
+            f"finishing: taking {len(todo)} configuration(s) to budget {cfg.max_budget:g}: "
+            + "; ".join(c.describe() for c in todo)
+        )
+        # a trial SMAC's loop had running when it reached the reserve may have used some
+        # of it: the finishing phase still gets its reserve (the walltime is then exceeded
+        # by that trial, as SMAC's own last trial exceeds it)
+        reserve = reserve_seconds(cfg, recorder.log.records, _slots(smbo))
+        deadline = None if cfg.walltime is None else max(cfg.walltime, smbo.used_walltime + reserve)
+        ran = _run_at_largest_budget(smbo, cfg, recorder, todo, scatter, progress, deadline)
+    elif want > 0:
+        progress.log("finishing: no scored configuration short of the largest budget")
+    smbo._finished = True  # the campaign is over: a --resume returns its result
+    smbo.save()
+    return ran
+
+
+def _run_at_largest_budget(
+    smbo: SMBO,
+    cfg: CampaignConfig,
+    recorder: TrialRecorder,
+    todo: list[Candidate],
+    scatter: dict[str, Any] | None,
+    progress: CampaignProgress,
+    deadline: float | None,
+) -> int:
+    """Run ``todo`` at the largest budget, each that its estimate lets end by ``deadline``
+    (seconds of SMAC's walltime; ``None``: no limit)."""
+    runner = smbo_runner(smbo)
+    assert runner is not None
+    assert cfg.max_budget is not None
+    extra = scatter_to_workers(runner, scatter or {})
+    recorder.finishing = True
+    ran = 0
+    try:
+        for candidate in todo:
+            t = candidate.trial
+            need = candidate.seconds(cfg.max_budget)
+            if deadline is not None and need > deadline - smbo.used_walltime:
+                left = max(0.0, deadline - smbo.used_walltime)
+                progress.log(
+                    f"finishing: config {t.config_id} needs ~{need:.0f} s, {left:.0f} s left"
+                )
+                continue
+            info = TrialInfo(_configuration(smbo, t), seed=t.seed, budget=cfg.max_budget)
+            smbo.runhistory.add_running_trial(info)
+            runner.submit_trial(info, **extra)
+            ran += 1
+            tell_finished_trials(smbo)  # told to SMAC (state saved) and logged as each ends
+        while runner.is_running():
+            runner.wait()
+            tell_finished_trials(smbo)
+    finally:
+        recorder.finishing = False
+    return ran
+
+
+def optimize_and_finish(
+    facade: AbstractFacade,
+    cfg: CampaignConfig,
+    stop: ReserveStop,
+    recorder: TrialRecorder,
+    progress: CampaignProgress,
+    scatter: dict[str, Any] | None,
+    smac_dir: Path,
+) -> Any:
+    """Run SMAC's loop up to the reserve, then the finishing phase; SMAC's incumbent(s).
+
+    SMAC's loop is :func:`hpo.campaign.smac_state.optimize_resumably` (``smac_dir`` its
+    folder). A campaign resumed in its finishing phase does not start it again (it would
+    run one more trial before the reserve stops it).
+    """
+
+    def optimize() -> Any:
+        return optimize_resumably(facade, scatter, smac_dir, cfg.name)
+
+    k = finish_count(cfg)
+    if cfg.finish and not k:
+        why = "budgets count folds" if cfg.cv else "every trial runs at the largest budget"
+        progress.log(f"finishing: nothing to finish with {cfg.optimizer} ({why})")
+    if not k:
+        return optimize()
+    if smbo_finished(facade.optimizer):
+        return optimize()  # SMAC returns its incumbent at once
+    if not stop.reached(facade.optimizer):
+        optimize()
+    finish_campaign(facade, cfg, recorder, progress, scatter)
+    return facade.intensifier.get_incumbents()
