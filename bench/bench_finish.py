@@ -106,8 +106,10 @@ def _plot(rows: list[dict[str, Any]], path: Path) -> None:
         ax.set_title(f"{data}: incumbent (dot) vs best any trial reached (bar)")
         ax.set_xlabel("seed")
         ax.set_ylabel("valid score")
-        ax.legend(loc="lower right")
-    fig.tight_layout()
+        ax.margins(y=0.12)  # no point under the legend
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=2)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(path, dpi=110)
 
 
