@@ -16,6 +16,28 @@ from typing import Any
 TOY_COLLECTIONS = ("tile:xla", "layout:xla:default")
 
 
+def run_toy_with_output(cfg: Any, objective: Any = None, **kwargs: Any) -> tuple[Any, str]:
+    """``run_campaign`` quietly with ``objective`` (default :class:`ToyObjective`): its result
+    and what it printed. hpo and rich are imported here, not by the Dask workers that import
+    this module for its objectives."""
+    import io
+
+    from rich.console import Console
+
+    from hpo.campaign import run_campaign
+
+    out = io.StringIO()
+    console = Console(file=out, width=300)
+    objective = objective if objective is not None else ToyObjective()
+    result = run_campaign(cfg, objective=objective, quiet=True, console=console, **kwargs)
+    return result, out.getvalue()
+
+
+def run_toy(cfg: Any, objective: Any = None, **kwargs: Any) -> Any:
+    """:func:`run_toy_with_output`'s result alone."""
+    return run_toy_with_output(cfg, objective, **kwargs)[0]
+
+
 def toy_cost(config: Any, budget: float | None, best: tuple[float, float] = (0.05, 31.0)) -> float:
     """A smooth cost, least near ``best`` (learning_rate, num_leaves), lower at high budget.
 

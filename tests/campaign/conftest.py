@@ -28,3 +28,9 @@ def two_collection_root(tmp_path: Path) -> Path:
             folder.mkdir(parents=True)
             (folder / "g.npz").write_bytes(b"not read by toy objectives")
     return root
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> Path:
+    """The runs folder of a test's campaigns (not made: a campaign makes it)."""
+    return tmp_path / "runs"

@@ -16,19 +16,13 @@ from typing import Any
 import numpy as np
 import pytest
 from rich.console import Console
-from toy_objectives import InterruptAfter, ToyObjective, toy_config
+from toy_objectives import InterruptAfter, toy_config
+from toy_objectives import run_toy as _run
 
-from hpo.campaign import CampaignConfig, CampaignResult, run_campaign
+from hpo.campaign import CampaignConfig, run_campaign
 from hpo.errors import ConfigError
 from hpo.runs.folder import read_trials, run_state, trial_key
 from hpo.runs.history import load_run
-
-
-def _run(cfg: CampaignConfig, objective: Any = None, **kwargs: Any) -> CampaignResult:
-    console = Console(file=io.StringIO(), width=120)
-    return run_campaign(
-        cfg, objective=objective or ToyObjective(), quiet=True, console=console, **kwargs
-    )
 
 
 def _records(cfg: CampaignConfig) -> list[dict[str, Any]]:

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 from rich.console import Console
 from toy_objectives import InterruptAfter, ToyObjective, toy_config
+from toy_objectives import run_toy_with_output as _run
 
-from hpo.campaign import CampaignConfig, CampaignResult, read_campaign, run_campaign
+from hpo.campaign import CampaignConfig, read_campaign, run_campaign
 from hpo.campaign.config import OPTIMIZERS
 from hpo.campaign.smac_state import smac_output_dir
 from hpo.cli import main
@@ -34,19 +35,6 @@ FACADES = {
     "bo": (_HPO, "intensifier.Intensifier"),
     "random": ("random_facade.RandomFacade", "intensifier.Intensifier"),
 }
-
-
-@pytest.fixture
-def runs(tmp_path: Path) -> Path:
-    return tmp_path / "runs"
-
-
-def _run(cfg: CampaignConfig, objective: Any, **kwargs: Any) -> tuple[CampaignResult, str]:
-    out = io.StringIO()
-    result = run_campaign(
-        cfg, objective=objective, quiet=True, console=Console(file=out, width=300), **kwargs
-    )
-    return result, out.getvalue()
 
 
 def _default(space: str = "lambdarank_small") -> dict[str, Any]:

@@ -8,7 +8,6 @@ moved away from the default configuration (:data:`BEST`), so the baseline does n
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import socket
@@ -16,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rich.console import Console
-from toy_objectives import InterruptAfter, ToyObjective, toy_config, toy_cost
+from toy_objectives import InterruptAfter, ToyObjective, run_toy_with_output, toy_config, toy_cost
 
-from hpo.campaign import CampaignConfig, CampaignResult, read_campaign, run_campaign
+from hpo.campaign import CampaignConfig, CampaignResult, read_campaign
 from hpo.campaign.finish import (
     FINISH_MARGIN,
     FINISH_SHARE,
@@ -40,21 +38,8 @@ from hpo.runs.trial import Trial
 BEST = (0.15, 90.0)
 
 
-@pytest.fixture
-def runs(tmp_path: Path) -> Path:
-    return tmp_path / "runs"
-
-
 def _run(cfg: CampaignConfig, objective: Any = None, **kwargs: Any) -> tuple[CampaignResult, str]:
-    out = io.StringIO()
-    result = run_campaign(
-        cfg,
-        objective=objective or ToyObjective(best=BEST),
-        quiet=True,
-        console=Console(file=out, width=200),
-        **kwargs,
-    )
-    return result, out.getvalue()
+    return run_toy_with_output(cfg, objective or ToyObjective(best=BEST), **kwargs)
 
 
 def _records(cfg: CampaignConfig) -> list[dict[str, Any]]:

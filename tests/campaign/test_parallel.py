@@ -9,7 +9,6 @@ every successive-halving optimizer in SMAC 2.4 (see ``hpo.campaign.intensifiers.
 from __future__ import annotations
 
 import collections
-import io
 import json
 import os
 import socket
@@ -20,10 +19,10 @@ from typing import Any
 
 import dask
 import pytest
-from rich.console import Console
 from toy_objectives import DieOnce, InterruptAfter, ToyObjective, toy_config
+from toy_objectives import run_toy as _run
 
-from hpo.campaign import CampaignConfig, CampaignResult, run_campaign
+from hpo.campaign import CampaignConfig, CampaignResult
 from hpo.campaign.smac_state import smac_output_dir
 from hpo.runs.folder import read_json, read_trials, trial_key, write_json_atomic
 
@@ -41,16 +40,6 @@ PARALLEL = {
     "min_trials": 3,
     "finish": 0,
 }
-
-
-@pytest.fixture
-def runs(tmp_path: Path) -> Path:
-    return tmp_path / "runs"
-
-
-def _run(cfg: CampaignConfig, objective: Any, **kwargs: Any) -> CampaignResult:
-    console = Console(file=io.StringIO(), width=120)
-    return run_campaign(cfg, objective=objective, quiet=True, console=console, **kwargs)
 
 
 def _smac_trials(cfg: CampaignConfig) -> list[tuple[Any, ...]]:

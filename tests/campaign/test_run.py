@@ -8,7 +8,6 @@ the fingerprint. Subprocess, kill -9 and Dask tests are marked ``slow``.
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import logging
 import os
@@ -21,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rich.console import Console
 from toy_objectives import (
     InterruptAfter,
     ToyObjective,
@@ -30,9 +28,10 @@ from toy_objectives import (
     toy_config,
     toy_cost,
 )
+from toy_objectives import run_toy as _run
 
 import hpo.campaign.run
-from hpo.campaign import CampaignConfig, CampaignResult, read_campaign, run_campaign
+from hpo.campaign import CampaignConfig, read_campaign
 from hpo.campaign.smac_state import repair_smac_state, smac_output_dir
 from hpo.errors import ConfigError, UsageError
 from hpo.features import FeatureSpec
@@ -52,18 +51,6 @@ RECORD_KEYS = {
     "trial", "config_id", "config", "budget", "instance", "baseline", "finish", "seed", "status",
     "cost", "score", "metrics", "start", "end", "duration", "worker", "error", "info",
 }  # fmt: skip
-
-
-@pytest.fixture
-def runs(tmp_path: Path) -> Path:
-    return tmp_path / "runs"
-
-
-def _run(cfg: CampaignConfig, objective: Any = None, **kwargs: Any) -> CampaignResult:
-    console = Console(file=io.StringIO(), width=120)
-    return run_campaign(
-        cfg, objective=objective or ToyObjective(), quiet=True, console=console, **kwargs
-    )
 
 
 def _records(cfg: CampaignConfig) -> list[dict[str, Any]]:

@@ -8,7 +8,6 @@ only has to exist for the fingerprint.
 from __future__ import annotations
 
 import dataclasses
-import io
 import subprocess
 import sys
 import time
@@ -16,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rich.console import Console
 from toy_objectives import InterruptAfter, ToyObjective, toy_config
+from toy_objectives import run_toy as _run
 
-from hpo.campaign import CampaignConfig, read_campaign, run_campaign
+from hpo.campaign import CampaignConfig, read_campaign
 from hpo.campaign.subsets import SubsetsResult, plan_subsets, subset_config
 from hpo.errors import ConfigError, UsageError
 from hpo.runs.folder import read_json, read_trials, run_state
@@ -37,11 +36,6 @@ def data_root(two_collection_root: Path) -> Path:
 def _cfg(tmp_path: Path, data_root: Path, **overrides: Any) -> CampaignConfig:
     settings = {"collections": TWO, "per": "collection", "trials": 5, **overrides}
     return toy_config(tmp_path / "runs", data_root, **settings)
-
-
-def _run(cfg: CampaignConfig, objective: Any, **kwargs: Any) -> Any:
-    console = Console(file=io.StringIO(), width=120)
-    return run_campaign(cfg, objective=objective, quiet=True, console=console, **kwargs)
 
 
 def _files(folder: Path) -> dict[str, bytes]:

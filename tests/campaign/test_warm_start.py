@@ -6,16 +6,15 @@ and num_leaves, so a run over ``lambdarank`` can seed one over ``lambdarank_smal
 
 from __future__ import annotations
 
-import io
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from rich.console import Console
 from toy_objectives import InterruptAfter, ToyObjective, toy_config
+from toy_objectives import run_toy as _run
 
-from hpo.campaign import read_campaign, run_campaign
+from hpo.campaign import read_campaign
 from hpo.campaign.warm_start import WARM_CONFIGS, map_config, warm_configs
 from hpo.errors import UsageError
 from hpo.ranking.spaces import load_space
@@ -29,18 +28,6 @@ TWO = ("tile:xla", "layout:xla:default")
 @pytest.fixture
 def data_root(two_collection_root: Path) -> Path:
     return two_collection_root
-
-
-@pytest.fixture
-def runs(tmp_path: Path) -> Path:
-    return tmp_path / "runs"
-
-
-def _run(cfg: Any, objective: Any = None, **kwargs: Any) -> Any:
-    console = Console(file=io.StringIO(), width=120)
-    return run_campaign(
-        cfg, objective=objective or ToyObjective(), quiet=True, console=console, **kwargs
-    )
 
 
 def _keys(configs: list[dict[str, Any]]) -> list[str]:
