@@ -52,7 +52,7 @@ from hpo.campaign.smac_adapter import (
 from hpo.campaign.smac_state import optimize_resumably
 from hpo.runs.folder import TrialLog
 from hpo.runs.incumbent import config_key
-from hpo.runs.trial import Trial, baseline_record
+from hpo.runs.trial import Trial, baseline_record, trials_of
 
 if TYPE_CHECKING:
     from smac.facade.abstract_facade import AbstractFacade
@@ -112,7 +112,7 @@ def reserve_seconds(cfg: CampaignConfig, records: list[dict[str, Any]], slots: i
         return 0.0
     assert cfg.max_budget is not None
     cap = FINISH_SHARE * cfg.walltime
-    trials = [Trial.from_record(r, i) for i, r in enumerate(records, start=1)]
+    trials = trials_of(records)
     chosen = finish_candidates(trials, cfg.max_budget, k)
     if chosen:
         costs = [c.seconds(cfg.max_budget) for c in chosen]
@@ -232,7 +232,7 @@ class ReserveStop(Callback):
         if kept and smbo.runhistory.submitted >= cfg.trials - kept:
             # the last trials are kept only for configurations there are to finish
             assert cfg.max_budget is not None
-            trials = [Trial.from_record(r, i) for i, r in enumerate(self.log.records, start=1)]
+            trials = trials_of(self.log.records)
             if finish_candidates(trials, cfg.max_budget, 1):
                 return True
         if cfg.walltime is None:
@@ -303,7 +303,7 @@ def finish_campaign(
     if not k:
         return 0
     assert cfg.max_budget is not None
-    trials = [Trial.from_record(r, i) for i, r in enumerate(recorder.log.records, start=1)]
+    trials = trials_of(recorder.log.records)
     _restore_logged(smbo, trials, cfg.max_budget)
     want = k - len({config_key(t.config) for t in trials if t.finish})
     want = min(want, cfg.trials - smbo.runhistory.submitted)

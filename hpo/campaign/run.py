@@ -41,7 +41,7 @@ from hpo.runs.folder import (
 )
 from hpo.runs.history import Trial, baseline_record
 from hpo.runs.incumbent import choose_incumbent, combine_folds, config_key
-from hpo.runs.trial import baseline_records
+from hpo.runs.trial import baseline_records, trials_of
 
 if TYPE_CHECKING:
     from dask.distributed import Client
@@ -265,7 +265,7 @@ def _run_locked(
         incumbent = optimize_and_finish(facade, cfg, stop, recorder, progress, scatter, smac_dir)
     # one rule for the incumbent (hpo.runs.incumbent); SMAC's choice (None when no
     # configuration reached the largest budget, as in a short campaign) settles ties
-    trials = [Trial.from_record(r, i) for i, r in enumerate(log.records, start=1)]
+    trials = trials_of(log.records)
     named = (incumbent[0] if incumbent else None) if isinstance(incumbent, list) else incumbent
     best = choose_incumbent(trials, None if named is None else dict(named), folds=cfg.cv)
     result = _result(cfg, best, trials)

@@ -22,6 +22,7 @@ __all__ = [
     "baseline_record",
     "baseline_records",
     "finite_float",
+    "trials_of",
 ]
 
 
@@ -173,3 +174,9 @@ class TrajectoryPoint:
     trial: int
     budget: float | None
     score: float
+
+
+def trials_of(records: list[dict[str, Any]]) -> list[Trial]:
+    """The trials of ``trials.jsonl`` records in log order, numbered from 1 where a record
+    has no ``trial`` (as :meth:`Trial.from_record` reads one)."""
+    return [Trial.from_record(r, i) for i, r in enumerate(records, start=1)]

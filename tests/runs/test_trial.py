@@ -1,0 +1,19 @@
+"""Reading trials.jsonl records (hpo.runs.trial)."""
+
+from __future__ import annotations
+
+from hpo.runs.trial import trials_of
+
+
+def test_trials_of_keeps_log_order_and_numbers_records_without_a_trial() -> None:
+    records = [
+        {"trial": 7, "status": "SUCCESS", "score": 0.5, "config": {"a": 1}},
+        {"status": "CRASHED", "config": {"a": 2}},
+        {"status": "SUCCESS", "cost": 0.25, "baseline": True, "finish": True},
+    ]
+    trials = trials_of(records)
+    assert [t.trial for t in trials] == [7, 2, 3]
+    assert [t.ok for t in trials] == [True, False, True]
+    assert trials[2].score == 0.75  # a success without a score: 1 - cost
+    assert (trials[2].baseline, trials[2].finish) == (True, True)
+    assert trials_of([]) == []
