@@ -37,8 +37,10 @@ def chunk_bounds(n_rows: int, row_bytes: int, chunk_bytes: int = CHUNK_BYTES) ->
     return np.unique(np.r_[np.arange(0, n_rows, per), n_rows]).astype(np.int64)
 
 
-def _is_disk(X: np.ndarray) -> bool:
-    return isinstance(X, np.memmap) and getattr(X, "filename", None) is not None
+def _file_of(X: np.ndarray) -> tuple[str, int] | None:
+    """``(file, byte offset)`` of a memory-mapped table, ``None`` for an in-memory one."""
+    name = getattr(X, "filename", None) if isinstance(X, np.memmap) else None
+    return None if name is None else (str(name), int(getattr(X, "offset", 0)))
 
 
 def read_rows(X: np.ndarray, rows: np.ndarray, columns: np.ndarray | None = None) -> np.ndarray:
@@ -58,7 +60,8 @@ def read_rows(X: np.ndarray, rows: np.ndarray, columns: np.ndarray | None = None
         Column indices to keep (default all).
     """
     rows = np.asarray(rows, dtype=np.int64)
-    if not _is_disk(X) or not X.flags.c_contiguous:
+    where = _file_of(X)
+    if where is None or not X.flags.c_contiguous:
         out = X[rows] if columns is None else X[np.ix_(rows, np.asarray(columns))]
         return np.ascontiguousarray(out, dtype=np.float32)
     n, width = X.shape
@@ -76,7 +79,7 @@ def read_rows(X: np.ndarray, rows: np.ndarray, columns: np.ndarray | None = None
     cuts = np.flatnonzero(np.diff(wanted) > _GAP_ROWS) + 1
     starts = np.r_[0, cuts]
     ends = np.r_[cuts, wanted.size]
-    with open(str(X.filename), "rb") as fh:
+    with open(where[0], "rb") as fh:
         for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
             i = a
             while i < b:
@@ -84,7 +87,7 @@ def read_rows(X: np.ndarray, rows: np.ndarray, columns: np.ndarray | None = None
                 j = int(np.searchsorted(wanted, lo + window, side="left", sorter=None))
                 j = min(max(j, i + 1), b)
                 hi = int(wanted[j - 1]) + 1
-                fh.seek(int(X.offset) + lo * row_bytes)
+                fh.seek(where[1] + lo * row_bytes)
                 span = np.fromfile(fh, dtype=X.dtype, count=(hi - lo) * width)
                 span = span.reshape(hi - lo, width)
                 picked = span[wanted[i:j] - lo]

@@ -54,7 +54,7 @@ def test_disk_reads_do_not_map_pages(table: tuple[np.ndarray, np.ndarray]) -> No
             raise AssertionError("the mapping was indexed")
 
     boom = disk.view(Boom)
-    boom.filename, boom.offset = disk.filename, disk.offset
+    boom.filename, boom.offset = disk.filename, disk.offset  # type: ignore[attr-defined]
     assert read_rows(boom, np.arange(10)).shape == (10, 7)
 
 
