@@ -39,6 +39,7 @@ from hpo.ranking.chunks import graph_bounds, graph_chunks
 __all__ = [
     "RIDGE",
     "LearnedPrior",
+    "design_row_bytes",
     "fit_family_prior",
     "fit_prior",
     "prior_basis",
@@ -50,6 +51,9 @@ __all__ = [
 RIDGE = 1e-2
 _LOG_PREFIXES = ("log_", "so_log_", "est_log_")
 _EXP_CAP = 60.0  # expm1 argument cap: log-bytes columns are < 40, so this only guards inf
+#: float64 arrays of a design's size that :func:`standardize_within` holds at once (the
+#: design, its centred copy, the squares, the result): what a chunk of rows budgets for.
+_DESIGN_COPIES = 4
 
 
 def prior_basis(column_names: Sequence[str]) -> tuple[tuple[int, ...], tuple[bool, ...]]:
@@ -90,6 +94,12 @@ def standardize_within(values: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     scale = np.abs(mean) + 1e-300
     varies = std > 1e-9 * np.maximum(scale, 1.0)
     return np.where(varies[gid], centred / np.where(varies, std, 1.0)[gid], 0.0)
+
+
+def design_row_bytes(width: int) -> int:
+    """Bytes a row of a ``width``-column design costs while it is standardized: what a chunk
+    of rows (:func:`hpo.ranking.chunks.graph_chunks`) budgets for the prior besides the rows."""
+    return 8 * _DESIGN_COPIES * int(width)
 
 
 def _design(X: np.ndarray, positions: Sequence[int], linear: Sequence[bool]) -> np.ndarray:
@@ -257,7 +267,7 @@ def fit_family_prior(
         return None
     read, inverse = np.unique(np.asarray(positions), return_inverse=True)  # basis columns once
     local = inverse.tolist()
-    row_bytes = 4 * read.size + 8 * len(positions)  # float32 read, float64 design
+    row_bytes = 4 * read.size + design_row_bytes(len(positions))
     sums = _equations(len(positions))
     for table, rows in parts:
         rows = np.asarray(rows, dtype=np.int64)

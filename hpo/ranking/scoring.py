@@ -28,7 +28,7 @@ from hpo.features.table import FeatureTable
 from hpo.ranking.blend import blend_scores, estimate_position
 from hpo.ranking.chunks import graph_bounds, graph_chunks
 from hpo.ranking.metrics import TILE_TOP_K, kendall_tau
-from hpo.ranking.prior import LearnedPrior
+from hpo.ranking.prior import LearnedPrior, design_row_bytes
 from hpo.ranking.ranker import LambdaRanker
 
 __all__ = [
@@ -172,7 +172,8 @@ def blended_predict(
         at = [where[c] for c in extra.tolist()]
     width = columns.size
     out = np.empty(view.rows.size, dtype=np.float64)
-    cuts = graph_chunks(view.bounds, 4 * read.size + 8 * len(at))  # float32 rows, f64 design
+    design = design_row_bytes(len(at)) if prior is not None else 0
+    cuts = graph_chunks(view.bounds, 4 * read.size + design)  # float32 rows, the prior's design
     for g0, g1 in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True):
         a, b = int(view.bounds[g0]), int(view.bounds[g1])
         X = read_rows(table.X, view.rows[a:b], read)

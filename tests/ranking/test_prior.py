@@ -14,6 +14,7 @@ from hpo.features import store
 from hpo.features.table import FeatureTable, GraphRef
 from hpo.ranking.prior import (
     LearnedPrior,
+    design_row_bytes,
     fit_family_prior,
     fit_prior,
     prior_basis,
@@ -117,8 +118,8 @@ def test_the_family_prior_summed_over_chunks_is_the_in_memory_fit(
     mapped = dataclasses.replace(other, X=np.load(tmp_path / "X.npy", mmap_mode="r"))
     rows = np.flatnonzero(table.group % 3 != 1)  # some graphs left out
     columns = np.array([4, 0, 2, 3, 1])  # any order; the relative column 4 is not in the basis
-    # read the rows, the float32 basis columns and the float64 design: 4 * 4 + 8 * 7 bytes a row
-    monkeypatch.setattr(store, "CHUNK_BYTES", (4 * 4 + 8 * 7) * chunk_rows)
+    # a row costs its 4 float32 basis columns read and the 7-column float64 design
+    monkeypatch.setattr(store, "CHUNK_BYTES", (4 * 4 + design_row_bytes(7)) * chunk_rows)
     chunked = fit_family_prior([(table, rows), (mapped, np.arange(other.n_rows))], columns)
     # the reference: every row's columns concatenated and fitted at once
     X = np.concatenate([table.X[np.ix_(rows, columns)], other.X[:, columns]])

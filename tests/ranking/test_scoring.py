@@ -13,7 +13,7 @@ from hpo.features.table import FeatureTable, GraphRef
 from hpo.ranking import scoring
 from hpo.ranking.blend import ESTIMATE_COLUMN, WEIGHT_KEY, blend_scores, estimate_position
 from hpo.ranking.fit_options import FitOptions
-from hpo.ranking.prior import LearnedPrior, fit_family_prior
+from hpo.ranking.prior import LearnedPrior, design_row_bytes, fit_family_prior
 from hpo.ranking.ranker import LambdaRanker
 from hpo.ranking.scoring import (
     ValidRows,
@@ -110,7 +110,7 @@ def test_chunked_scores_equal_one_pass_bit_for_bit(
     used = prior if blend == "prior" else None
     view = valid_rows(valid, LAYOUT)
     # a chunk's budget counts the float32 rows read and the prior's float64 design
-    row_bytes = 4 * len(NAMES) + (8 * len(prior.names) if blend == "prior" else 0)
+    row_bytes = 4 * len(NAMES) + (design_row_bytes(len(prior.names)) if blend == "prior" else 0)
     monkeypatch.setattr(store, "CHUNK_BYTES", row_bytes * chunk_rows)
     reads = _spy_reads(monkeypatch)
     got = blended_predict(ranker, valid, view, columns, weight, used)
