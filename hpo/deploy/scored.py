@@ -17,6 +17,7 @@ import numpy as np
 from hpo.deploy.retrain import ExportOptions
 from hpo.errors import UsageError
 from hpo.features import FeatureSpec, by_family
+from hpo.features.store import read_rows
 from hpo.features.table import FeatureTable, feature_names
 from hpo.ranking.training import feature_columns
 from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
@@ -111,7 +112,8 @@ def score_on_run_rows(
             if not ref.labeled or ref.collection not in run.collections:
                 continue
             a, b = int(bounds[g]), int(bounds[g + 1])
-            pred = model.family_model(ref.collection).predict(table.X[a:b])  # routed
+            X = read_rows(table.X, np.arange(a, b))  # a graph at a time, mapped or not
+            pred = model.family_model(ref.collection).predict(X)  # routed
             metric = collection_metric(ref.collection, pred, table.target[a:b])
             per_graph.setdefault(ref.collection, []).append(metric)
     return {c: float(np.mean(v)) for c, v in per_graph.items()}

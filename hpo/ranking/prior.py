@@ -32,11 +32,14 @@ import numpy as np
 
 from hpo.errors import ConfigError
 from hpo.features.relative import RELATIVE_SUFFIXES
+from hpo.features.store import read_rows
 from hpo.features.table import FeatureTable
+from hpo.ranking.chunks import graph_bounds, graph_chunks
 
 __all__ = [
     "RIDGE",
     "LearnedPrior",
+    "design_row_bytes",
     "fit_family_prior",
     "fit_prior",
     "prior_basis",
@@ -48,6 +51,9 @@ __all__ = [
 RIDGE = 1e-2
 _LOG_PREFIXES = ("log_", "so_log_", "est_log_")
 _EXP_CAP = 60.0  # expm1 argument cap: log-bytes columns are < 40, so this only guards inf
+#: float64 arrays of a design's size that :func:`standardize_within` holds at once (the
+#: design, its centred copy, the squares, the result): what a chunk of rows budgets for.
+_DESIGN_COPIES = 4
 
 
 def prior_basis(column_names: Sequence[str]) -> tuple[tuple[int, ...], tuple[bool, ...]]:
@@ -88,6 +94,12 @@ def standardize_within(values: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     scale = np.abs(mean) + 1e-300
     varies = std > 1e-9 * np.maximum(scale, 1.0)
     return np.where(varies[gid], centred / np.where(varies, std, 1.0)[gid], 0.0)
+
+
+def design_row_bytes(width: int) -> int:
+    """Bytes a row of a ``width``-column design costs while it is standardized: what a chunk
+    of rows (:func:`hpo.ranking.chunks.graph_chunks`) budgets for the prior besides the rows."""
+    return 8 * _DESIGN_COPIES * int(width)
 
 
 def _design(X: np.ndarray, positions: Sequence[int], linear: Sequence[bool]) -> np.ndarray:
@@ -167,6 +179,50 @@ class LearnedPrior:
         return cls(names, linear, coef, ridge)
 
 
+@dataclass
+class _NormalEquations:
+    """Running sums of the ridge's normal equations over chunks of whole graphs.
+
+    The standardization is within a graph, so a chunk of whole graphs gives its rows the
+    same ``z`` as the full design does; ``z.T @ z`` and ``z.T @ y`` add up over chunks (only
+    the order of the floating-point sums differs from one product over every row).
+    """
+
+    gram: np.ndarray
+    zy: np.ndarray
+    rows: int = 0
+    signal: bool = False  # some graph has configs of different runtimes
+
+    def add(
+        self,
+        X: np.ndarray,
+        target: np.ndarray,
+        bounds: np.ndarray,
+        positions: Sequence[int],
+        linear: Sequence[bool],
+    ) -> None:
+        """Add rows ``X`` (graphs cut by ``bounds``), reading the basis at ``positions``."""
+        if X.shape[0] == 0:
+            return
+        y = np.log(np.maximum(np.asarray(target, dtype=np.float64), 1e-12))[:, None]
+        y = standardize_within(y, bounds)[:, 0]
+        z = standardize_within(_design(X, positions, linear), bounds)
+        self.gram += z.T @ z
+        self.zy += z.T @ y
+        self.rows += z.shape[0]
+        self.signal = self.signal or bool(np.any(y))
+
+    def solve(self, names: tuple[str, ...], linear: Sequence[bool], ridge: float) -> LearnedPrior:
+        """The ridge weights of the rows added (:data:`RIDGE` relative to their count)."""
+        n = self.rows
+        gram = self.gram / n + ridge * np.eye(self.gram.shape[0])
+        return LearnedPrior(names, tuple(linear), np.linalg.solve(gram, self.zy / n), ridge)
+
+
+def _equations(width: int) -> _NormalEquations:
+    return _NormalEquations(np.zeros((width, width)), np.zeros(width))
+
+
 def fit_prior(
     X: np.ndarray,
     target: np.ndarray,
@@ -174,40 +230,53 @@ def fit_prior(
     column_names: Sequence[str],
     ridge: float = RIDGE,
 ) -> LearnedPrior | None:
-    """Fit the prior on training rows ``X`` (``column_names``) and their runtimes.
+    """Fit the prior on training rows ``X`` (``column_names``) in memory and their runtimes.
 
     ``bounds`` cut the rows into graphs. Returns ``None`` when no graph has two configs
-    with different runtimes or no basis column varies (nothing to learn from).
+    with different runtimes or no column is a basis column (nothing to learn from).
+    :func:`fit_family_prior` fits rows of tables in chunks instead.
     """
     positions, linear = prior_basis(column_names)
     if not positions or X.shape[0] == 0:
         return None
-    y = np.log(np.maximum(np.asarray(target, dtype=np.float64), 1e-12))[:, None]
-    y = standardize_within(y, bounds)[:, 0]
-    if not np.any(y):
+    sums = _equations(len(positions))
+    sums.add(X, target, bounds, positions, linear)
+    if not sums.signal:
         return None
-    z = standardize_within(_design(X, positions, linear), bounds)
-    n = z.shape[0]
-    gram = z.T @ z / n + ridge * np.eye(z.shape[1])
-    coef = np.linalg.solve(gram, z.T @ y / n)
-    names = tuple(column_names[p] for p in positions)
-    return LearnedPrior(names, linear, coef, ridge)
-
-
-def _graph_bounds(group: np.ndarray) -> np.ndarray:
-    """Row offsets of the runs of equal ``group`` values (rows of one graph are contiguous)."""
-    if group.size == 0:
-        return np.zeros(1, dtype=np.int64)
-    return np.flatnonzero(np.r_[True, group[1:] != group[:-1], True])
+    return sums.solve(tuple(column_names[p] for p in positions), linear, ridge)
 
 
 def fit_family_prior(
-    parts: Sequence[tuple[FeatureTable, np.ndarray]], columns: np.ndarray
+    parts: Sequence[tuple[FeatureTable, np.ndarray]],
+    columns: np.ndarray,
+    ridge: float = RIDGE,
 ) -> LearnedPrior | None:
-    """The learned prior of training rows ``parts`` (``(table, rows)``) read at ``columns``."""
-    X = np.concatenate([t.X[np.ix_(r, columns)] for t, r in parts])
-    target = np.concatenate([t.target[r] for t, r in parts])
-    offsets = np.cumsum([0] + [len(t.graphs) for t, _ in parts])
-    group = np.concatenate([t.group[r] + o for (t, r), o in zip(parts, offsets, strict=False)])
-    names = parts[0][0].feature_names
-    return fit_prior(X, target, _graph_bounds(group), [names[j] for j in columns])
+    """The learned prior of training rows ``parts`` (``(table, rows)``) read at ``columns``.
+
+    ``columns`` are the table columns the prior may read (its basis is chosen among their
+    names, :func:`prior_basis`), not necessarily those the booster reads. The rows are read
+    in chunks of whole graphs (:func:`hpo.ranking.chunks.graph_chunks`, with
+    :func:`hpo.features.store.read_rows`, only the basis columns) and the normal equations
+    summed over them, so no design of every row is held: the weights equal
+    :func:`fit_prior`'s on the concatenated rows up to the order of the sums (~1e-12).
+    """
+    columns = np.asarray(columns, dtype=np.int64)
+    names = parts[0][0].feature_names if parts else ()
+    positions, linear = prior_basis([names[j] for j in columns])
+    if not positions:
+        return None
+    read, inverse = np.unique(np.asarray(positions), return_inverse=True)  # basis columns once
+    local = inverse.tolist()
+    row_bytes = 4 * read.size + design_row_bytes(len(positions))
+    sums = _equations(len(positions))
+    for table, rows in parts:
+        rows = np.asarray(rows, dtype=np.int64)
+        bounds = graph_bounds(table.group[rows])
+        cuts = graph_chunks(bounds, row_bytes)
+        for g0, g1 in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True):
+            a, b = int(bounds[g0]), int(bounds[g1])
+            X = read_rows(table.X, rows[a:b], columns[read])
+            sums.add(X, table.target[rows[a:b]], bounds[g0 : g1 + 1] - a, local, linear)
+    if sums.rows == 0 or not sums.signal:
+        return None
+    return sums.solve(tuple(names[columns[p]] for p in positions), linear, ridge)

@@ -8,6 +8,8 @@ feature selection and the scoring, ``use_group_<name>`` switches feature groups,
 key must be LightGBM's and is passed to it (the owners are declared once, in
 :mod:`hpo.ranking.hyperparameters`; an unknown key is refused). With the blend on, a layout
 family also fits its learned cost prior (:mod:`hpo.ranking.prior`) on the rows it trains on.
+The valid rows are scored in chunks of whole graphs by :mod:`hpo.ranking.scoring` (whose
+public names this module re-exports).
 """
 
 from __future__ import annotations
@@ -22,18 +24,23 @@ import numpy as np
 from hpo.data.load import is_layout
 from hpo.features.groups import as_bool, columns_for, switches_from_hyperparameters
 from hpo.features.table import FeatureTable
-from hpo.ranking.blend import (
-    blend_scores,
-    estimate_position,
-    estimate_weight,
-)
+from hpo.ranking.blend import estimate_weight
 from hpo.ranking.datasets import rows_digest
 from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.hyperparameters import BLEND_SETTINGS, RANKER_SETTINGS, route_hyperparameters
-from hpo.ranking.metrics import TILE_TOP_K, kendall_tau
 from hpo.ranking.prior import LearnedPrior, fit_family_prior
 from hpo.ranking.ranker import LambdaRanker, OrderedRows
 from hpo.ranking.sampling import sample_configs
+from hpo.ranking.scoring import (
+    GraphScore,
+    ValidRows,
+    blended_predict,
+    collection_means,
+    graph_metrics,
+    score_table,
+    select_rows,
+    valid_rows,
+)
 
 __all__ = [
     "DEFAULT_FIXED_ROUNDS",
@@ -96,138 +103,6 @@ def make_ranker(
         seed=seed,
         n_threads=n_threads,
     )
-
-
-def select_rows(table: FeatureTable, collections: Sequence[str]) -> np.ndarray:
-    """Row indices of the graphs of ``collections`` that have labels."""
-    keep = np.array([g.collection in collections and g.labeled for g in table.graphs], dtype=bool)
-    return np.flatnonzero(keep[table.group]) if keep.size else np.zeros(0, dtype=np.int64)
-
-
-@dataclass(frozen=True)
-class GraphScore:
-    """Metric of one scored graph."""
-
-    collection: str
-    stem: str
-    metric: float
-    n_configs: int
-
-
-@dataclass(frozen=True, eq=False)
-class _ValidView:
-    """The rows of a table that are scored, gathered once: features, runtimes, graph bounds."""
-
-    X: np.ndarray
-    runtime: np.ndarray
-    bounds: np.ndarray
-    graphs: tuple[int, ...]
-
-
-def _valid_view(
-    table: FeatureTable,
-    columns: np.ndarray,
-    collections: Sequence[str],
-    graphs: np.ndarray | None = None,
-) -> _ValidView:
-    rows = select_rows(table, collections)
-    if graphs is not None:  # a fold: only its graphs are scored
-        rows = rows[graphs[table.group[rows]]]
-    groups = table.group[rows]
-    bounds = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1], True]) if rows.size else rows
-    return _ValidView(
-        X=np.ascontiguousarray(table.X[np.ix_(rows, columns)], dtype=np.float32),
-        runtime=table.target[rows].astype(np.float64),
-        bounds=bounds,
-        graphs=tuple(int(groups[a]) for a in bounds[:-1]),
-    )
-
-
-def _graph_metrics(table: FeatureTable, view: _ValidView, pred: np.ndarray) -> list[GraphScore]:
-    """Per-graph metric: Kendall's tau (layout) or the top-5 tile score, the latter vectorised.
-
-    The tile score takes the 5 best-predicted configs of each graph with ties broken by row
-    order (a stable sort), as :func:`hpo.ranking.metrics.tile_score` does.
-    """
-    bounds, runtime = view.bounds, view.runtime
-    n_graphs = len(view.graphs)
-    if n_graphs == 0:
-        return []
-    refs = [table.graphs[g] for g in view.graphs]
-    sizes = np.diff(bounds)
-    gid = np.repeat(np.arange(n_graphs), sizes)
-    order = np.lexsort((pred, gid))  # lexsort is stable: ties keep row order
-    top = order[np.arange(len(order)) - bounds[gid[order]] < TILE_TOP_K]
-    best = np.full(n_graphs, np.inf)
-    np.minimum.at(best, gid[top], runtime[top])
-    tile = 2.0 - best / np.minimum.reduceat(runtime, bounds[:-1])
-    return [
-        GraphScore(
-            ref.collection,
-            ref.stem,
-            kendall_tau(pred[a:b], runtime[a:b]) if is_layout(ref.collection) else float(tile[i]),
-            int(b - a),
-        )
-        for i, (ref, a, b) in enumerate(zip(refs, bounds[:-1], bounds[1:], strict=True))
-    ]
-
-
-def blended_predict(
-    ranker: LambdaRanker,
-    view: _ValidView,
-    column_names: Sequence[str],
-    weight: float,
-    prior: LearnedPrior | None = None,
-) -> np.ndarray:
-    """The ranker's scores of a view's rows, blended per graph with the cost prior.
-
-    The blend (:mod:`hpo.ranking.blend`) applies when ``weight`` > 0: with the learned
-    ``prior`` (:mod:`hpo.ranking.prior`) when given, otherwise with the estimate column if it
-    is among ``column_names`` (the columns of ``view.X``; models made before the learned
-    prior); with neither the scores are the ranker's own.
-    """
-    pred = ranker.predict(view.X)
-    if weight == 0:
-        return pred
-    if prior is not None:
-        positions = prior.positions_in(column_names, "blend")
-        estimate = prior.estimate(view.X, view.bounds, positions)
-        return blend_scores(pred, estimate, view.bounds, weight)
-    pos = estimate_position(column_names)
-    if pos is None:
-        return pred
-    return blend_scores(pred, view.X[:, pos], view.bounds, weight)
-
-
-def score_table(
-    ranker: LambdaRanker,
-    table: FeatureTable,
-    columns: np.ndarray,
-    collections: Sequence[str],
-    *,
-    weight: float = 0.0,
-    prior: LearnedPrior | None = None,
-) -> list[GraphScore]:
-    """Predict every labeled graph of ``collections`` in ``table`` and score each graph.
-
-    ``weight`` is the hyperparameters' blend weight and ``prior`` the family's learned prior
-    (:func:`blended_predict`).
-    """
-    view = _valid_view(table, columns, collections)
-    if not view.graphs:
-        return []
-    names = [table.feature_names[j] for j in columns]
-    return _graph_metrics(table, view, blended_predict(ranker, view, names, weight, prior))
-
-
-def collection_means(scores: Sequence[GraphScore], collections: Sequence[str]) -> dict[str, float]:
-    """Mean metric per collection (only collections that have scored graphs)."""
-    out: dict[str, float] = {}
-    for c in collections:
-        vals = [s.metric for s in scores if s.collection == c]
-        if vals:
-            out[c] = float(np.mean(vals))
-    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -315,8 +190,8 @@ def train_family(
             np.concatenate([t.group[r] + o for (t, r), o in zip(parts, offsets, strict=False)]),
         )
 
-    def view() -> _ValidView:
-        return _valid_view(valid, cols, collections, opt.score_graphs)
+    def view() -> ValidRows:
+        return valid_rows(valid, collections, opt.score_graphs)
 
     blended = weight > 0 and any(is_layout(c) for c in collections)
     learned: LearnedPrior | None = None
@@ -335,7 +210,7 @@ def train_family(
         )
         mask = opt.score_graphs
         scored = None if mask is None else np.asarray(mask, dtype=bool).tobytes()
-        vkey = ("valid", id(valid), tuple(collections), cols.tobytes(), scored)
+        vkey = ("valid", id(valid), tuple(collections), scored)  # rows only: any columns
         valid_view = cache.get(vkey, view, keep=valid)[0]
         if blended:  # the same rows give the same prior: fitted once per row set
             learned = cache.get(("prior", rows_key), lambda: fit_family_prior(parts, cols), keep)[0]
@@ -343,12 +218,12 @@ def train_family(
     ranker.fit_dataset(data, init_model=opt.init_model)
     t2 = time.perf_counter()
     pred = (
-        blended_predict(ranker, valid_view, names, weight, learned)
+        blended_predict(ranker, valid, valid_view, cols, weight, learned)
         if valid_view.graphs
         else np.zeros(0)
     )
     t3 = time.perf_counter()
-    scores = _graph_metrics(valid, valid_view, pred)
+    scores = graph_metrics(valid, valid_view, pred)
     metrics = collection_means(scores, collections)
     t4 = time.perf_counter()
     return FamilyFit(

@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy.stats import kendalltau
 
 from hpo.errors import ConfigError
-from hpo.ranking.prior import LearnedPrior, fit_prior, prior_basis, standardize_within
+from hpo.features import store
+from hpo.features.table import FeatureTable, GraphRef
+from hpo.ranking.prior import (
+    LearnedPrior,
+    design_row_bytes,
+    fit_family_prior,
+    fit_prior,
+    prior_basis,
+    standardize_within,
+)
 
 
 def test_basis_skips_relative_columns_and_adds_linear_twins_of_logs() -> None:
@@ -75,3 +87,59 @@ def test_prior_json_round_trip_and_one_line_errors() -> None:
         LearnedPrior.from_dict([1, 2], "m.json")
     with pytest.raises(ConfigError, match="the prior reads column 'b' the model lacks"):
         prior.positions_in(["log_a"], "m.json")
+
+
+def _as_table(X: np.ndarray, runtime: np.ndarray, bounds: np.ndarray, names: list[str]):
+    """The rows of :func:`_graphs` as a layout feature table, plus a relative column."""
+    sizes = np.diff(bounds)
+    return FeatureTable(
+        family="layout",
+        split="train",
+        X=np.column_stack([X, X[:, :1] - 1.0]).astype(np.float32),
+        target=runtime,
+        group=np.repeat(np.arange(len(sizes)), sizes),
+        config_index=np.concatenate([np.arange(s) for s in sizes]),
+        dup_count=np.ones(len(runtime), dtype=np.int64),
+        graphs=tuple(
+            GraphRef("layout:xla:random", f"g{i}", int(s), True) for i, s in enumerate(sizes)
+        ),
+        feature_names=(*names, f"{names[0]}_dmed"),
+    )
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 45, 10**6])
+def test_the_family_prior_summed_over_chunks_is_the_in_memory_fit(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, chunk_rows: int
+) -> None:
+    rng = np.random.default_rng(3)
+    table = _as_table(*_graphs(rng, np.array([3.0, 0.2, 1.0]), n_graphs=30))
+    other = _as_table(*_graphs(np.random.default_rng(4), np.array([3.0, 0.2, 1.0]), n_graphs=5))
+    np.save(tmp_path / "X.npy", other.X)  # a second part, memory-mapped as campaign tables are
+    mapped = dataclasses.replace(other, X=np.load(tmp_path / "X.npy", mmap_mode="r"))
+    rows = np.flatnonzero(table.group % 3 != 1)  # some graphs left out
+    columns = np.array([4, 0, 2, 3, 1])  # any order; the relative column 4 is not in the basis
+    # a row costs its 4 float32 basis columns read and the 7-column float64 design
+    monkeypatch.setattr(store, "CHUNK_BYTES", (4 * 4 + design_row_bytes(7)) * chunk_rows)
+    chunked = fit_family_prior([(table, rows), (mapped, np.arange(other.n_rows))], columns)
+    # the reference: every row's columns concatenated and fitted at once
+    X = np.concatenate([table.X[np.ix_(rows, columns)], other.X[:, columns]])
+    target = np.concatenate([table.target[rows], other.target])
+    group = np.concatenate([table.group[rows], other.group + len(table.graphs)])
+    bounds = np.flatnonzero(np.r_[True, group[1:] != group[:-1], True])
+    whole = fit_prior(X, target, bounds, [table.feature_names[j] for j in columns])
+    assert chunked is not None
+    assert whole is not None
+    assert chunked.names == whole.names
+    assert chunked.linear == whole.linear
+    np.testing.assert_allclose(chunked.coef, whole.coef, rtol=1e-9, atol=0)
+    assert not any(n.endswith("_dmed") for n in chunked.names)
+
+
+def test_family_prior_of_nothing_to_learn() -> None:
+    rng = np.random.default_rng(0)
+    X, runtime, bounds, names = _graphs(rng, np.array([1.0]), n_graphs=3)
+    table = _as_table(X, runtime, bounds, names)
+    flat = dataclasses.replace(table, target=np.full(table.n_rows, 2.0))
+    assert fit_family_prior([(flat, np.arange(flat.n_rows))], np.arange(3)) is None
+    assert fit_family_prior([(table, np.zeros(0, dtype=np.int64))], np.arange(3)) is None
+    assert fit_family_prior([(table, np.arange(table.n_rows))], np.array([2])) is None  # relative

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import pickle
 from pathlib import Path
 
@@ -8,7 +9,7 @@ import pytest
 
 from hpo.data.load import COLLECTIONS
 from hpo.errors import ConfigError
-from hpo.features import ExtractOptions, FeatureSpec, build_tables
+from hpo.features import ExtractOptions, FeatureSpec, build_tables, store
 from hpo.features.groups import GROUP_PREFIX
 from hpo.features.table import FeatureTable, GraphRef
 from hpo.ranking.blend import BLEND_KEY, ESTIMATE_COLUMN, WEIGHT_KEY, blend_scores
@@ -228,6 +229,28 @@ def test_the_blend_switch_turns_the_prior_off(tiny_tables) -> None:
     assert off.metrics == plain.metrics
     on = _fit(tiny_tables, hp={**TINY_HP, WEIGHT_KEY: 50.0, BLEND_KEY: True})
     assert on.metrics == _fit(tiny_tables, hp={**TINY_HP, WEIGHT_KEY: 50.0}).metrics
+
+
+@pytest.mark.parametrize("chunk_bytes", [1, 300_000])
+def test_a_trial_scores_the_same_in_small_chunks_and_from_disk(
+    tiny_tables, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, chunk_bytes: int
+) -> None:
+    hp = {**TINY_HP, WEIGHT_KEY: 5.0}
+    whole = _fit(tiny_tables, hp=hp)  # the default budget holds every tiny graph at once
+    assert whole.prior is not None
+    mapped = dict(tiny_tables)
+    for key in [("layout", "train"), ("layout", "valid")]:
+        np.save(tmp_path / f"{key[1]}.npy", tiny_tables[key].X)
+        X = np.load(tmp_path / f"{key[1]}.npy", mmap_mode="r")
+        mapped[key] = dataclasses.replace(tiny_tables[key], X=X)
+    # 1 byte: every graph a chunk of its own; 300 kB: about 100 rows of ~3 kB (301 float32
+    # columns, the prior's float64 design), so small graphs share a chunk, large ones do not
+    monkeypatch.setattr(store, "CHUNK_BYTES", chunk_bytes)
+    for tables in (tiny_tables, mapped):
+        chunked = _fit(tables, hp=hp, cache=DatasetCache())
+        assert chunked.scores == whole.scores  # every graph's metric, exactly
+        assert chunked.prior is not None
+        np.testing.assert_allclose(chunked.prior.coef, whole.prior.coef, rtol=1e-9, atol=0)
 
 
 def test_the_prior_reads_no_switched_off_group(tiny_tables) -> None:

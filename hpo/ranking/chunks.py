@@ -1,0 +1,61 @@
+"""Graph-aligned chunks of rows: how valid scoring and the prior's fit walk a table in pieces.
+
+Why (issue 20): at the real dataset's size the valid rows' selected columns, or the float64
+design of every training row, are gigabytes; scoring and fitting must hold one bounded chunk
+(:data:`hpo.features.store.CHUNK_BYTES`) at a time, read with
+:func:`hpo.features.store.read_rows`. Both standardize within a graph (the blend,
+:mod:`hpo.ranking.blend`; the prior, :mod:`hpo.ranking.prior`), so a chunk holds whole graphs:
+the cuts are taken among the graph bounds, and a graph larger than a chunk is a chunk of its
+own.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hpo.features import store
+
+__all__ = ["graph_bounds", "graph_chunks"]
+
+
+def graph_bounds(group: np.ndarray) -> np.ndarray:
+    """Row offsets of the runs of equal ``group`` values (the rows of one graph are contiguous).
+
+    ``[0]`` for no rows; otherwise run g is rows ``bounds[g]:bounds[g + 1]``.
+    """
+    group = np.asarray(group)
+    if group.size == 0:
+        return np.zeros(1, dtype=np.int64)
+    return np.flatnonzero(np.r_[True, group[1:] != group[:-1], True]).astype(np.int64)
+
+
+def graph_chunks(bounds: np.ndarray, row_bytes: int, chunk_bytes: int | None = None) -> np.ndarray:
+    """Graph indices cutting graphs ``bounds`` into chunks of at most ``chunk_bytes`` of rows.
+
+    Parameters
+    ----------
+    bounds
+        Row offsets of the graphs (graph g is rows ``bounds[g]:bounds[g + 1]``).
+    row_bytes
+        Bytes a row costs the caller while its chunk is held.
+    chunk_bytes
+        Budget of a chunk; default :data:`hpo.features.store.CHUNK_BYTES`, read at call time.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``cuts`` from 0 to the number of graphs: chunk k is graphs ``cuts[k]:cuts[k + 1]``,
+        rows ``bounds[cuts[k]]:bounds[cuts[k + 1]]``. Graphs are packed greedily in order; a
+        graph larger than the budget is alone in its chunk. One step per chunk, not per graph.
+    """
+    bounds = np.asarray(bounds, dtype=np.int64)
+    budget = store.CHUNK_BYTES if chunk_bytes is None else int(chunk_bytes)
+    per = max(1, budget // max(1, int(row_bytes)))
+    n_graphs = len(bounds) - 1
+    cuts = [0]
+    while cuts[-1] < n_graphs:
+        g = cuts[-1]
+        # the last graph end within `per` rows of this chunk's start, at least one graph on
+        nxt = int(np.searchsorted(bounds, bounds[g] + per, side="right")) - 1
+        cuts.append(min(max(nxt, g + 1), n_graphs))
+    return np.asarray(cuts, dtype=np.int64)
