@@ -151,10 +151,14 @@ def _restore_table(state: dict[str, Any]) -> FeatureTable:
 
 
 def _file_digest(path: Path) -> str:
+    """Hash of a file's bytes, read into one reused 1 MB buffer (``read(n)`` allocates n
+    bytes per call however short the file, which dwarfed the rows of a small file)."""
     h = hashlib.blake2b(digest_size=16)
+    buffer = bytearray(1 << 20)
+    view = memoryview(buffer)
     with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 23), b""):
-            h.update(block)
+        while n := fh.readinto(buffer):
+            h.update(view[:n])
     return h.hexdigest()
 
 
