@@ -28,6 +28,7 @@ import hashlib
 import io
 import json
 import os
+import socket
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,8 @@ from typing import Any
 
 import numpy as np
 from numpy.lib import format as npy_format
+
+from hpo.errors import UsageError
 
 __all__ = [
     "TABLE_FORMAT",
@@ -240,7 +243,25 @@ def mapped_ref(array: np.ndarray) -> MappedArray | None:
 
 
 def reopen(ref: MappedArray) -> np.ndarray:
-    """Map the file a :class:`MappedArray` names again, read-only."""
-    return np.memmap(
-        ref.path, dtype=np.dtype(ref.dtype), mode="r", offset=ref.offset, shape=ref.shape
-    )
+    """Map the file a :class:`MappedArray` names again, read-only.
+
+    Raises
+    ------
+    UsageError
+        If the file is not there at that size: a Dask worker on another machine needs the
+        cache folder at the same path (a shared filesystem), as it needs the run folder.
+    """
+    dtype = np.dtype(ref.dtype)
+    expected = ref.offset + int(np.prod(ref.shape, dtype=np.int64)) * dtype.itemsize
+    try:
+        size = os.stat(ref.path).st_size
+    except OSError as exc:
+        size, reason = -1, exc.strerror or type(exc).__name__
+    else:
+        reason = f"{size} bytes, expected {expected}"
+    if size != expected:
+        raise UsageError(
+            f"{ref.path}: cannot map this feature table on {socket.gethostname()} ({reason}); "
+            "workers on other machines need the cache folder at the same path"
+        )
+    return np.memmap(ref.path, dtype=dtype, mode="r", offset=ref.offset, shape=ref.shape)

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hpo.errors import UsageError
 from hpo.features.table_file import (
     TableWriter,
     mapped_ref,
@@ -133,3 +134,16 @@ def test_only_a_whole_file_mapping_pickles_as_a_reference(tmp_path: Path) -> Non
     assert mapped_ref(mapped[:, :2]) is None
     assert mapped_ref(X) is None
     assert mapped_ref(np.load(tmp_path / "x.npy", mmap_mode="r+")) is None  # writable
+
+
+@pytest.mark.parametrize("damage", ["missing", "truncated"])
+def test_a_reference_to_a_file_not_there_is_refused(tmp_path: Path, damage: str) -> None:
+    np.save(tmp_path / "x.npy", np.zeros((10, 6), dtype=np.float32))
+    ref = mapped_ref(np.load(tmp_path / "x.npy", mmap_mode="r"))
+    assert ref is not None
+    if damage == "missing":
+        (tmp_path / "x.npy").unlink()
+    else:
+        _truncate(tmp_path / "x.npy")
+    with pytest.raises(UsageError, match=r"x\.npy: cannot map this feature table on .*same path"):
+        reopen(ref)
