@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 
 from hpo.data.load import is_layout, list_graphs
+from hpo.errors import DataFormatError
+from hpo.features.rows import GraphRows
 from hpo.features.sampling import SampleCaps
 from hpo.features.spec import FeatureSpec
 from hpo.features.table import (
@@ -126,8 +128,9 @@ def build_tables(
     what makes its rows (:mod:`hpo.features.table_file`), and its arrays are read-only
     ``numpy.memmap``\\ s: a second build with the same key reuses the files without reading a
     per-file cache entry, and a table's rows are written as each file's rows arrive, so this
-    function holds the rows of the files being extracted (one per process) plus the small
-    per-row arrays, never the table. Without one, the tables are built in memory.
+    function holds the rows of the files in flight (one; with ``n_jobs`` processes, the at
+    most ``2 * n_jobs`` that joblib dispatches ahead) plus the small per-row arrays, never
+    the table. Without one, the tables are built in memory.
 
     Parameters
     ----------
@@ -161,15 +164,11 @@ def build_tables(
     ]
     caps = caps if caps is not None else SampleCaps.unlimited()
     how = extract if extract is not None else ExtractOptions()
-    rules = {
-        (collection, split): caps.rule(split, is_layout(collection), split in merge_duplicates_in)
-        for split in splits
-        for collection in collections
-    }
+    rules = {(c, s): caps.rule(s, is_layout(c), s in merge_duplicates_in) for c, s, _ in jobs}
     extracting = spec.extracting()
-    cache_files: list[Path | None] = [None] * len(jobs)
+    entries: list[Path | None] = [None] * len(jobs)
     if how.cache_dir is not None:  # the per-file keys name the tables: hashed in parallel
-        cache_files = list(
+        entries = list(
             Parallel(n_jobs=how.n_jobs)(
                 delayed(cache_entry)(how.cache_dir, p, c, extracting, rules[(c, s)])
                 for c, s, p in jobs
@@ -180,62 +179,92 @@ def build_tables(
         members.setdefault((family_of(collection), split), []).append(i)
     tables: dict[tuple[str, str], FeatureTable] = {}
     sinks: dict[tuple[str, str], TableWriter | _RowsInMemory] = {}
-    prefixes: dict[tuple[str, str], Path] = {}
     for (family, split), idx in members.items():
-        if how.cache_dir is None:
-            sinks[(family, split)] = _RowsInMemory()
-            continue
-        files = [f for f in (cache_files[i] for i in idx) if f is not None]
-        prefix = _table_prefix(how.cache_dir, family, split, files, spec)
-        width = len(feature_names(family, spec))
-        opened = open_table_files(prefix, width, len(idx))
-        if opened is None:
-            prefixes[(family, split)] = prefix
-            sinks[(family, split)] = TableWriter(prefix, width)
-            continue
-        tables[(family, split)] = _table_of(family, split, *opened, spec)
-        for i in idx:
-            if how.on_file is not None:
-                how.on_file(str(jobs[i][2]), True)
+        reused = _reuse_or_plan(family, split, [entries[i] for i in idx], spec, how.cache_dir)
+        if isinstance(reused, FeatureTable):
+            tables[(family, split)] = reused
+            for i in idx:
+                if how.on_file is not None:
+                    how.on_file(str(jobs[i][2]), True)
+        else:
+            sinks[(family, split)] = reused
     todo = sorted(i for key in sinks for i in members[key])
     try:
         results = Parallel(n_jobs=how.n_jobs, return_as="generator")(
-            delayed(rows_of_entry)(p, c, extracting, rules[(c, s)], cache_files[i])
-            for i, (c, s, p) in ((i, jobs[i]) for i in todo)
+            delayed(rows_of_entry)(
+                jobs[i][2], jobs[i][0], extracting, rules[jobs[i][:2]], entries[i]
+            )
+            for i in todo
         )
         for i, (rows, hit) in zip(todo, results, strict=True):
             collection, split, path = jobs[i]
             if how.on_file is not None:
                 how.on_file(str(path), hit)
-            keep = version_columns(family_of(collection), spec)
-            sinks[(family_of(collection), split)].add(
-                {
-                    "collection": collection,
-                    "stem": path.stem,
-                    "n_configs": rows.n_configs,
-                    "labeled": rows.labeled,
-                },
-                rows.X if keep is None else rows.X[:, keep],
-                target=rows.target,
-                config_index=rows.config_index,
-                dup_count=rows.dup_count,
+            _add_rows(sinks[(family_of(collection), split)], collection, path, rows, spec)
+        for (family, split), sink in sinks.items():
+            tables[(family, split)] = _finish(
+                family, split, sink, len(members[(family, split)]), spec
             )
     except BaseException:
         for sink in sinks.values():
             if isinstance(sink, TableWriter):
-                sink.abort()
+                sink.abort()  # drops the temporary file, if any is left
         raise
-    for (family, split), sink in sinks.items():
-        if isinstance(sink, _RowsInMemory):
-            tables[(family, split)] = _table_of(family, split, sink.arrays(), sink.graphs, spec)
-            continue
-        sink.finish()
-        opened = open_table_files(
-            prefixes[(family, split)], sink.width, len(members[(family, split)])
-        )
-        if opened is None:  # what was just written does not check: the disk lies
-            raise OSError(
-                f"{prefixes[(family, split)]}: table files unreadable right after writing"
-            )
-        tables[(family, split)] = _table_of(family, split, *opened, spec)
     return {key: tables[key] for key in members}
+
+
+def _reuse_or_plan(
+    family: str,
+    split: str,
+    entries: list[Path | None],
+    spec: FeatureSpec,
+    cache_dir: Path | None,
+) -> FeatureTable | TableWriter | _RowsInMemory:
+    """The table on disk if its files check, else where its rows go: a writer, or memory."""
+    if cache_dir is None:
+        return _RowsInMemory()
+    prefix = _table_prefix(cache_dir, family, split, [e for e in entries if e is not None], spec)
+    width = len(feature_names(family, spec))
+    opened = open_table_files(prefix, width, len(entries))
+    if opened is None:
+        return TableWriter(prefix, width)
+    return _table_of(family, split, *opened, spec)
+
+
+def _add_rows(
+    sink: TableWriter | _RowsInMemory,
+    collection: str,
+    path: Path,
+    rows: GraphRows,
+    spec: FeatureSpec,
+) -> None:
+    """One file's rows into its table, in the columns of ``spec``'s version."""
+    keep = version_columns(family_of(collection), spec)
+    sink.add(
+        {
+            "collection": collection,
+            "stem": path.stem,
+            "n_configs": rows.n_configs,
+            "labeled": rows.labeled,
+        },
+        rows.X if keep is None else rows.X[:, keep],
+        target=rows.target,
+        config_index=rows.config_index,
+        dup_count=rows.dup_count,
+    )
+
+
+def _finish(
+    family: str, split: str, sink: TableWriter | _RowsInMemory, n_graphs: int, spec: FeatureSpec
+) -> FeatureTable:
+    """The table whose rows are all in ``sink``: concatenated, or written and mapped."""
+    if isinstance(sink, _RowsInMemory):
+        return _table_of(family, split, sink.arrays(), sink.graphs, spec)
+    sink.finish()
+    opened = open_table_files(sink.prefix, sink.width, n_graphs)
+    if opened is None:
+        raise DataFormatError(
+            f"{sink.prefix}.X.npy: the table's files do not check right after writing "
+            "(disk full, or changed by another process)"
+        )
+    return _table_of(family, split, *opened, spec)
