@@ -91,6 +91,10 @@ class GraphRef:
 class FeatureTable:
     """Rows of one family and split; rows of one graph are contiguous.
 
+    Built with a cache (:func:`hpo.features.build_tables`), the arrays are read-only
+    ``numpy.memmap`` arrays of the table's files, and a pickle carries their file references
+    (read rows in chunks with :func:`hpo.features.store.read_rows`); otherwise in memory.
+
     Attributes
     ----------
     X
