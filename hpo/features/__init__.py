@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+from hpo.features.build import ExtractOptions, build_tables
 from hpo.features.layout import extract_layout_features, layout_feature_names
 from hpo.features.relative import relative_features
 from hpo.features.rows import GraphRows
 from hpo.features.sampling import SampleCaps, SampleRule
 from hpo.features.spec import FEATURE_VERSION, READABLE_VERSIONS, FeatureSpec
 from hpo.features.table import (
-    ExtractOptions,
     FeatureTable,
     GraphRef,
-    build_tables,
     by_family,
     extract_file,
     extract_rows,

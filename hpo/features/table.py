@@ -1,4 +1,4 @@
-"""Feature tables: the graphs of a split turned into rows, cached on disk, built in parallel.
+"""Feature tables and the per-file extraction cache their rows come from.
 
 Which configs of a file become rows is set by the campaign's :class:`SampleCaps` (see
 :mod:`hpo.features.sampling`): a capped number per train and valid layout graph, so memory is
@@ -14,25 +14,25 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from hpo.data.load import is_layout, list_graphs, load_layout_graph, load_tile_graph
+from hpo.data.load import is_layout, load_layout_graph, load_tile_graph
 from hpo.errors import DataFormatError
 from hpo.features.layout import extract_layout_features, layout_feature_names
 from hpo.features.rows import GraphRows, extract_graph_rows
-from hpo.features.sampling import EVERY_CONFIG, SampleCaps, SampleRule
+from hpo.features.sampling import EVERY_CONFIG, SampleRule
 from hpo.features.spec import FEATURE_VERSION, FeatureSpec
+from hpo.features.table_file import ARRAY_DTYPES, MappedArray, mapped_ref, reopen
 from hpo.features.tile import extract_tile_features, tile_feature_names
 
 __all__ = [
-    "ExtractOptions",
     "FeatureTable",
     "GraphRef",
-    "build_tables",
     "by_family",
     "extract_file",
     "extract_rows",
@@ -63,7 +63,7 @@ def feature_names(family: str, spec: FeatureSpec) -> list[str]:
     return [n for n in names if not spec.drops(n)]
 
 
-def _version_columns(family: str, spec: FeatureSpec) -> np.ndarray | None:
+def version_columns(family: str, spec: FeatureSpec) -> np.ndarray | None:
     """Indices of today's columns that make the rows of ``spec``'s version (None: all)."""
     if spec.version == FEATURE_VERSION:
         return None
@@ -75,25 +75,6 @@ def extraction_jobs(n_jobs: int | None) -> int:
     """Files extracted in parallel: ``n_jobs``, or by default one per CPU, at most 4 (what
     ``hpo run``, ``hpo export`` and ``hpo evaluate`` use when not told)."""
     return n_jobs or min(4, os.cpu_count() or 1)
-
-
-@dataclass(frozen=True, kw_only=True)
-class ExtractOptions:
-    """How :func:`build_tables` extracts, which does not change the rows it returns.
-
-    Attributes
-    ----------
-    cache_dir
-        Where extraction results are cached (``None``: no cache).
-    n_jobs
-        Files extracted in parallel (joblib processes).
-    on_file
-        Called with ``(path, cache_hit)`` as each file finishes.
-    """
-
-    cache_dir: Path | None = None
-    n_jobs: int = 1
-    on_file: Callable[[str, bool], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -109,6 +90,10 @@ class GraphRef:
 @dataclass(frozen=True, eq=False)
 class FeatureTable:
     """Rows of one family and split; rows of one graph are contiguous.
+
+    Built with a cache (:func:`hpo.features.build_tables`), the arrays are read-only
+    ``numpy.memmap`` arrays of the table's files, and a pickle carries their file references
+    (read rows in chunks with :func:`hpo.features.store.read_rows`); otherwise in memory.
 
     Attributes
     ----------
@@ -134,6 +119,14 @@ class FeatureTable:
     graphs: tuple[GraphRef, ...]
     feature_names: tuple[str, ...]
 
+    def __reduce__(self) -> tuple[Callable[..., FeatureTable], tuple[dict[str, Any]]]:
+        """Pickle a memory-mapped array as its file reference, not its rows (Dask scatters
+        the tables to workers): the worker maps the file again and shares the page cache."""
+        state: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
+        for name in ARRAY_DTYPES:
+            state[name] = mapped_ref(state[name]) or state[name]
+        return _restore_table, (state,)
+
     @property
     def n_rows(self) -> int:
         """Number of rows."""
@@ -153,17 +146,30 @@ class FeatureTable:
         return seen
 
 
+def _restore_table(state: dict[str, Any]) -> FeatureTable:
+    """Unpickle a :class:`FeatureTable`, mapping again the arrays pickled as file references."""
+    for name, value in state.items():
+        if isinstance(value, MappedArray):
+            state[name] = reopen(value)
+    return FeatureTable(**state)
+
+
 def _file_digest(path: Path) -> str:
+    """Hash of a file's bytes, read into one reused 1 MB buffer (``read(n)`` allocates n
+    bytes per call however short the file, which dwarfed the rows of a small file)."""
     h = hashlib.blake2b(digest_size=16)
+    buffer = bytearray(1 << 20)
+    view = memoryview(buffer)
     with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 23), b""):
-            h.update(block)
+        while n := fh.readinto(buffer):
+            h.update(view[:n])
     return h.hexdigest()
 
 
-def _cache_path(
+def cache_entry(
     cache_dir: Path, path: Path, collection: str, spec: FeatureSpec, rule: SampleRule | None = None
 ) -> Path:
+    """The cache file of ``path``'s rows under ``rule`` (``None``: every config, prediction's)."""
     key = f"{_file_digest(path)}-{spec.cache_token()}"
     if rule is not None:
         key += f"-{rule.token()}"
@@ -207,7 +213,14 @@ def extract_rows(
     tuple
         ``(rows, cache_hit)``.
     """
-    cache_file = _cache_path(cache_dir, path, collection, spec, rule) if cache_dir else None
+    cache_file = cache_entry(cache_dir, path, collection, spec, rule) if cache_dir else None
+    return rows_of_entry(path, collection, spec, rule, cache_file)
+
+
+def rows_of_entry(
+    path: Path, collection: str, spec: FeatureSpec, rule: SampleRule, cache_file: Path | None
+) -> tuple[GraphRows, bool]:
+    """:func:`extract_rows` once the cache entry's name is known (``None``: no cache)."""
     if cache_file is not None and cache_file.exists():
         cached = _read_rows_cache(cache_file)
         if cached is not None:
@@ -252,7 +265,7 @@ def extract_file(
     tuple
         ``(X, target, hashes, labeled, cache_hit)``.
     """
-    cache_file = _cache_path(cache_dir, path, collection, spec) if cache_dir else None
+    cache_file = cache_entry(cache_dir, path, collection, spec) if cache_dir else None
     if cache_file is not None and cache_file.exists():
         cached = _read_cache(cache_file)
         if cached is not None:
@@ -270,85 +283,3 @@ def extract_file(
     if cache_file is not None:
         _write_cache(cache_file, X, target, hashes, labeled)
     return X, target, hashes, labeled, False
-
-
-def build_tables(
-    root: Path,
-    collections: Sequence[str],
-    splits: Sequence[str],
-    spec: FeatureSpec,
-    *,
-    merge_duplicates_in: Sequence[str] = ("train",),
-    caps: SampleCaps | None = None,
-    extract: ExtractOptions | None = None,
-) -> dict[tuple[str, str], FeatureTable]:
-    """Build the feature tables of ``collections`` x ``splits``.
-
-    Parameters
-    ----------
-    root
-        Dataset root.
-    collections, splits
-        What to build.
-    spec
-        Feature settings.
-    merge_duplicates_in
-        Splits whose identical configs are merged into one row with their mean target
-        (training); other splits keep every config (prediction and scoring).
-    caps
-        Configs kept per train graph and per valid layout graph (``None``: every config).
-        Only kept configs are featurized and held in memory.
-    extract
-        Cache, processes and progress of the extraction (default: no cache, one process).
-
-    Returns
-    -------
-    dict
-        ``{(family, split): FeatureTable}`` for every family present in ``collections``.
-    """
-    from joblib import Parallel, delayed
-
-    jobs: list[tuple[str, str, Path]] = [
-        (collection, split, path)
-        for split in splits
-        for collection in collections
-        for path in list_graphs(root, collection, split)
-    ]
-    caps = caps if caps is not None else SampleCaps.unlimited()
-    how = extract if extract is not None else ExtractOptions()
-    rules = {
-        (collection, split): caps.rule(split, is_layout(collection), split in merge_duplicates_in)
-        for split in splits
-        for collection in collections
-    }
-    results = Parallel(n_jobs=how.n_jobs, return_as="generator")(
-        delayed(extract_rows)(
-            path, collection, spec.extracting(), rules[(collection, split)], how.cache_dir
-        )
-        for collection, split, path in jobs
-    )
-    parts: dict[tuple[str, str], list[tuple[GraphRef, tuple[np.ndarray, ...]]]] = {}
-    for (collection, split, path), (rows, hit) in zip(jobs, results, strict=True):
-        if how.on_file is not None:
-            how.on_file(str(path), hit)
-        keep = _version_columns(family_of(collection), spec)
-        X = rows.X if keep is None else rows.X[:, keep]
-        arrays = (X, rows.target, rows.config_index, rows.dup_count)
-        ref = GraphRef(collection, path.stem, rows.n_configs, rows.labeled)
-        parts.setdefault((family_of(collection), split), []).append((ref, arrays))
-    tables: dict[tuple[str, str], FeatureTable] = {}
-    for (family, split), items in parts.items():
-        graphs = tuple(ref for ref, _ in items)
-        sizes = [a[0].shape[0] for _, a in items]
-        tables[(family, split)] = FeatureTable(
-            family=family,
-            split=split,
-            X=np.concatenate([a[0] for _, a in items]),
-            target=np.concatenate([a[1] for _, a in items]),
-            group=np.repeat(np.arange(len(items), dtype=np.int64), sizes),
-            config_index=np.concatenate([a[2] for _, a in items]),
-            dup_count=np.concatenate([a[3] for _, a in items]),
-            graphs=graphs,
-            feature_names=tuple(feature_names(family, spec)),
-        )
-    return tables

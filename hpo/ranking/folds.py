@@ -123,6 +123,10 @@ def labeled_table(train: FeatureTable, valid: FeatureTable) -> FeatureTable:
 
     Rows keep their per-graph caps (train graphs their fast-biased sample, valid graphs their
     uniform one); graph indices of the valid rows are shifted past the train graphs.
+
+    The joined table is in memory even when ``train`` and ``valid`` are memory-mapped tables
+    on disk (:func:`hpo.features.build_tables` with a cache): cross-validation holds one copy
+    of a family's labeled rows, and a pickle of it (Dask's scatter) carries the rows.
     """
     if train.family != valid.family or train.feature_names != valid.feature_names:
         raise ConfigError(

@@ -1,0 +1,267 @@
+"""Feature tables on disk: written once per key, mapped read-only, pickled as file references.
+
+Why (issue 20): at the real dataset's size a family's float32 table is gigabytes. Held in
+memory, it is copied into every Dask worker a campaign scatters it to, and building it
+concatenated every file's rows (twice the table at peak). On disk, under
+``cache_dir/tables/``, the table is written once while its files' rows stream in, each
+process maps it read-only (workers on one machine share the page cache), and a pickle carries
+the file's name, not its rows (:func:`mapped_ref`, :func:`reopen`).
+
+Format: one ``.npy`` file per array of a table (``X`` float32 (rows, F); ``target`` float64,
+``group``, ``config_index``, ``dup_count`` int64 (rows,)) and a JSON list of its graphs, named
+``{family}-{split}-{key}.{array}.npy`` and ``...graphs.json``. The key (:func:`table_key`) is
+a hash of what makes the rows: the per-file cache entries in order, the version columns and
+the feature names; equal keys mean equal bytes. ``X`` is streamed into a temporary file
+behind a placeholder ``.npy`` header, which is rewritten with the row count at the end (the
+header has room for any row count: numpy pads it so the first axis can grow in place).
+Every file is written to a temporary name and ``os.replace``\\ d into place, ``X`` last: two
+campaigns building one key at once write the same bytes, and a file is never seen half
+written. A table is trusted only if every file is present and each size agrees with its
+header and the shapes agree with each other (:func:`open_table_files`); otherwise it is
+rebuilt, so a truncated file is never mapped (reading past a mapping's end kills the
+process with SIGBUS).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import socket
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.lib import format as npy_format
+
+from hpo.errors import UsageError
+
+__all__ = [
+    "TABLE_FORMAT",
+    "MappedArray",
+    "TableWriter",
+    "mapped_ref",
+    "open_table_files",
+    "reopen",
+    "table_key",
+]
+
+#: Version of the on-disk layout; part of every key, so a new layout never reads an old one.
+TABLE_FORMAT = 1
+#: dtype of each array of a table, in the order their files are checked.
+ARRAY_DTYPES: dict[str, np.dtype] = {
+    "X": np.dtype("<f4"),
+    "target": np.dtype("<f8"),
+    "group": np.dtype("<i8"),
+    "config_index": np.dtype("<i8"),
+    "dup_count": np.dtype("<i8"),
+}
+#: Arrays of one graph's rows that a writer collects in memory (small next to ``X``).
+PER_ROW = ("target", "config_index", "dup_count")
+
+
+def table_key(parts: dict[str, Any]) -> str:
+    """A hash of ``parts`` (JSON-serializable: cache entry names, columns, feature names)."""
+    text = json.dumps({"format": TABLE_FORMAT, **parts}, sort_keys=True)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def _file(prefix: Path, name: str) -> Path:
+    return prefix.with_name(f"{prefix.name}.{name}.npy")
+
+
+def _graphs_file(prefix: Path) -> Path:
+    return prefix.with_name(f"{prefix.name}.graphs.json")
+
+
+def _header(shape: tuple[int, ...], dtype: np.dtype) -> bytes:
+    out = io.BytesIO()
+    npy_format.write_array_header_1_0(
+        out, {"descr": npy_format.dtype_to_descr(dtype), "fortran_order": False, "shape": shape}
+    )
+    return out.getvalue()
+
+
+def _temp_beside(path: Path) -> tuple[int, Path]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    return fd, Path(tmp)
+
+
+def _save_atomic(path: Path, array: np.ndarray) -> None:
+    fd, tmp = _temp_beside(path)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.save(fh, array, allow_pickle=False)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+class TableWriter:
+    """Streams one table's rows into its files: ``X`` to disk as each graph arrives.
+
+    What stays in memory is the small per-row arrays (target, config index, duplicate count:
+    24 bytes a row) and the graph list; ``X`` goes to a temporary file at once.
+
+    Parameters
+    ----------
+    prefix
+        Path of the table without suffix: ``cache_dir/tables/{family}-{split}-{key}``.
+    width
+        Columns of ``X``.
+    """
+
+    def __init__(self, prefix: Path, width: int) -> None:
+        self.prefix = prefix
+        self.width = width
+        self._rows = 0
+        self._graphs: list[dict[str, Any]] = []
+        self._per_row: dict[str, list[np.ndarray]] = {name: [] for name in PER_ROW}
+        fd, self._tmp = _temp_beside(_file(prefix, "X"))
+        self._fh = os.fdopen(fd, "wb")
+        self._header_bytes = len(_header((0, width), ARRAY_DTYPES["X"]))
+        self._fh.write(b"\0" * self._header_bytes)  # the header is written by finish()
+
+    def add(self, graph: dict[str, Any], X: np.ndarray, **per_row: np.ndarray) -> None:
+        """Append one graph's rows; ``graph`` is its JSON record, ``per_row`` its small arrays."""
+        if X.ndim != 2 or X.shape[1] != self.width:
+            raise ValueError(f"{self.prefix.name}: rows of width {self.width}, got {X.shape}")
+        self._fh.write(np.ascontiguousarray(X, dtype=ARRAY_DTYPES["X"]).data)
+        self._graphs.append({**graph, "rows": int(X.shape[0])})
+        self._rows += int(X.shape[0])
+        for name in PER_ROW:
+            self._per_row[name].append(per_row[name])
+
+    def finish(self) -> None:
+        """Write the header, the small arrays and the graph list, then move ``X`` into place."""
+        header = _header((self._rows, self.width), ARRAY_DTYPES["X"])
+        if len(header) != self._header_bytes:  # numpy leaves room for 21 digits of rows
+            raise ValueError(f"{self.prefix.name}: .npy header grew with {self._rows} rows")
+        self._fh.seek(0)
+        self._fh.write(header)
+        self._fh.close()
+        try:
+            sizes = [g["rows"] for g in self._graphs]
+            group = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+            _save_atomic(_file(self.prefix, "group"), group)
+            for name in PER_ROW:
+                parts = self._per_row[name]
+                merged = np.concatenate(parts) if parts else np.zeros(0)
+                _save_atomic(_file(self.prefix, name), merged.astype(ARRAY_DTYPES[name]))
+            fd, tmp = _temp_beside(_graphs_file(self.prefix))
+            with os.fdopen(fd, "w") as fh:
+                json.dump(self._graphs, fh)
+            os.replace(tmp, _graphs_file(self.prefix))
+            os.replace(self._tmp, _file(self.prefix, "X"))
+        finally:
+            self._tmp.unlink(missing_ok=True)
+
+    def abort(self) -> None:
+        """Drop the temporary file (extraction failed)."""
+        self._fh.close()
+        self._tmp.unlink(missing_ok=True)
+
+
+def _checked_header(path: Path, dtype: np.dtype) -> tuple[int, ...] | None:
+    """Shape of a ``.npy`` file whose dtype, order and size agree with its header, else None."""
+    try:
+        with open(path, "rb") as fh:
+            version = npy_format.read_magic(fh)
+            if version != (1, 0):
+                return None
+            shape, fortran, found = npy_format.read_array_header_1_0(fh)
+            offset = fh.tell()
+        size = path.stat().st_size
+    except (OSError, ValueError):
+        return None
+    if fortran or found != dtype:
+        return None
+    if size != offset + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize:
+        return None  # truncated, or grown by something else
+    return tuple(int(s) for s in shape)
+
+
+def open_table_files(
+    prefix: Path, width: int, n_graphs: int
+) -> tuple[dict[str, np.ndarray], list[dict[str, Any]]] | None:
+    """The arrays of a table on disk, mapped read-only, and its graph records; None if untrusted.
+
+    Trusted only when every file is there, each file's size agrees with its header, ``X``
+    has ``width`` columns and as many rows as the other arrays, and the graph list has
+    ``n_graphs`` entries whose row counts sum to the rows.
+    """
+    shapes = {name: _checked_header(_file(prefix, name), dt) for name, dt in ARRAY_DTYPES.items()}
+    x_shape = shapes["X"]
+    if x_shape is None or x_shape[1:] != (width,):
+        return None
+    if any(shapes[name] != x_shape[:1] for name in ARRAY_DTYPES if name != "X"):
+        return None
+    try:
+        graphs = json.loads(_graphs_file(prefix).read_text())
+        counted = sum(int(g["rows"]) for g in graphs)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if len(graphs) != n_graphs or counted != x_shape[0]:
+        return None
+    arrays = {name: np.load(_file(prefix, name), mmap_mode="r") for name in ARRAY_DTYPES}
+    return arrays, graphs
+
+
+@dataclass(frozen=True)
+class MappedArray:
+    """What a pickle of a memory-mapped array carries: its file, offset, shape and dtype."""
+
+    path: str
+    offset: int
+    shape: tuple[int, ...]
+    dtype: str
+
+
+def mapped_ref(array: np.ndarray) -> MappedArray | None:
+    """The file reference of ``array`` if it maps a whole file read-only, else None.
+
+    Only a whole-file mapping qualifies: numpy's views of a ``memmap`` keep their parent's
+    ``offset``, so a slice cannot name its own bytes; it is pickled as data instead.
+    """
+    if not isinstance(array, np.memmap) or array.mode != "r" or not array.flags.c_contiguous:
+        return None
+    name = getattr(array, "filename", None)
+    if name is None:
+        return None
+    try:
+        size = os.stat(name).st_size
+    except OSError:
+        return None
+    if size != int(array.offset) + array.nbytes:
+        return None
+    return MappedArray(str(name), int(array.offset), tuple(array.shape), array.dtype.str)
+
+
+def reopen(ref: MappedArray) -> np.ndarray:
+    """Map the file a :class:`MappedArray` names again, read-only.
+
+    Raises
+    ------
+    UsageError
+        If the file is not there at that size: a Dask worker on another machine needs the
+        cache folder at the same path (a shared filesystem), as it needs the run folder.
+    """
+    dtype = np.dtype(ref.dtype)
+    expected = ref.offset + int(np.prod(ref.shape, dtype=np.int64)) * dtype.itemsize
+    try:
+        size = os.stat(ref.path).st_size
+    except OSError as exc:
+        size, reason = -1, exc.strerror or type(exc).__name__
+    else:
+        reason = f"{size} bytes, expected {expected}"
+    if size != expected:
+        raise UsageError(
+            f"{ref.path}: cannot map this feature table on {socket.gethostname()} ({reason}); "
+            "workers on other machines need the cache folder at the same path"
+        )
+    return np.memmap(ref.path, dtype=dtype, mode="r", offset=ref.offset, shape=ref.shape)
