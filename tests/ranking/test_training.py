@@ -233,10 +233,11 @@ def test_the_blend_switch_turns_the_prior_off(tiny_tables) -> None:
 def test_the_prior_reads_no_switched_off_group(tiny_tables) -> None:
     hp = {**TINY_HP, WEIGHT_KEY: 50.0, f"{GROUP_PREFIX}cost_estimate": False}
     off = _fit(tiny_tables, hp=hp)
-    assert ESTIMATE_COLUMN not in off.column_names
+    assert ESTIMATE_COLUMN in off.column_names  # the booster reads every column
+    assert ESTIMATE_COLUMN not in off.live_names
     assert off.prior is not None
     assert ESTIMATE_COLUMN not in off.prior.names
-    assert set(off.prior.names) <= set(off.column_names)
+    assert set(off.prior.names) <= set(off.live_names)
 
 
 def test_bad_estimate_weight_fails_before_training(tiny_tables) -> None:
