@@ -21,6 +21,13 @@ methods of ``lightgbm.Dataset`` (4.x):
 
 ``tests/ranking/test_lightgbm_adapter.py`` fails if either signature changes. No other module
 names a private LightGBM attribute.
+
+One more piece of LightGBM's insides lives here: :func:`derived_data_seed`. LightGBM draws the
+rows it bins from with ``data_random_seed``, which its C++ config derives from ``seed``; a
+Sequence's sample is drawn in Python from the Dataset params alone (``Dataset.get_params``
+drops ``seed``), so without the derived value passed explicitly a Sequence would be binned
+from another sample than the same rows in a numpy array (same trees only below
+``bin_construct_sample_cnt`` rows).
 """
 
 from __future__ import annotations
@@ -35,7 +42,13 @@ import numpy as np
 
 from hpo.features.store import CHUNK_BYTES, chunk_bounds, read_rows
 
-__all__ = ["PRIVATE_HOOKS", "ChunkedDataset", "TableRows", "hook_signatures"]
+__all__ = [
+    "PRIVATE_HOOKS",
+    "ChunkedDataset",
+    "TableRows",
+    "derived_data_seed",
+    "hook_signatures",
+]
 
 #: The private ``lightgbm.Dataset`` methods :class:`ChunkedDataset` overrides, with the
 #: parameter names it relies on (checked by :func:`hook_signatures` in the tests).
@@ -54,6 +67,16 @@ def hook_signatures() -> dict[str, tuple[str, ...]]:
     return out
 
 
+def derived_data_seed(seed: int) -> int:
+    """The ``data_random_seed`` LightGBM's config derives from ``seed`` (``Config::Set``).
+
+    Its first draw of ``Random(seed).NextShort(0, INT16_MAX)``: one step of the linear
+    congruential generator of LightGBM's ``utils/random.h`` on a 32-bit unsigned state.
+    """
+    x = (214013 * (int(seed) & 0xFFFFFFFF) + 2531011) & 0xFFFFFFFF
+    return ((x >> 16) & 0x7FFF) % 32767
+
+
 class TableRows(lgb.Sequence):
     """Rows of ``(table, rows)`` parts, in a given order, read from the tables in chunks.
 
@@ -70,14 +93,15 @@ class TableRows(lgb.Sequence):
     order
         A permutation of the concatenated rows: the Dataset's row order.
     chunk_bytes
-        Bytes of float32 rows one read holds (LightGBM's ``batch_size``).
+        Bytes of float32 rows one read holds (LightGBM's ``batch_size``; default
+        :data:`hpo.features.store.CHUNK_BYTES`).
     """
 
     def __init__(
         self,
         parts: Sequence[tuple[np.ndarray, np.ndarray]],
         order: np.ndarray,
-        chunk_bytes: int = CHUNK_BYTES,
+        chunk_bytes: int | None = None,
     ) -> None:
         if not parts:
             raise ValueError("TableRows: no parts")
@@ -94,7 +118,7 @@ class TableRows(lgb.Sequence):
             raise ValueError(f"TableRows: order has {order.size} rows, the parts {whole.size}")
         self.row = whole[order]  # row of its table, per Dataset row
         self.part = part[order]  # which table, per Dataset row
-        self.chunk_bytes = int(chunk_bytes)
+        self.chunk_bytes = int(CHUNK_BYTES if chunk_bytes is None else chunk_bytes)
         self.batch_size = max(1, self.chunk_bytes // (4 * max(1, self.n_columns)))
         self._sampled: tuple[np.ndarray, np.ndarray] | None = None
 

@@ -44,42 +44,14 @@ LIGHTGBM_QUERY_LIMIT = 10_000
 #: (``Booster::CheckDatasetResetConfig``; ``lightgbm.Dataset.get_params`` lists the same set).
 #: A reused Dataset must be keyed by them.
 DATASET_PARAMS = frozenset(
-    {
-        "bin_construct_sample_cnt",
-        "subsample_for_bin",
-        "data_random_seed",
-        "data_seed",
-        "enable_bundle",
-        "is_enable_bundle",
-        "bundle",
-        "feature_pre_filter",
-        "forcedbins_filename",
-        "is_enable_sparse",
-        "is_sparse",
-        "enable_sparse",
-        "sparse",
-        "linear_tree",
-        "linear_trees",
-        "max_bin",
-        "max_bins",
-        "max_bin_by_feature",
-        "min_data_in_bin",
-        "pre_partition",
-        "is_pre_partition",
-        "use_missing",
-        "zero_as_missing",
-        "two_round",
-        "two_round_loading",
-        "use_two_round_loading",
-        "categorical_feature",
-        "cat_feature",
-        "categorical_column",
-        "cat_column",
-        "categorical_features",
-        "seed",
-        "random_seed",
-        "random_state",
-    }
+    """
+    bin_construct_sample_cnt subsample_for_bin data_random_seed data_seed enable_bundle
+    is_enable_bundle bundle feature_pre_filter forcedbins_filename is_enable_sparse is_sparse
+    enable_sparse sparse linear_tree linear_trees max_bin max_bins max_bin_by_feature
+    min_data_in_bin pre_partition is_pre_partition use_missing zero_as_missing two_round
+    two_round_loading use_two_round_loading categorical_feature cat_feature categorical_column
+    cat_column categorical_features seed random_seed random_state
+    """.split()
 )
 
 
@@ -254,6 +226,12 @@ class LambdaRanker(BaseEstimator):
             num_threads=self.n_threads,
             verbose=-1,
         )
+        if not {"data_random_seed", "data_seed"} & p.keys():
+            # the value LightGBM derives from seed, explicit: a chunked Dataset samples its
+            # bins from the Dataset params alone (hpo.ranking.lightgbm_adapter)
+            from hpo.ranking.lightgbm_adapter import derived_data_seed
+
+            p["data_random_seed"] = derived_data_seed(self.seed)
         return p
 
     def dataset_params(self) -> dict[str, Any]:
