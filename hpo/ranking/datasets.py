@@ -16,6 +16,7 @@ Datasets are not written.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import threading
@@ -96,7 +97,8 @@ def binary_dataset(path: Path, build: Callable[[], Any], load: Callable[[Path], 
     except (LightGBMError, OSError) as exc:
         warnings.warn(f"{path}: binary Dataset not saved ({exc})", RuntimeWarning, stacklevel=2)
     finally:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # renamed, or never written
+            tmp.unlink()
     return dataset
 
 
