@@ -149,6 +149,7 @@ def test_build_objective_threads(
     )
     objective, _ = build_objective(cfg, n_jobs=1)
     assert objective.settings.n_threads == expected
+    assert objective.settings.dataset_dir == str(tmp_path / "cache" / "datasets")
 
 
 def test_a_fold_trains_outside_it_and_scores_inside_it(tiny_tables) -> None:
@@ -219,3 +220,21 @@ def test_extraction_workers_do_not_outlive_a_killed_campaign(
             break
         time.sleep(0.5)
     assert not alive, [c.cmdline()[:3] for c in alive]
+
+
+def test_trials_share_binned_datasets_of_memmapped_tables(tiny_tables, tmp_path: Path) -> None:
+    import dataclasses
+
+    tables = {}
+    for (family, split), table in tiny_tables.items():
+        np.save(tmp_path / f"{family}-{split}.npy", table.X)
+        X = np.load(tmp_path / f"{family}-{split}.npy", mmap_mode="r")
+        tables[(family, split)] = dataclasses.replace(table, X=X)
+    where = tmp_path / "datasets"
+    settings = ObjectiveSettings(collections=("tile:xla",), max_budget=5, dataset_dir=str(where))
+    cost, _ = RankerObjective(settings, tables)({"learning_rate": 0.1}, seed=0)
+    assert len(list(where.glob("*.bin"))) == 1
+    again, info = RankerObjective(settings, tables)({"learning_rate": 0.1}, seed=0)
+    assert again == cost
+    assert info["datasets_reused"] == 0  # a new process: loaded from disk, not from memory
+    assert len(list(where.glob("*.bin"))) == 1
