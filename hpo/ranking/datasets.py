@@ -111,13 +111,13 @@ class DatasetCache:
     Parameters
     ----------
     max_entries
-        Values kept; the least recently used is dropped beyond it, bounding memory. The
-        default holds, per family, the binned Datasets of every ``max_bin`` x
-        ``relative_features`` choice of the packaged space (2 x 3), their 2 raw row arrays
-        and the 2 valid views: with 24 entries a random-search campaign on both families
-        stops rebuilding after its first trials (at 6 it thrashed: 10 of 62 fits reused).
-        Raw rows are shared by the Datasets built on them; on ``small`` data the entries of
-        both families hold about 200 MB.
+        Values kept; the least recently used is dropped beyond it, bounding memory. One
+        binned Dataset of all columns serves every feature switch, so per family a campaign
+        of the packaged space needs one Dataset per ``max_bin`` choice, the valid view and
+        the learned priors of its row sets: 24 entries leave room for the ``configs``
+        fidelity's row samples (at 6 a random search on both families thrashed when each
+        ``relative_features`` choice had its own Dataset: 10 of 62 fits reused). No entry
+        holds raw training rows (:mod:`hpo.ranking.lightgbm_adapter`).
     """
 
     def __init__(self, max_entries: int = 24) -> None:

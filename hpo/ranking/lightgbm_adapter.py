@@ -9,18 +9,22 @@ through a :class:`lightgbm.Sequence` (:class:`TableRows`) in batches of about
 over the same Sequence chunk by chunk, so neither construction nor continuation holds the raw
 rows at once.
 
-LightGBM's public API has no hook for either, so :class:`ChunkedDataset` overrides two private
-methods of ``lightgbm.Dataset`` (4.x):
+LightGBM's public API has no hook for either, and its Sequence path samples the rows it bins
+from wastefully (a list of float64 rows, then an array of them, then a filtered copy of each
+column, alive at once: about 6 bytes per float32 byte of the sample, which is every row below
+``bin_construct_sample_cnt``), so :class:`ChunkedDataset` overrides two private methods of
+``lightgbm.Dataset`` (4.x) and calls a third:
 
 - ``_set_init_score_by_predictor(predictor, data, used_indices)``: called by ``lgb.train``
   (through ``Dataset._set_predictor``) with ``data=self.data``, which LightGBM's predictor
   cannot read when it is a Sequence (or the path of a binary Dataset file);
-- ``_create_sample_indices(*, total_nrow)``: the rows LightGBM reads one at a time to find the
-  bin bounds; knowing them, :class:`TableRows` reads them in a few chunked passes instead of
-  one file read per row.
+- ``__sample(*, seqs, total_nrow)`` (``_Dataset__sample``): the per-column non-zero values of
+  the sampled rows, built here chunk by chunk (:meth:`TableRows.sample_columns`), so only the
+  result (the float64 values LightGBM's binning needs) and one chunk are held;
+- ``_create_sample_indices(*, total_nrow)``: which rows LightGBM samples (called as it is).
 
-``tests/ranking/test_lightgbm_adapter.py`` fails if either signature changes. No other module
-names a private LightGBM attribute.
+``tests/ranking/test_lightgbm_adapter.py`` fails if a signature changes, and checks the
+sample equals LightGBM's own. No other module names a private LightGBM attribute.
 
 One more piece of LightGBM's insides lives here: :func:`derived_data_seed`. LightGBM draws the
 rows it bins from with ``data_random_seed``, which its C++ config derives from ``seed``; a
@@ -39,6 +43,7 @@ from typing import Any
 
 import lightgbm as lgb
 import numpy as np
+from lightgbm.basic import ZERO_THRESHOLD
 
 from hpo.features.store import CHUNK_BYTES, chunk_bounds, read_rows
 
@@ -50,10 +55,11 @@ __all__ = [
     "hook_signatures",
 ]
 
-#: The private ``lightgbm.Dataset`` methods :class:`ChunkedDataset` overrides, with the
-#: parameter names it relies on (checked by :func:`hook_signatures` in the tests).
+#: The private ``lightgbm.Dataset`` methods :class:`ChunkedDataset` overrides or calls, with
+#: the parameter names it relies on (checked by :func:`hook_signatures` in the tests).
 PRIVATE_HOOKS: dict[str, tuple[str, ...]] = {
     "_set_init_score_by_predictor": ("self", "predictor", "data", "used_indices"),
+    "_Dataset__sample": ("self", "seqs", "total_nrow"),
     "_create_sample_indices": ("self", "total_nrow"),
 }
 
@@ -112,7 +118,7 @@ class TableRows(lgb.Sequence):
         self.n_columns = widths.pop()
         sizes = [len(r) for _, r in parts]
         whole = np.concatenate([np.asarray(r, dtype=np.int64) for _, r in parts])
-        part = np.repeat(np.arange(len(parts), dtype=np.int32), sizes)
+        part = np.repeat(np.arange(len(parts), dtype=np.min_scalar_type(len(parts))), sizes)
         order = np.asarray(order, dtype=np.int64)
         if order.shape != whole.shape:
             raise ValueError(f"TableRows: order has {order.size} rows, the parts {whole.size}")
@@ -120,7 +126,6 @@ class TableRows(lgb.Sequence):
         self.part = part[order]  # which table, per Dataset row
         self.chunk_bytes = int(CHUNK_BYTES if chunk_bytes is None else chunk_bytes)
         self.batch_size = max(1, self.chunk_bytes // (4 * max(1, self.n_columns)))
-        self._sampled: tuple[np.ndarray, np.ndarray] | None = None
 
     def __len__(self) -> int:
         return int(self.row.size)
@@ -128,6 +133,8 @@ class TableRows(lgb.Sequence):
     def read(self, positions: np.ndarray) -> np.ndarray:
         """The rows at ``positions`` (Dataset order) as one float32 array."""
         positions = np.asarray(positions, dtype=np.int64)
+        if len(self.tables) == 1:
+            return read_rows(self.tables[0], self.row[positions])
         out = np.empty((positions.size, self.n_columns), dtype=np.float32)
         part = self.part[positions]
         for k, X in enumerate(self.tables):
@@ -142,32 +149,34 @@ class TableRows(lgb.Sequence):
         for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
             yield a, b, self.read(np.arange(a, b))
 
-    def prefetch(self, positions: np.ndarray) -> None:
-        """Read the rows at sorted ``positions`` now, in chunks, for the single-row reads
-        LightGBM makes while it samples bin bounds (kept until a batch read or :meth:`release`)."""
+    def sample_columns(self, positions: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """What LightGBM finds bin bounds from: per column, the values of the rows at
+        ``positions`` that are not zero (NaN included) as float64, and their indices among
+        ``positions`` (int32), read a chunk at a time (LightGBM's ``Dataset.__sample``)."""
         positions = np.asarray(positions, dtype=np.int64)
-        rows = np.empty((positions.size, self.n_columns), dtype=np.float32)
-        bounds = chunk_bounds(positions.size, 4 * self.n_columns, self.chunk_bytes)
+        values: list[list[np.ndarray]] = [[] for _ in range(self.n_columns)]
+        where: list[list[np.ndarray]] = [[] for _ in range(self.n_columns)]
+        bounds = chunk_bounds(positions.size, 8 * self.n_columns, self.chunk_bytes)
         for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-            rows[a:b] = self.read(positions[a:b])
-        self._sampled = (positions, rows)
-
-    def release(self) -> None:
-        """Drop the rows :meth:`prefetch` read."""
-        self._sampled = None
+            columns = np.ascontiguousarray(self.read(positions[a:b]).T, dtype=np.float64)
+            keep = (np.abs(columns) > ZERO_THRESHOLD) | np.isnan(columns)
+            for j in range(self.n_columns):
+                at = np.flatnonzero(keep[j])
+                values[j].append(columns[j, at])
+                where[j].append((at + a).astype(np.int32))
+        out_values, out_where = [], []
+        for j in range(self.n_columns):  # each column's pieces freed as it is joined
+            out_values.append(np.concatenate(values[j]) if values[j] else np.zeros(0))
+            out_where.append(np.concatenate(where[j]) if where[j] else np.zeros(0, dtype=np.int32))
+            values[j], where[j] = [], []
+        return out_values, out_where
 
     def __getitem__(self, idx: int | slice | list[int]) -> np.ndarray:
         if isinstance(idx, numbers.Integral):  # float64: LightGBM bins samples as doubles
-            i = int(idx)
-            if self._sampled is not None:
-                positions, rows = self._sampled
-                at = int(np.searchsorted(positions, i))
-                if at < positions.size and positions[at] == i:
-                    return rows[at].astype(np.float64)
-            return self.read(np.array([i]))[0].astype(np.float64)
-        self.release()  # batch reads: LightGBM is done sampling
+            return self.read(np.array([int(idx)]))[0].astype(np.float64)
         if isinstance(idx, slice):
-            return self.read(np.arange(len(self))[idx])
+            span = range(len(self))[idx]
+            return self.read(np.arange(span.start, span.stop, span.step))
         if isinstance(idx, list):
             return self.read(np.asarray(idx, dtype=np.int64))
         raise TypeError(f"TableRows index must be an int, slice or list, found {type(idx)}")
@@ -187,10 +196,13 @@ class ChunkedDataset(lgb.Dataset):
         super().__init__(data, **kwargs)
         self.rows = rows
 
-    def _create_sample_indices(self, *, total_nrow: int) -> np.ndarray:
-        indices = super()._create_sample_indices(total_nrow=total_nrow)
-        self.rows.prefetch(np.sort(indices))
-        return indices
+    def _Dataset__sample(
+        self, *, seqs: list[Any], total_nrow: int
+    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        if len(seqs) != 1 or seqs[0] is not self.rows:
+            raise ValueError("ChunkedDataset: built from its own TableRows only")
+        indices = self._create_sample_indices(total_nrow=total_nrow)
+        return self.rows.sample_columns(indices)
 
     def _set_init_score_by_predictor(
         self, predictor: Any, data: Any, used_indices: Any

@@ -95,9 +95,28 @@ def test_table_rows_reads_parts_in_order(tmp_path: Path, on_disk: bool) -> None:
     np.testing.assert_array_equal(seq[[6, 0]], expected[[6, 0]])
     assert seq[4].dtype == np.float64  # LightGBM bins sampled rows as doubles
     np.testing.assert_array_equal(seq[4], expected[4])
-    seq.prefetch(np.array([1, 5]))
-    np.testing.assert_array_equal(seq[5], expected[5])
     np.testing.assert_array_equal(np.concatenate([c for _, _, c in seq.chunks()]), expected)
+
+
+@pytest.mark.parametrize("sample", [None, 50])
+def test_sample_columns_equal_lightgbm_own_sample(sample: int | None) -> None:
+    """The bin sample built chunk by chunk is the one LightGBM's Sequence path builds."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(120, 5)).astype(np.float32)
+    X[rng.random(X.shape) < 0.3] = 0.0
+    X[rng.random(X.shape) < 0.05] = np.nan
+    X[:, 4] = 0.0  # a column with nothing to sample
+    seq = TableRows([(X, np.arange(120))], np.random.default_rng(0).permutation(120))
+    params = {"verbose": -1, "data_random_seed": 3}
+    if sample is not None:
+        params["bin_construct_sample_cnt"] = sample
+    ours = adapter.ChunkedDataset(seq, rows=seq, params=params)
+    theirs = lgb.Dataset(seq, params=params)
+    got = ours._Dataset__sample(seqs=[seq], total_nrow=len(seq))
+    want = lgb.Dataset._Dataset__sample(theirs, seqs=[seq], total_nrow=len(seq))
+    for mine, lightgbm in zip([*got[0], *got[1]], [*want[0], *want[1]], strict=True):
+        assert mine.dtype == lightgbm.dtype
+        np.testing.assert_array_equal(mine, lightgbm)
 
 
 def test_table_rows_refuses_a_wrong_order() -> None:
@@ -177,7 +196,6 @@ def test_chunked_dataset_keeps_no_raw_rows() -> None:
     assert isinstance(data.dataset.data, TableRows)
     held = [v for v in vars(data.dataset.data).values() if isinstance(v, np.ndarray)]
     assert all(v.dtype.kind in "iu" for v in held)  # row indices only
-    assert data.dataset.data._sampled is None
 
 
 def test_only_single_output_boosters_continue() -> None:
