@@ -196,6 +196,10 @@ class RankerObjective:
             else:
                 rounds = size
                 init, done = (None, 0) if store is None else store.latest_below(key, rounds)
+                if init is not None and init.num_feature() != len(train.feature_names):
+                    # saved before boosters read every column (a resumed older run): it
+                    # cannot continue on a Dataset of all columns, so the trial starts afresh
+                    init, done = None, 0
             fit = train_family(
                 train,
                 valid,

@@ -59,6 +59,23 @@ def test_continued_training_reuses_lower_budget(tiny_tables, tmp_path: Path) -> 
     assert scratch["rounds_reused"] == 0
 
 
+def test_booster_of_selected_columns_from_an_older_run_is_not_continued(
+    tiny_tables, tmp_path: Path
+) -> None:
+    import lightgbm as lgb
+
+    from hpo.runs.boosters import BoosterStore, booster_key
+
+    collection = "layout:xla:random"
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    older = lgb.train({"objective": "regression", "verbose": -1}, lgb.Dataset(X, X[:, 0]), 2)
+    BoosterStore(str(tmp_path)).save(booster_key(HP, 0, "layout"), 10, older, None)
+    settings = ObjectiveSettings(collections=(collection,), model_dir=str(tmp_path))
+    _, info = RankerObjective(settings, tiny_tables)(HP, seed=0, budget=30)
+    assert (info["rounds_trained"], info["rounds_reused"]) == (30, 0)
+
+
 def test_configs_fidelity_limits_rows(tiny_tables) -> None:
     settings = ObjectiveSettings(collections=("tile:xla",), fidelity="configs", fixed_rounds=10)
     obj = RankerObjective(settings, tiny_tables)
