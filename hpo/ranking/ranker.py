@@ -313,7 +313,7 @@ class LambdaRanker(BaseEstimator):
 
     def build_dataset(self, X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> _RankingData:
         """:meth:`row_order` then :meth:`bin_rows` of in-memory rows ``X``."""
-        X = np.asarray(X)
+        X = X if isinstance(X, np.ndarray) else np.asarray(X)  # a memmap stays one
         if X.ndim != 2 or len(X) == 0:
             raise ConfigError(f"X: expected a non-empty 2-D array, found shape {X.shape}")
         if np.shape(y) != (len(X),):

@@ -198,6 +198,14 @@ def test_chunked_dataset_keeps_no_raw_rows() -> None:
     assert all(v.dtype.kind in "iu" for v in held)  # row indices only
 
 
+def test_a_memmapped_table_is_read_from_its_file(tmp_path: Path) -> None:
+    """``build_dataset`` keeps a memmap one (``np.asarray`` would make it a plain array whose
+    pages join the resident set as LightGBM reads them)."""
+    X, y, qid = _ranking(n_groups=2, size=20)
+    data = LambdaRanker(num_boost_round=1).build_dataset(_memmap(X, tmp_path / "X.npy"), y, qid)
+    assert isinstance(data.dataset.rows.tables[0], np.memmap)
+
+
 def test_only_single_output_boosters_continue() -> None:
     X, y, qid = _ranking(n_groups=2, size=20)
     data = LambdaRanker(num_boost_round=1).build_dataset(X, y, qid)
