@@ -88,6 +88,10 @@ class ObjectiveSettings:
         tables hold the labeled table of each family (:mod:`hpo.ranking.folds`).
     fold_seed
         The campaign seed the folds are drawn from (the same on every worker).
+    dataset_dir
+        Where binned training Datasets are saved and shared by the workers of a machine
+        (:func:`hpo.ranking.datasets.binary_dataset`; only those of memory-mapped tables);
+        ``None``: each worker bins its own.
     """
 
     collections: tuple[str, ...]
@@ -99,6 +103,7 @@ class ObjectiveSettings:
     n_threads: int = dataclasses.field(default_factory=lambda: default_threads(1))
     folds: int = 0
     fold_seed: int = 0
+    dataset_dir: str | None = None
 
     def __post_init__(self) -> None:
         if self.fidelity not in FIDELITIES:
@@ -191,6 +196,10 @@ class RankerObjective:
             else:
                 rounds = size
                 init, done = (None, 0) if store is None else store.latest_below(key, rounds)
+                if init is not None and init.num_feature() != len(train.feature_names):
+                    # saved before boosters read every column (a resumed older run): it
+                    # cannot continue on a Dataset of all columns, so the trial starts afresh
+                    init, done = None, 0
             fit = train_family(
                 train,
                 valid,
@@ -204,6 +213,7 @@ class RankerObjective:
                     init_model=init,
                     cache=datasets if datasets is not None else self.datasets,
                     score_graphs=scored,
+                    dataset_dir=None if s.dataset_dir is None else Path(s.dataset_dir),
                 ),
             )
             if store is not None:  # both fidelities: export copies the booster it scored
@@ -249,6 +259,8 @@ class RankerObjective:
         return 1.0 - score, info
 
 
+#: Folder of the feature cache holding the binned training Datasets (LightGBM binary files).
+DATASETS_DIR = "datasets"
 #: Seconds an idle feature-extraction worker process waits before it exits.
 EXTRACT_WORKER_IDLE = 5
 
@@ -306,6 +318,7 @@ def build_objective(
         n_threads=cfg.threads or default_threads(cfg.workers),
         folds=cfg.cv,
         fold_seed=cfg.seed,
+        dataset_dir=str(Path(cfg.cache_dir) / DATASETS_DIR) if cfg.cache_dir else None,
     )
     distributed = cfg.workers > 1 or bool(cfg.dask_scheduler)
     if distributed:

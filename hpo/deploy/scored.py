@@ -2,12 +2,15 @@
 
 The objective saves every trial's boosters in the run's store (:mod:`hpo.runs.boosters`);
 :func:`copy_scored_boosters` finds the incumbent's, one per family, at the budget it was
-scored at, and the feature columns each reads (the same choice the objective made from the
-run's feature spec and the ``relative_features`` hyperparameter).
+scored at, and the feature columns each reads: every column of the family (boosters trained
+on one Dataset of all columns, the switched-off ones never split on), or, for boosters of
+runs made before that, the columns the objective selected from the run's feature spec and
+the feature switches.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -23,7 +26,10 @@ from hpo.ranking.training import feature_columns
 from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
 from hpo.runs.history import RunHistory, Trial
 
-__all__ = ["copy_scored_boosters", "score_on_run_rows", "used_columns"]
+__all__ = ["booster_columns", "copy_scored_boosters", "score_on_run_rows", "used_columns"]
+
+#: How far into a LightGBM text model its header's ``max_feature_idx`` is looked for.
+_HEADER_BYTES = 1 << 16
 
 
 def used_columns(family: str, spec: FeatureSpec, hyperparameters: dict[str, Any]) -> list[str]:
@@ -42,6 +48,23 @@ def used_columns(family: str, spec: FeatureSpec, hyperparameters: dict[str, Any]
         feature_names=names,
     )
     return [names[j] for j in feature_columns(empty, hyperparameters)]
+
+
+def booster_columns(
+    model_file: Path, family: str, spec: FeatureSpec, hyperparameters: dict[str, Any]
+) -> list[str]:
+    """Names of the columns the booster in ``model_file`` reads.
+
+    Every column of the family when the booster reads as many features (today's boosters),
+    else :func:`used_columns` (boosters of older runs, trained on the selected columns only).
+    """
+    names = list(feature_names(family, spec))
+    with open(model_file, "rb") as fh:
+        header = fh.read(_HEADER_BYTES).decode("utf-8", errors="replace")
+    found = re.search(r"^max_feature_idx=(\d+)\s*$", header, re.MULTILINE)
+    if found is not None and int(found.group(1)) + 1 == len(names):
+        return names
+    return used_columns(family, spec, hyperparameters)
 
 
 def copy_scored_boosters(
@@ -75,7 +98,7 @@ def copy_scored_boosters(
             ) from exc
         families[family] = {
             "file": f"{family}.txt",
-            "columns": used_columns(family, spec, inc.config),
+            "columns": booster_columns(tmp / f"{family}.txt", family, spec, inc.config),
             "booster": source.name,
         }
         prior = store.load_prior(booster_key(inc.config, seed, family), size)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CHUNK_BYTES", "WINDOW_BYTES", "chunk_bounds", "read_rows"]
+__all__ = ["CHUNK_BYTES", "WINDOW_BYTES", "chunk_bounds", "mapped_file", "read_rows"]
 
 #: Bytes of float32 rows a chunked pass holds at once (LightGBM's Sequence batches, valid
 #: predictions, the prior's accumulation): small next to a table, large enough that the
@@ -37,7 +37,7 @@ def chunk_bounds(n_rows: int, row_bytes: int, chunk_bytes: int = CHUNK_BYTES) ->
     return np.unique(np.r_[np.arange(0, n_rows, per), n_rows]).astype(np.int64)
 
 
-def _file_of(X: np.ndarray) -> tuple[str, int] | None:
+def mapped_file(X: np.ndarray) -> tuple[str, int] | None:
     """``(file, byte offset)`` of a memory-mapped table, ``None`` for an in-memory one."""
     name = getattr(X, "filename", None) if isinstance(X, np.memmap) else None
     return None if name is None else (str(name), int(getattr(X, "offset", 0)))
@@ -60,7 +60,7 @@ def read_rows(X: np.ndarray, rows: np.ndarray, columns: np.ndarray | None = None
         Column indices to keep (default all).
     """
     rows = np.asarray(rows, dtype=np.int64)
-    where = _file_of(X)
+    where = mapped_file(X)
     if where is None or not X.flags.c_contiguous:
         out = X[rows] if columns is None else X[np.ix_(rows, np.asarray(columns))]
         return np.ascontiguousarray(out, dtype=np.float32)

@@ -6,23 +6,103 @@ bench/README.md, "Where a trial's time goes"), yet they depend only on the rows 
 hyperparameters (:meth:`hpo.ranking.ranker.LambdaRanker.dataset_key`). The cache lives on the
 object that trains (the objective), one per worker process: it is never pickled, so a Dask
 worker starts with an empty cache and fills it with its own Datasets.
+
+Workers on one machine also share Datasets on disk: :func:`binary_dataset` saves a constructed
+Dataset as a LightGBM binary file named by :func:`binary_path` (the memory-mapped tables' files,
+the rows, the seed and the Dataset params), and a worker that finds the file loads it instead
+of binning the rows again. In-memory tables have no name that outlives the process, so their
+Datasets are not written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
+import threading
+import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["DatasetCache", "rows_digest"]
+from hpo.features.store import mapped_file
+
+__all__ = ["DatasetCache", "binary_dataset", "binary_path", "rows_digest"]
+
+#: Suffix of a binary Dataset file (LightGBM's own ``save_binary`` format).
+BINARY_SUFFIX = ".bin"
 
 
 def rows_digest(rows: np.ndarray) -> str:
     """A short digest of a row selection (the ``configs`` fidelity samples new rows per budget)."""
     return hashlib.sha1(np.ascontiguousarray(rows, dtype=np.int64).tobytes()).hexdigest()[:16]
+
+
+def _table_file(X: np.ndarray) -> str | None:
+    """``name:size:mtime`` of a memory-mapped table's file; ``None`` for an in-memory table."""
+    where = mapped_file(X)
+    if where is None:
+        return None
+    name, offset = where
+    stat = os.stat(name)
+    return f"{os.path.abspath(name)}:{stat.st_size}:{stat.st_mtime_ns}:{offset}"
+
+
+def binary_path(
+    folder: Path | None,
+    parts: Sequence[tuple[np.ndarray, np.ndarray]],
+    seed: int,
+    dataset_key: Hashable,
+) -> Path | None:
+    """The file in ``folder`` of the binary Dataset of rows ``parts`` (``(X, rows)``), or ``None``.
+
+    The name digests each table's file (path, size and modification time: a rewritten
+    feature cache file makes a new name), each row selection, the seed (the row order) and
+    :meth:`hpo.ranking.ranker.LambdaRanker.dataset_key` (the bins). ``None`` when ``folder``
+    is ``None`` or a table is in memory (nothing names it outside this process).
+    """
+    files = [_table_file(X) for X, _ in parts]
+    if folder is None or any(f is None for f in files):
+        return None
+    text = repr((files, [rows_digest(r) for _, r in parts], int(seed), dataset_key))
+    return Path(folder) / (hashlib.sha1(text.encode()).hexdigest()[:24] + BINARY_SUFFIX)
+
+
+def binary_dataset(path: Path, build: Callable[[], Any], load: Callable[[Path], Any]) -> Any:
+    """The Dataset saved at ``path`` (``load(path)``), or ``build()`` saved there.
+
+    The file is written to a temporary name and renamed, so a worker never loads another's
+    half-written file; two workers that build at once write the same Dataset. A file that
+    cannot be loaded (truncated, from another LightGBM) is rebuilt with one warning; a
+    directory that cannot be written leaves the Dataset unsaved, with one warning.
+    """
+    from lightgbm.basic import LightGBMError
+
+    if path.is_file():
+        try:
+            return load(path)
+        except (LightGBMError, ValueError, OSError) as exc:
+            warnings.warn(
+                f"{path}: unreadable binary Dataset ({str(exc).strip() or type(exc).__name__}); "
+                "rebuilding it",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+    dataset = build()
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        dataset.save_binary(tmp)
+        os.replace(tmp, path)
+    except (LightGBMError, OSError) as exc:
+        warnings.warn(f"{path}: binary Dataset not saved ({exc})", RuntimeWarning, stacklevel=2)
+    finally:
+        with contextlib.suppress(OSError):  # renamed, or never written
+            tmp.unlink()
+    return dataset
 
 
 class DatasetCache:
@@ -34,13 +114,13 @@ class DatasetCache:
     Parameters
     ----------
     max_entries
-        Values kept; the least recently used is dropped beyond it, bounding memory. The
-        default holds, per family, the binned Datasets of every ``max_bin`` x
-        ``relative_features`` choice of the packaged space (2 x 3), their 2 raw row arrays
-        and the 2 valid views: with 24 entries a random-search campaign on both families
-        stops rebuilding after its first trials (at 6 it thrashed: 10 of 62 fits reused).
-        Raw rows are shared by the Datasets built on them; on ``small`` data the entries of
-        both families hold about 200 MB.
+        Values kept; the least recently used is dropped beyond it, bounding memory. One
+        binned Dataset of all columns serves every feature switch, so per family a campaign
+        of the packaged space needs one Dataset per ``max_bin`` choice, the valid view and
+        the learned priors of its row sets: 24 entries leave room for the ``configs``
+        fidelity's row samples (at 6 a random search on both families thrashed when each
+        ``relative_features`` choice had its own Dataset: 10 of 62 fits reused). No entry
+        holds raw training rows (:mod:`hpo.ranking.lightgbm_adapter`).
     """
 
     def __init__(self, max_entries: int = 24) -> None:

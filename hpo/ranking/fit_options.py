@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,14 +37,20 @@ class FitOptions:
         More tables to train on, all their labeled rows of the collections (export's
         train+valid).
     columns
-        Feature column indices (default: those the hyperparameters select,
-        :func:`hpo.ranking.training.feature_columns`).
+        The live feature columns, the only ones the trees may split on (default: those the
+        hyperparameters select, :func:`hpo.ranking.training.feature_columns`). The Dataset
+        and the model hold every column of the table; the others get a zero
+        ``feature_contri``.
     cache
         Reuse the binned Dataset and the gathered valid rows across calls (the objective's).
         Results are identical with or without it.
     score_graphs
         Boolean mask over ``valid.graphs``: score only these graphs (a cross-validation fold,
         :mod:`hpo.ranking.folds`); default every labeled graph of the collections.
+    dataset_dir
+        Where constructed Datasets are saved as LightGBM binary files and loaded by every
+        worker of the machine (:func:`hpo.ranking.datasets.binary_dataset`); ``None``: not
+        saved. Only Datasets of memory-mapped tables are saved.
     """
 
     n_threads: int = 1
@@ -53,3 +60,4 @@ class FitOptions:
     columns: np.ndarray | None = None
     cache: DatasetCache | None = None
     score_graphs: np.ndarray | None = None
+    dataset_dir: Path | None = None

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 # LightGBM's OpenMP threads spin while they wait. On a machine whose cores are shared (other
@@ -31,7 +33,7 @@ __all__ = [
     "DATASET_PARAMS",
     "LIGHTGBM_QUERY_LIMIT",
     "LambdaRanker",
-    "OrderedRows",
+    "RowOrder",
     "relevance_labels",
     "split_large_groups",
 ]
@@ -42,42 +44,14 @@ LIGHTGBM_QUERY_LIMIT = 10_000
 #: (``Booster::CheckDatasetResetConfig``; ``lightgbm.Dataset.get_params`` lists the same set).
 #: A reused Dataset must be keyed by them.
 DATASET_PARAMS = frozenset(
-    {
-        "bin_construct_sample_cnt",
-        "subsample_for_bin",
-        "data_random_seed",
-        "data_seed",
-        "enable_bundle",
-        "is_enable_bundle",
-        "bundle",
-        "feature_pre_filter",
-        "forcedbins_filename",
-        "is_enable_sparse",
-        "is_sparse",
-        "enable_sparse",
-        "sparse",
-        "linear_tree",
-        "linear_trees",
-        "max_bin",
-        "max_bins",
-        "max_bin_by_feature",
-        "min_data_in_bin",
-        "pre_partition",
-        "is_pre_partition",
-        "use_missing",
-        "zero_as_missing",
-        "two_round",
-        "two_round_loading",
-        "use_two_round_loading",
-        "categorical_feature",
-        "cat_feature",
-        "categorical_column",
-        "cat_column",
-        "categorical_features",
-        "seed",
-        "random_seed",
-        "random_state",
-    }
+    """
+    bin_construct_sample_cnt subsample_for_bin data_random_seed data_seed enable_bundle
+    is_enable_bundle bundle feature_pre_filter forcedbins_filename is_enable_sparse is_sparse
+    enable_sparse sparse linear_tree linear_trees max_bin max_bins max_bin_by_feature
+    min_data_in_bin pre_partition is_pre_partition use_missing zero_as_missing two_round
+    two_round_loading use_two_round_loading categorical_feature cat_feature categorical_column
+    cat_column categorical_features seed random_seed random_state
+    """.split()
 )
 
 
@@ -151,10 +125,14 @@ def sub_group_sizes(sizes: np.ndarray, max_group_size: int) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class OrderedRows:
-    """Training rows in Dataset order: features, runtimes, dense graph ids (contiguous)."""
+class RowOrder:
+    """The Dataset order of training rows: the permutation, runtimes and dense graph ids in it.
 
-    X: np.ndarray
+    ``order`` permutes the concatenated training rows (graphs in order, shuffled inside by the
+    seed, :func:`split_large_groups`); ``y`` and ``qid`` are already in that order.
+    """
+
+    order: np.ndarray
     y: np.ndarray
     qid: np.ndarray
 
@@ -248,6 +226,12 @@ class LambdaRanker(BaseEstimator):
             num_threads=self.n_threads,
             verbose=-1,
         )
+        if not {"data_random_seed", "data_seed"} & p.keys():
+            # the value LightGBM derives from seed, explicit: a chunked Dataset samples its
+            # bins from the Dataset params alone (hpo.ranking.lightgbm_adapter)
+            from hpo.ranking.lightgbm_adapter import derived_data_seed
+
+            p["data_random_seed"] = derived_data_seed(self.seed)
         return p
 
     def dataset_params(self) -> dict[str, Any]:
@@ -266,45 +250,75 @@ class LambdaRanker(BaseEstimator):
         params = self.dataset_params()
         return tuple(sorted((k, repr(v)) for k, v in params.items() if k != "num_threads"))
 
-    def order_rows(self, X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> OrderedRows:
-        """Check rows ``X`` with runtimes ``y`` in queries ``qid`` and put them in Dataset order.
+    def row_order(self, y: np.ndarray, qid: np.ndarray) -> RowOrder:
+        """Check runtimes ``y`` in queries ``qid`` and find their Dataset order.
 
         The order (graphs, shuffled inside by ``seed``) does not depend on the binning, so one
-        :class:`OrderedRows` serves the Datasets of every ``max_bin``.
+        :class:`RowOrder` serves the Datasets of every ``max_bin``.
         """
-        X = np.asarray(X, dtype=np.float32)
-        if X.ndim != 2 or len(X) == 0:
-            raise ConfigError(f"X: expected a non-empty 2-D array, found shape {X.shape}")
         y = np.asarray(y, dtype=np.float64)
-        if y.shape != (len(X),):
-            raise ConfigError(f"y: expected shape ({len(X)},), found {y.shape}")
-        g = _check_qid(qid, len(X))
+        if y.ndim != 1 or len(y) == 0:
+            raise ConfigError(f"y: expected a non-empty 1-D array, found shape {y.shape}")
+        g = _check_qid(qid, len(y))
         _, g = np.unique(g, return_inverse=True)
         order, _ = split_large_groups(g, LIGHTGBM_QUERY_LIMIT, np.random.default_rng(self.seed))
-        return OrderedRows(np.ascontiguousarray(X[order]), y[order], g[order])
+        return RowOrder(order, y[order], g[order])
 
-    def bin_rows(self, rows: OrderedRows) -> _RankingData:
-        """Construct the binned LightGBM Dataset of ordered rows, for :meth:`fit_dataset`.
+    def bin_rows(
+        self,
+        parts: Sequence[tuple[np.ndarray, np.ndarray]],
+        order: RowOrder,
+        binary: Path | None = None,
+    ) -> _RankingData:
+        """Construct the binned LightGBM Dataset of training rows, for :meth:`fit_dataset`.
 
-        The Dataset keeps (without copying) its raw rows (``free_raw_data=False``): continuing
-        a booster on a reused Dataset needs them to compute the initial scores.
+        ``parts`` are ``(X, rows)`` pairs (a table, in memory or memory-mapped, and row
+        indices into it) whose concatenated rows ``order`` puts in Dataset order. LightGBM
+        reads them in chunks (:class:`hpo.ranking.lightgbm_adapter.TableRows`), and the
+        Dataset keeps only row indices, from which a continued booster's initial scores are
+        predicted chunk by chunk. ``binary``: a binary Dataset file of the same rows and
+        :meth:`dataset_key`, loaded when it exists and written otherwise
+        (:func:`hpo.ranking.datasets.binary_dataset`).
         """
-        import lightgbm as lgb
+        from hpo.ranking.datasets import binary_dataset
+        from hpo.ranking.lightgbm_adapter import ChunkedDataset, TableRows
 
-        data = _RankingData(None, rows.y, rows.qid)
-        data.dataset = lgb.Dataset(
-            rows.X,
-            relevance_labels(rows.y, rows.qid, self.label_levels),
-            group=sub_group_sizes(data.graph_sizes, self._checked_group_size()),
-            params=self.dataset_params(),
-            free_raw_data=False,
-        ).construct()
-        data.fields = (self.label_levels, self.max_group_size)
+        rows = TableRows(parts, order.order)
+        data = _RankingData(None, order.y, order.qid)
+
+        def build() -> Any:
+            data.fields = (self.label_levels, self.max_group_size)
+            return ChunkedDataset(
+                rows,
+                rows=rows,
+                label=relevance_labels(order.y, order.qid, self.label_levels),
+                group=sub_group_sizes(data.graph_sizes, self._checked_group_size()),
+                params=self.dataset_params(),
+                free_raw_data=False,
+            ).construct()
+
+        def load(path: Path) -> Any:
+            dataset = ChunkedDataset(
+                str(path), rows=rows, params=self.dataset_params(), free_raw_data=False
+            ).construct()
+            found = (dataset.num_data(), dataset.num_feature())
+            if found != (len(rows), rows.n_columns):
+                expected = (len(rows), rows.n_columns)
+                raise ValueError(f"holds {found} rows x columns, expected {expected}")
+            data.fields = (0, 0)  # labels and sub-queries of whoever saved it: set them anew
+            return dataset
+
+        data.dataset = build() if binary is None else binary_dataset(binary, build, load)
         return data
 
     def build_dataset(self, X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> _RankingData:
-        """:meth:`order_rows` then :meth:`bin_rows`: what :meth:`fit_dataset` trains on."""
-        return self.bin_rows(self.order_rows(X, y, qid))
+        """:meth:`row_order` then :meth:`bin_rows` of in-memory rows ``X``."""
+        X = X if isinstance(X, np.ndarray) else np.asarray(X)  # a memmap stays one
+        if X.ndim != 2 or len(X) == 0:
+            raise ConfigError(f"X: expected a non-empty 2-D array, found shape {X.shape}")
+        if np.shape(y) != (len(X),):
+            raise ConfigError(f"y: expected shape ({len(X)},), found {np.shape(y)}")
+        return self.bin_rows([(X, np.arange(len(X)))], self.row_order(y, qid))
 
     def _checked_group_size(self) -> int:
         if not 1 <= self.max_group_size <= LIGHTGBM_QUERY_LIMIT:

@@ -24,12 +24,12 @@ import numpy as np
 from hpo.data.load import is_layout
 from hpo.features.groups import as_bool, columns_for, switches_from_hyperparameters
 from hpo.features.table import FeatureTable
-from hpo.ranking.blend import estimate_weight
-from hpo.ranking.datasets import rows_digest
+from hpo.ranking.blend import estimate_position, estimate_weight
+from hpo.ranking.datasets import binary_path, rows_digest
 from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.hyperparameters import BLEND_SETTINGS, RANKER_SETTINGS, route_hyperparameters
 from hpo.ranking.prior import LearnedPrior, fit_family_prior
-from hpo.ranking.ranker import LambdaRanker, OrderedRows
+from hpo.ranking.ranker import LambdaRanker
 from hpo.ranking.sampling import sample_configs
 from hpo.ranking.scoring import (
     GraphScore,
@@ -51,6 +51,7 @@ __all__ = [
     "blended_predict",
     "collection_means",
     "feature_columns",
+    "feature_contri",
     "fit_family_prior",
     "make_ranker",
     "sample_configs",
@@ -114,7 +115,9 @@ class FamilyFit:
     ranker
         The fitted ranker (``ranker.booster_`` is the LightGBM booster).
     columns, column_names
-        The feature columns used (indices into the table, and their names).
+        The columns the booster reads: every column of the table (indices, names).
+    live, live_names
+        The columns switched on, the only ones split on: what the learned prior reads.
     rows
         Training rows used.
     metrics
@@ -133,12 +136,31 @@ class FamilyFit:
     ranker: LambdaRanker
     columns: np.ndarray
     column_names: tuple[str, ...]
+    live: np.ndarray
+    live_names: tuple[str, ...]
     rows: int
     metrics: dict[str, float]
     scores: tuple[GraphScore, ...]
     seconds: dict[str, float]
     dataset_reused: bool
     prior: LearnedPrior | None = None
+
+
+def feature_contri(n_columns: int, live: np.ndarray) -> list[float] | None:
+    """LightGBM's ``feature_contri``: gain multiplier 1 for ``live`` columns, 0 for the others.
+
+    Why: a feature switch (``use_group_<name>``, ``relative_features``) is a training
+    parameter, so one Dataset of all columns serves every switch. A column whose gain is
+    multiplied by 0 never makes a split (LightGBM splits a leaf only on a positive gain), so
+    the trees equal those trained on the live columns alone, except with
+    ``feature_fraction`` / ``feature_fraction_bynode`` below 1: the dead columns are still
+    drawn, so fewer live columns are tried per tree (or node) than the fraction says and the
+    draw differs from one over the live columns. ``None`` when every column is live (the
+    parameter is then left out, as before it existed).
+    """
+    contri = np.zeros(n_columns)
+    contri[np.asarray(live, dtype=np.int64)] = 1.0
+    return None if contri.all() else contri.tolist()
 
 
 def train_family(
@@ -152,6 +174,9 @@ def train_family(
     options: FitOptions | None = None,
 ) -> FamilyFit:
     """Train the ranker of one family on ``train`` and score it on ``valid``.
+
+    One Dataset of every column, read from the tables in chunks, serves every feature switch
+    (:func:`feature_contri`); it is cached in ``options.cache`` and ``options.dataset_dir``.
 
     Parameters
     ----------
@@ -167,28 +192,35 @@ def train_family(
         Seeds LightGBM and the sub-query split.
     options
         Threads, and what the objective and export change: rows, continuation, extra
-        tables, columns, cache, scored graphs (default: :class:`FitOptions`'s).
+        tables, live columns, caches, scored graphs (default: :class:`FitOptions`'s).
     """
     t0 = time.perf_counter()
     opt = options if options is not None else FitOptions()
     cache = opt.cache
     chosen = feature_columns(train, hyperparameters) if opt.columns is None else opt.columns
-    cols = np.asarray(chosen).astype(np.int64)
-    names = tuple(train.feature_names[j] for j in cols)
+    live = np.asarray(chosen).astype(np.int64)
+    live_names = tuple(train.feature_names[j] for j in live)
+    cols = np.arange(len(train.feature_names), dtype=np.int64)
+    names = tuple(train.feature_names)
     weight = estimate_weight(hyperparameters)  # checked before any work
     selected = select_rows(train, collections) if opt.rows is None else np.asarray(opt.rows)
     parts = [(train, selected)] + [(t, select_rows(t, collections)) for t in opt.extra]
     ranker = make_ranker(
         hyperparameters, num_boost_round=rounds, seed=seed, n_threads=opt.n_threads
     )
+    contri = feature_contri(len(cols), live)
+    if contri is not None:
+        ranker.set_params(params={**(ranker.params or {}), "feature_contri": contri})
+    arrays = [(t.X, r) for t, r in parts]
 
-    def order() -> OrderedRows:
+    def binned() -> Any:
         offsets = np.cumsum([0] + [len(t.graphs) for t, _ in parts])
-        return ranker.order_rows(
-            np.concatenate([t.X[np.ix_(r, cols)] for t, r in parts]),
+        order = ranker.row_order(
             np.concatenate([t.target[r] for t, r in parts]),
             np.concatenate([t.group[r] + o for (t, r), o in zip(parts, offsets, strict=False)]),
         )
+        disk = binary_path(opt.dataset_dir, arrays, seed, ranker.dataset_key())
+        return ranker.bin_rows(arrays, order, disk)
 
     def view() -> ValidRows:
         return valid_rows(valid, collections, opt.score_graphs)
@@ -196,24 +228,24 @@ def train_family(
     blended = weight > 0 and any(is_layout(c) for c in collections)
     learned: LearnedPrior | None = None
     if cache is None:
-        data, reused = ranker.bin_rows(order()), False
+        data, reused = binned(), False
         valid_view = view()
         if blended:
-            learned = fit_family_prior(parts, cols)
+            learned = fit_family_prior(parts, live)
     else:
-        # two levels: the ordered raw rows are shared by the Datasets of every max_bin
+        # no columns in the keys: one Dataset and one valid view serve every feature switch
         keep = [t for t, _ in parts]
-        rows_key = (tuple((id(t), rows_digest(r)) for t, r in parts), cols.tobytes(), seed)
-        key = ("train", rows_key, ranker.dataset_key())
-        data, reused = cache.get(
-            key, lambda: ranker.bin_rows(cache.get(("rows", rows_key), order, keep)[0]), keep
-        )
+        rows_key = (tuple((id(t), rows_digest(r)) for t, r in parts), seed)
+        data, reused = cache.get(("train", rows_key, ranker.dataset_key()), binned, keep)
         mask = opt.score_graphs
         scored = None if mask is None else np.asarray(mask, dtype=bool).tobytes()
         vkey = ("valid", id(valid), tuple(collections), scored)  # rows only: any columns
         valid_view = cache.get(vkey, view, keep=valid)[0]
-        if blended:  # the same rows give the same prior: fitted once per row set
-            learned = cache.get(("prior", rows_key), lambda: fit_family_prior(parts, cols), keep)[0]
+        if blended:  # the same rows and live columns give the same prior: fitted once
+            pkey = ("prior", rows_key, live.tobytes())
+            learned = cache.get(pkey, lambda: fit_family_prior(parts, live), keep)[0]
+    if learned is None and estimate_position(live_names) is None:
+        weight = 0.0  # the estimate column is in the view, but switched off: nothing to blend
     t1 = time.perf_counter()
     ranker.fit_dataset(data, init_model=opt.init_model)
     t2 = time.perf_counter()
@@ -230,6 +262,8 @@ def train_family(
         ranker=ranker,
         columns=cols,
         column_names=names,
+        live=live,
+        live_names=live_names,
         rows=int(sum(len(r) for _, r in parts)),
         metrics=metrics,
         scores=tuple(scores),

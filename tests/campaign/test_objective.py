@@ -59,6 +59,23 @@ def test_continued_training_reuses_lower_budget(tiny_tables, tmp_path: Path) -> 
     assert scratch["rounds_reused"] == 0
 
 
+def test_booster_of_selected_columns_from_an_older_run_is_not_continued(
+    tiny_tables, tmp_path: Path
+) -> None:
+    import lightgbm as lgb
+
+    from hpo.runs.boosters import BoosterStore, booster_key
+
+    collection = "layout:xla:random"
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    older = lgb.train({"objective": "regression", "verbose": -1}, lgb.Dataset(X, X[:, 0]), 2)
+    BoosterStore(str(tmp_path)).save(booster_key(HP, 0, "layout"), 10, older, None)
+    settings = ObjectiveSettings(collections=(collection,), model_dir=str(tmp_path))
+    _, info = RankerObjective(settings, tiny_tables)(HP, seed=0, budget=30)
+    assert (info["rounds_trained"], info["rounds_reused"]) == (30, 0)
+
+
 def test_configs_fidelity_limits_rows(tiny_tables) -> None:
     settings = ObjectiveSettings(collections=("tile:xla",), fidelity="configs", fixed_rounds=10)
     obj = RankerObjective(settings, tiny_tables)
@@ -149,6 +166,7 @@ def test_build_objective_threads(
     )
     objective, _ = build_objective(cfg, n_jobs=1)
     assert objective.settings.n_threads == expected
+    assert objective.settings.dataset_dir == str(tmp_path / "cache" / "datasets")
 
 
 def test_a_fold_trains_outside_it_and_scores_inside_it(tiny_tables) -> None:
@@ -219,3 +237,21 @@ def test_extraction_workers_do_not_outlive_a_killed_campaign(
             break
         time.sleep(0.5)
     assert not alive, [c.cmdline()[:3] for c in alive]
+
+
+def test_trials_share_binned_datasets_of_memmapped_tables(tiny_tables, tmp_path: Path) -> None:
+    import dataclasses
+
+    tables = {}
+    for (family, split), table in tiny_tables.items():
+        np.save(tmp_path / f"{family}-{split}.npy", table.X)
+        X = np.load(tmp_path / f"{family}-{split}.npy", mmap_mode="r")
+        tables[(family, split)] = dataclasses.replace(table, X=X)
+    where = tmp_path / "datasets"
+    settings = ObjectiveSettings(collections=("tile:xla",), max_budget=5, dataset_dir=str(where))
+    cost, _ = RankerObjective(settings, tables)({"learning_rate": 0.1}, seed=0)
+    assert len(list(where.glob("*.bin"))) == 1
+    again, info = RankerObjective(settings, tables)({"learning_rate": 0.1}, seed=0)
+    assert again == cost
+    assert info["datasets_reused"] == 0  # a new process: loaded from disk, not from memory
+    assert len(list(where.glob("*.bin"))) == 1

@@ -18,6 +18,7 @@ from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.metrics import kendall_tau, tile_score
 from hpo.ranking.training import (
     feature_columns,
+    feature_contri,
     fit_family_prior,
     make_ranker,
     sample_configs,
@@ -256,12 +257,74 @@ def test_a_trial_scores_the_same_in_small_chunks_and_from_disk(
 def test_the_prior_reads_no_switched_off_group(tiny_tables) -> None:
     hp = {**TINY_HP, WEIGHT_KEY: 50.0, f"{GROUP_PREFIX}cost_estimate": False}
     off = _fit(tiny_tables, hp=hp)
-    assert ESTIMATE_COLUMN not in off.column_names
+    assert ESTIMATE_COLUMN in off.column_names  # the booster reads every column
+    assert ESTIMATE_COLUMN not in off.live_names
     assert off.prior is not None
     assert ESTIMATE_COLUMN not in off.prior.names
-    assert set(off.prior.names) <= set(off.column_names)
+    assert set(off.prior.names) <= set(off.live_names)
 
 
 def test_bad_estimate_weight_fails_before_training(tiny_tables) -> None:
     with pytest.raises(ConfigError, match=r"^estimate_weight: expected a finite number >= 0"):
         _fit(tiny_tables, hp={**TINY_HP, WEIGHT_KEY: -1.0})
+
+
+# --- one Dataset of every column: switches are feature_contri --------------------------------
+
+
+def test_feature_contri_zeroes_dead_columns_only() -> None:
+    assert feature_contri(4, np.array([0, 2])) == [1.0, 0.0, 1.0, 0.0]
+    assert feature_contri(3, np.arange(3)) is None  # all live: the parameter is left out
+
+
+@pytest.mark.parametrize("fraction", [1.0, 0.5])
+def test_switched_off_columns_are_never_split_on(tiny_tables, fraction: float) -> None:
+    hp = {
+        **TINY_HP,
+        f"{GROUP_PREFIX}cost_estimate": False,
+        "relative_features": False,
+        "feature_fraction": fraction,
+    }
+    fit = _fit(tiny_tables, hp=hp)
+    train = tiny_tables[("layout", "train")]
+    assert list(fit.column_names) == list(train.feature_names)
+    assert fit.ranker.booster_.num_feature() == len(train.feature_names)
+    dead = np.setdiff1d(fit.columns, fit.live)
+    assert dead.size > 0
+    assert set(fit.live_names) == {train.feature_names[j] for j in fit.live}
+    splits = fit.ranker.booster_.feature_importance("split")
+    assert splits[dead].sum() == 0
+    assert splits[fit.live].sum() > 0
+
+
+def test_one_cached_dataset_serves_every_switch(tiny_tables) -> None:
+    cache = DatasetCache()
+    off = {**TINY_HP, f"{GROUP_PREFIX}cost_estimate": False}
+    first = _fit(tiny_tables, hp=TINY_HP, cache=cache)
+    second = _fit(tiny_tables, hp=off, cache=cache)
+    assert (first.dataset_reused, second.dataset_reused) == (False, True)
+    assert second.metrics == _fit(tiny_tables, hp=off).metrics
+
+
+def _on_disk(table: FeatureTable, folder: Path) -> FeatureTable:
+    path = folder / f"{table.family}-{table.split}.npy"
+    np.save(path, table.X)
+    return dataclasses.replace(table, X=np.load(path, mmap_mode="r"))
+
+
+def test_memmapped_tables_share_binned_datasets_on_disk(tiny_tables, tmp_path: Path) -> None:
+    tables = {k: _on_disk(t, tmp_path) for k, t in tiny_tables.items() if k[0] == "layout"}
+    where = tmp_path / "datasets"
+    made = _fit(tables, cache=DatasetCache(), dataset_dir=where)
+    files = sorted(where.glob("*.bin"))
+    assert len(files) == 1
+    written = files[0].stat()
+    again = _fit(tables, cache=DatasetCache(), dataset_dir=where)  # another worker: loads it
+    assert sorted(where.glob("*.bin")) == files
+    assert (files[0].stat().st_ino, files[0].stat().st_mtime_ns) == (
+        written.st_ino,
+        written.st_mtime_ns,
+    )
+    assert again.metrics == made.metrics == _fit(tiny_tables).metrics
+    _fit(tiny_tables, dataset_dir=where)  # in-memory tables are not saved
+    assert sorted(where.glob("*.bin")) == files
