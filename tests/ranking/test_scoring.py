@@ -12,7 +12,6 @@ from hpo.features import store
 from hpo.features.table import FeatureTable, GraphRef
 from hpo.ranking import scoring
 from hpo.ranking.blend import ESTIMATE_COLUMN, WEIGHT_KEY, blend_scores, estimate_position
-from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.prior import LearnedPrior, design_row_bytes, fit_family_prior
 from hpo.ranking.ranker import LambdaRanker
 from hpo.ranking.scoring import (
@@ -23,7 +22,7 @@ from hpo.ranking.scoring import (
     select_rows,
     valid_rows,
 )
-from hpo.ranking.training import train_family
+from hpo.ranking.training import make_ranker, train_family
 
 NAMES = ("log_a", "b", ESTIMATE_COLUMN, "log_a_dmed", "b_prank", "c")
 LAYOUT = ("layout:xla:random", "layout:nlp:default")
@@ -148,17 +147,18 @@ def test_a_memory_mapped_table_scores_as_the_one_in_memory(
 def test_the_prior_may_read_columns_the_booster_does_not(monkeypatch: pytest.MonkeyPatch) -> None:
     train, valid = _table("train", 0), _table("valid", 1)
     booster = np.array([1, 3, 5])  # the prior's log_a and the estimate are not among them
-    fit = train_family(
-        train, valid, LAYOUT, HP, rounds=4, seed=0, options=FitOptions(columns=booster)
-    )
+    # a booster of selected columns: what models made before one Dataset of all columns hold
+    rows = select_rows(train, LAYOUT)
+    ranker = make_ranker(HP, num_boost_round=4, seed=0)
+    ranker.fit(train.X[np.ix_(rows, booster)], train.target[rows], train.group[rows])
     prior = fit_family_prior([(train, select_rows(train, LAYOUT))], np.array([0, 1, 2]))
     assert prior is not None
     assert set(prior.names) - {NAMES[j] for j in booster}
     view = valid_rows(valid, LAYOUT)
     monkeypatch.setattr(store, "CHUNK_BYTES", 30 * 4)
-    got = blended_predict(fit.ranker, valid, view, booster, 3.0, prior)
+    got = blended_predict(ranker, valid, view, booster, 3.0, prior)
     X = valid.X[view.rows]
-    pred = fit.ranker.predict(X[:, booster])
+    pred = ranker.predict(X[:, booster])
     at = prior.positions_in(NAMES, "test")
     want = blend_scores(pred, prior.estimate(X, view.bounds, at), view.bounds, 3.0)
     np.testing.assert_array_equal(got, want)
