@@ -17,12 +17,13 @@ Datasets are not written.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -71,37 +72,87 @@ def binary_path(
     return Path(folder) / (hashlib.sha1(text.encode()).hexdigest()[:24] + BINARY_SUFFIX)
 
 
+def _load_saved(path: Path, load: Callable[[Path], Any]) -> Any | None:
+    """``load(path)`` if the file is there and readable; ``None`` (with one warning for an
+    unreadable file) otherwise."""
+    from lightgbm.basic import LightGBMError
+
+    if not path.is_file():
+        return None
+    try:
+        return load(path)
+    except (LightGBMError, ValueError, OSError) as exc:
+        warnings.warn(
+            f"{path}: unreadable binary Dataset ({str(exc).strip() or type(exc).__name__}); "
+            "rebuilding it",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return None
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """(inode, mtime) of a file, ``None`` if absent: tells a file another worker wrote."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns
+
+
+@contextlib.contextmanager
+def _build_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``<path>.lock`` while one worker builds ``path``.
+
+    Why: the workers of a campaign start together and ask for the same Dataset at once; each
+    building its own pays LightGBM's bin sample (up to ``bin_construct_sample_cnt`` rows of
+    float64 values) in every worker at the same moment, the peak a second worker was meant
+    not to add (issue 20). With the lock the others wait and load the file. Where the lock
+    cannot be taken (a read-only or lock-less filesystem), workers build without it.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(path.with_name(path.name + ".lock"), "a")  # noqa: SIM115 (held below)
+    except OSError:
+        yield
+        return
+    with fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        yield  # closing the file releases the lock
+
+
 def binary_dataset(path: Path, build: Callable[[], Any], load: Callable[[Path], Any]) -> Any:
     """The Dataset saved at ``path`` (``load(path)``), or ``build()`` saved there.
 
-    The file is written to a temporary name and renamed, so a worker never loads another's
-    half-written file; two workers that build at once write the same Dataset. A file that
-    cannot be loaded (truncated, from another LightGBM) is rebuilt with one warning; a
-    directory that cannot be written leaves the Dataset unsaved, with one warning.
+    One worker builds while the others wait for its file (:func:`_build_lock`). The file is
+    written to a temporary name and renamed, so a worker never loads another's half-written
+    file. A file that cannot be loaded (truncated, from another LightGBM) is rebuilt with one
+    warning; a directory that cannot be written leaves the Dataset unsaved, with one warning.
     """
     from lightgbm.basic import LightGBMError
 
-    if path.is_file():
+    before = _identity(path)
+    saved = _load_saved(path, load)
+    if saved is not None:
+        return saved
+    with _build_lock(path):
+        if _identity(path) not in (None, before):  # another worker built it meanwhile
+            saved = _load_saved(path, load)
+            if saved is not None:
+                return saved
+        dataset = build()
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
-            return load(path)
-        except (LightGBMError, ValueError, OSError) as exc:
-            warnings.warn(
-                f"{path}: unreadable binary Dataset ({str(exc).strip() or type(exc).__name__}); "
-                "rebuilding it",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-    dataset = build()
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        dataset.save_binary(tmp)
-        os.replace(tmp, path)
-    except (LightGBMError, OSError) as exc:
-        warnings.warn(f"{path}: binary Dataset not saved ({exc})", RuntimeWarning, stacklevel=2)
-    finally:
-        with contextlib.suppress(OSError):  # renamed, or never written
-            tmp.unlink()
+            dataset.save_binary(tmp)
+            os.replace(tmp, path)
+        except (LightGBMError, OSError) as exc:
+            warnings.warn(f"{path}: binary Dataset not saved ({exc})", RuntimeWarning, stacklevel=2)
+        finally:
+            with contextlib.suppress(OSError):  # renamed, or never written
+                tmp.unlink()
     return dataset
 
 

@@ -124,3 +124,38 @@ def test_cache_reuses_and_bounds_entries() -> None:
         cache.get(key, lambda k=key: built.append(k) or k)
     assert built == [1, 2, 3, 2]
     assert (cache.hits, cache.misses, len(cache)) == (1, 4, 2)
+
+
+def test_workers_asking_at_once_build_the_dataset_once(tmp_path: Path) -> None:
+    """The workers of a campaign start together: one builds, the others wait and load."""
+    import threading
+    import time
+
+    from hpo.ranking.datasets import binary_dataset
+
+    path = tmp_path / "datasets" / "one.bin"
+    built: list[int] = []
+    started = threading.Barrier(3)
+
+    class Saved:
+        def save_binary(self, where: Path) -> None:
+            Path(where).write_text("binned")
+
+    def build() -> Saved:
+        built.append(threading.get_ident())
+        time.sleep(0.3)  # long enough that the other callers are already waiting
+        return Saved()
+
+    got: list[object] = []
+
+    def worker() -> None:
+        started.wait()
+        got.append(binary_dataset(path, build, lambda p: ("loaded", p.read_text())))
+
+    threads = [threading.Thread(target=worker) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(built) == 1
+    assert sorted(map(str, got)).count("('loaded', 'binned')") == 2
