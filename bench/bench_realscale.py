@@ -21,7 +21,7 @@ Usage::
     hpo data synth --out /tmp/r20/real --scale real --seed 0
     python bench/bench_realscale.py --data /tmp/r20/real --work /tmp/r20/work \
         --code new=/work/main --code old=/work/frozen20 --train-configs 2000 4000 \
-        --walltime 600 [--workers 1 2] [--json out.json]
+        --walltime 600 [--workers 1 2] [--json out.json] [--shared-cache] [-- more run args]
 """
 
 from __future__ import annotations
@@ -40,8 +40,13 @@ from typing import Any
 import psutil
 
 
-def _tree_memory(root: psutil.Process) -> tuple[float, float, float, int]:
-    """(sum RSS, max RSS, sum anonymous RSS, processes) of ``root`` and its descendants, MiB."""
+def _tree_memory(
+    root: psutil.Process, per_pid: dict[int, float] | None = None
+) -> tuple[float, float, float, int]:
+    """(sum RSS, max RSS, sum anonymous RSS, processes) of ``root`` and its descendants, MiB.
+
+    ``per_pid`` (when given) keeps each process's largest RSS seen, MiB.
+    """
     procs = [root]
     try:
         procs += root.children(recursive=True)
@@ -56,6 +61,8 @@ def _tree_memory(root: psutil.Process) -> tuple[float, float, float, int]:
             continue
         total += mem.rss
         biggest = max(biggest, mem.rss)
+        if per_pid is not None:
+            per_pid[p.pid] = max(per_pid.get(p.pid, 0.0), mem.rss / (1024.0 * 1024.0))
         anon += mem.rss - mem.shared
         count += 1
     mib = 1024.0 * 1024.0
@@ -68,10 +75,11 @@ class _Sampler(threading.Thread):
         self.root = psutil.Process(pid)
         self.samples: list[tuple[float, float, float, float, int]] = []
         self.stop = threading.Event()
+        self.per_pid: dict[int, float] = {}
 
     def run(self) -> None:
         while not self.stop.is_set():
-            total, biggest, anon, count = _tree_memory(self.root)
+            total, biggest, anon, count = _tree_memory(self.root, self.per_pid)
             self.samples.append((time.time(), total, biggest, anon, count))
             self.stop.wait(0.2)
 
@@ -100,7 +108,7 @@ def _case(args: argparse.Namespace, label: str, code: str, caps: int, workers: i
         "--runs-dir",
         str(runs),
         "--cache-dir",
-        str(Path(args.work) / f"cache-{label}"),
+        str(Path(args.work) / ("cache" if args.shared_cache else f"cache-{label}")),
         "--name",
         name,
         "--workers",
@@ -154,6 +162,8 @@ def _case(args: argparse.Namespace, label: str, code: str, caps: int, workers: i
         "peak_proc_mib": {"extract": peak(2, "extract"), "trials": peak(2, "trials")},
         "peak_anon_mib": {"extract": peak(3, "extract"), "trials": peak(3, "trials")},
         "processes": max((s[4] for s in sampler.samples), default=0),
+        # the largest peaks of single processes (the CLI, Dask workers, nannies), MiB
+        "peak_per_process_mib": sorted(round(v, 1) for v in sampler.per_pid.values())[::-1][:4],
         "best_score": max((float(t.get("score", 0.0)) for t in done), default=None),
     }
     if proc.returncode != 0:
@@ -170,6 +180,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, nargs="+", default=[1])
     parser.add_argument("--walltime", type=int, default=600)
     parser.add_argument("--json", default=None)
+    parser.add_argument(
+        "--shared-cache",
+        action="store_true",
+        help="one --cache-dir for every code (the per-file feature caches are the same format; "
+        "the first code of a setting extracts, the others read them)",
+    )
     parser.add_argument("extra", nargs="*", help="more `hpo run` arguments, after --")
     args = parser.parse_args(argv)
     results = []
