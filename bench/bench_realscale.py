@@ -183,8 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--shared-cache",
         action="store_true",
-        help="one --cache-dir for every code (the per-file feature caches are the same format; "
-        "the first code of a setting extracts, the others read them)",
+        help="one --cache-dir for every code: codes whose hpo/features sources are equal share "
+        "the per-file entries (their key hashes that source), others each extract their own; "
+        "the later settings of one code read what its earlier ones extracted",
     )
     parser.add_argument("extra", nargs="*", help="more `hpo run` arguments, after --")
     args = parser.parse_args(argv)

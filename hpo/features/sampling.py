@@ -40,11 +40,12 @@ __all__ = [
     "priority_order",
 ]
 
-#: Defaults chosen by measurement (bench/README.md, "Full-scale data"): 2,000 distinct configs
-#: per train graph is the most that keeps a campaign on the real dataset within a 24 GB
-#: machine (about 19 GB estimated; 4,000 needs about 26 GB and scores a little higher, so
-#: larger machines should raise it), and 1,000 valid configs is the size of a real layout
-#: test graph.
+#: Defaults chosen by measurement (bench/README.md, "Full-scale data" and "Real-scale
+#: campaigns"): 2,000 distinct configs per train graph was first the most a 24 GB machine held
+#: (about 19 GB estimated when campaigns held float32 tables). Since the tables stay on disk
+#: and trials hold binned Datasets (issue 20), it needs about 4 GB, 4,000 about 5 GB: memory no
+#: longer binds, a trial's time (linear in rows) does, so 2,000 stays and users with cores or
+#: hours to spend raise it. 1,000 valid configs is the size of a real layout test graph.
 DEFAULT_TRAIN_CONFIGS = 2000
 DEFAULT_VALID_CONFIGS = 1000
 DEFAULT_KEEP_FASTEST = 100
