@@ -159,3 +159,37 @@ def test_workers_asking_at_once_build_the_dataset_once(tmp_path: Path) -> None:
         t.join()
     assert len(built) == 1
     assert sorted(map(str, got)).count("('loaded', 'binned')") == 2
+
+
+def test_builds_of_different_datasets_take_turns(tmp_path: Path) -> None:
+    """A build holds LightGBM's bin sample: two at once on one machine would hold two."""
+    import threading
+    import time
+
+    from hpo.ranking.datasets import binary_dataset
+
+    spans: list[tuple[float, float]] = []
+    started = threading.Barrier(3)
+
+    class Saved:
+        def save_binary(self, where: Path) -> None:
+            Path(where).write_text("binned")
+
+    def build() -> Saved:
+        t0 = time.perf_counter()
+        time.sleep(0.2)
+        spans.append((t0, time.perf_counter()))
+        return Saved()
+
+    def worker(i: int) -> None:
+        started.wait()
+        binary_dataset(tmp_path / "datasets" / f"{i}.bin", build, lambda p: p.read_text())
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    spans.sort()
+    assert len(spans) == 3
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False))
