@@ -40,6 +40,7 @@ from hpo.features import (
     family_of,
     feature_names,
 )
+from hpo.features.groups import live_columns
 from hpo.ranking.blend import blend_scores, estimate_position, estimate_weight
 from hpo.ranking.prior import LearnedPrior
 
@@ -224,6 +225,7 @@ def _load_families(
         raise ConfigError(f"{meta_file}: {where}key 'hyperparameters': expected a JSON object")
     try:
         weight = estimate_weight(hyperparameters)
+        live_columns((), hyperparameters)  # an unknown group switch is refused here, file named
     except ConfigError as exc:
         raise ConfigError(f"{meta_file}: {where}{exc}") from exc
     if not isinstance(family_meta, dict):
@@ -247,6 +249,8 @@ def _load_families(
                 f"{len(columns)}"
             )
         pos = estimate_position(names)  # among the booster's columns
+        if pos is not None and pos not in live_columns(names, hyperparameters):
+            pos = None  # switched off: its trial blended nothing (hpo.ranking.training)
         prior: LearnedPrior | None = None
         prior_columns: tuple[int, ...] = ()
         if entry.get("prior") is not None:

@@ -29,6 +29,7 @@ __all__ = [
     "as_bool",
     "columns_for",
     "group_of",
+    "live_columns",
     "switches_from_hyperparameters",
 ]
 
@@ -121,3 +122,18 @@ def columns_for(
         if (relative or not is_relative) and (group is None or switches.get(group, True)):
             keep.append(i)
     return np.asarray(keep, dtype=np.int64)
+
+
+def live_columns(feature_names: Sequence[str], hyperparameters: Mapping[str, Any]) -> np.ndarray:
+    """Indices of the columns a configuration switches on (the only ones its trees split on).
+
+    ``relative_features`` switches the relative columns and every ``use_group_<name>`` the
+    group ``<name>``; absent switches are on. Training (:mod:`hpo.ranking.training`) and the
+    model loader (:mod:`hpo.deploy.model`) both read it, so a model blends the columns its
+    trial blended even though today's boosters read every column.
+    """
+    return columns_for(
+        feature_names,
+        switches_from_hyperparameters(hyperparameters),
+        relative=as_bool(hyperparameters.get("relative_features", True)),
+    )

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from hpo.data.load import is_layout
-from hpo.features.groups import as_bool, columns_for, switches_from_hyperparameters
+from hpo.features.groups import live_columns
 from hpo.features.table import FeatureTable
 from hpo.ranking.blend import estimate_position, estimate_weight
 from hpo.ranking.datasets import binary_path, rows_digest
@@ -74,11 +74,7 @@ def feature_columns(table: FeatureTable, hyperparameters: Mapping[str, Any]) -> 
     ``relative_features`` switches the relative columns and every ``use_group_<name>`` the
     feature group ``<name>`` (:mod:`hpo.features.groups`); absent switches are on.
     """
-    return columns_for(
-        table.feature_names,
-        switches_from_hyperparameters(hyperparameters),
-        relative=as_bool(hyperparameters.get("relative_features", True)),
-    )
+    return live_columns(table.feature_names, hyperparameters)
 
 
 def make_ranker(

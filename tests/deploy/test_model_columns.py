@@ -119,6 +119,32 @@ def test_model_predicts_with_its_estimate_blend(tiny_root: Path, tmp_path: Path)
     assert not np.allclose(np.argsort(scores), np.argsort(plain))  # the blend took effect
 
 
+def test_a_switched_off_estimate_column_is_not_blended(tiny_root: Path, tmp_path: Path) -> None:
+    """Today's boosters read every column; a trial whose estimate group was off, and which
+    had no learned prior, blended nothing (hpo.ranking.training), so its model must not."""
+    spec = FeatureSpec()
+    names = layout_feature_names(spec)
+    booster = _booster(tiny_root, spec, list(range(len(names))))
+    hp = {"relative_features": True, WEIGHT_KEY: 2.5, "use_group_cost_estimate": False}
+    model = load_model(_write_model(tmp_path / "m", booster, names, FEATURE_VERSION, hp))
+    assert model.families["layout"].estimate_column is None
+    path = list_graphs(tiny_root, COLLECTION, "test")[0]
+    X, _ = extract_layout_features(load_layout_graph(path), COLLECTION, spec)
+    np.testing.assert_allclose(model.predict_graph(path, COLLECTION), -booster.predict(X))
+
+
+def test_a_model_with_an_unknown_group_switch_is_refused_in_one_line(
+    tiny_root: Path, tmp_path: Path
+) -> None:
+    spec = FeatureSpec()
+    names = layout_feature_names(spec)
+    booster = _booster(tiny_root, spec, list(range(len(names))))
+    hp = {WEIGHT_KEY: 1.0, "use_group_nonsense": False}
+    folder = _write_model(tmp_path / "m", booster, names, FEATURE_VERSION, hp)
+    with pytest.raises(ConfigError, match=r"model\.json: .*unknown group 'nonsense'"):
+        load_model(folder)
+
+
 def test_model_with_a_bad_estimate_weight_is_refused_in_one_line(
     tiny_root: Path, tmp_path: Path
 ) -> None:
