@@ -204,6 +204,51 @@ def _record_smac(run_dir: Path, smac: dict[str, Any]) -> None:
         write_json_atomic(path, {**data, "smac": smac})
 
 
+#: Training rows of a family from which a one-worker campaign bins its Datasets ahead, in a
+#: separate process: below it LightGBM's bin sample (all rows up to 200,000) is small.
+BIN_AHEAD_ROWS = 100_000
+
+
+def _bin_ahead(
+    cfg: CampaignConfig,
+    space: Any,
+    objective: Any,
+    data_to_scatter: dict[str, Any] | None,
+    records: list[dict[str, Any]],
+    log: Callable[[str], None],
+) -> None:
+    """Build the campaign's binary Datasets before its workers start (:mod:`~hpo.campaign.
+    prebuild`): with several workers, or one worker on tables of :data:`BIN_AHEAD_ROWS` rows
+    or more. Only for hpo's own objective, the ``rounds`` fidelity (``configs`` draws new rows
+    per trial) and no folds, with a cache (the files live in it)."""
+    from hpo.campaign.objective import RankerObjective, default_threads
+    from hpo.campaign.prebuild import PrebuildPlan, dataset_variants, prebuild_datasets, trial_seed
+
+    if not isinstance(objective, RankerObjective) or cfg.fidelity != "rounds" or cfg.cv:
+        return
+    s = objective.settings
+    tables = (
+        objective.tables if objective.tables is not None else (data_to_scatter or {}).get("tables")
+    )
+    if s.dataset_dir is None or tables is None:
+        return
+    parallel = cfg.workers > 1 or bool(cfg.dask_scheduler)
+    largest = max(
+        (len(t.target) for (_, split), t in tables.items() if split == "train"), default=0
+    )
+    if not parallel and largest < BIN_AHEAD_ROWS:
+        return
+    plan = PrebuildPlan(
+        tables=tables,
+        collections=tuple(cfg.collections),
+        variants=tuple(dataset_variants(space)),
+        seed=trial_seed(cfg.seed, records),
+        dataset_dir=s.dataset_dir,
+        n_threads=cfg.threads or default_threads(1),  # it runs alone: every core
+    )
+    prebuild_datasets(plan, log)
+
+
 def _run_locked(
     cfg: CampaignConfig,
     progress: CampaignProgress,
@@ -238,6 +283,7 @@ def _run_locked(
         from hpo.campaign.objective import build_objective
 
         objective, data_to_scatter = build_objective(cfg, progress)
+    _bin_ahead(cfg, space, objective, data_to_scatter, log.records, progress.log)
     assert cfg.max_budget is not None
     with _dask_client(cfg, progress) as client:
         target = CampaignTarget(

@@ -18,7 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from ConfigSpace import Configuration
+from smac.constants import MAXINT
 from smac.facade.abstract_facade import AbstractFacade
 from smac.intensifier.abstract_intensifier import AbstractIntensifier
 from smac.intensifier.successive_halving import SuccessiveHalving
@@ -37,6 +39,7 @@ __all__ = [
     "PendingTrialsHook",
     "PromotionHook",
     "facade_parts",
+    "first_trial_seed",
     "next_order_seed",
     "order_initial_design",
     "refresh_intensifier",
@@ -185,6 +188,17 @@ def scatter_to_workers(runner: AbstractRunner | None, data: dict[str, Any]) -> d
     if isinstance(runner, DaskParallelRunner) and data:
         return {"data_to_scatter": runner._client.scatter(data, broadcast=True)}
     return {}
+
+
+def first_trial_seed(scenario_seed: int) -> int:
+    """The seed SMAC 2.4 gives the trials of a deterministic scenario seeded ``scenario_seed``.
+
+    The intensifier draws it first from its ``RandomState(scenario seed)``
+    (``get_instance_seed_keys_of_interest``); computed here so that work keyed by the trials'
+    seed (:mod:`hpo.campaign.prebuild`) can be done before SMAC exists.
+    ``tests/campaign/test_smac_adapter.py`` compares it with a facade's own seed.
+    """
+    return int(np.random.RandomState(scenario_seed).randint(low=0, high=MAXINT, size=1)[0])
 
 
 def refresh_intensifier(intensifier: AbstractIntensifier) -> None:

@@ -218,3 +218,25 @@ def test_pending_trials_reach_smacs_results(smac_objects: dict[type, Any]) -> No
     assert runner.pending() == []
     runner.put_result(info, value)
     assert list(runner.iter_results()) == [(info, value)]
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_first_trial_seed_is_the_seed_smac_gives_trials(tmp_path: Path, seed: int) -> None:
+    space = ConfigurationSpace(seed=0)
+    space.add(Float("x", (-1.0, 1.0), default=0.5))
+    scenario = Scenario(
+        space,
+        output_directory=tmp_path,
+        deterministic=True,
+        n_trials=4,
+        min_budget=1,
+        max_budget=9,
+        seed=seed,
+    )
+    facade = HyperbandFacade(
+        scenario, _target, logging_level=False, overwrite=True, intensifier=None
+    )
+    first = facade.ask()
+    assert first.seed == adapter.first_trial_seed(seed)
+    # another scenario seed gives another trial seed: the function reads its argument
+    assert adapter.first_trial_seed(seed) != adapter.first_trial_seed(seed + 1)

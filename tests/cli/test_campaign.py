@@ -326,3 +326,25 @@ def test_a_space_setting_rounds_is_refused_by_run(
     assert err.startswith(f"hpo: error: {space}: hyperparameter 'num_iterations' is set by hpo")
     assert err.count("\n") == 1
     assert not runs.exists()
+
+
+@pytest.mark.slow
+def test_two_workers_load_the_datasets_binned_ahead(
+    tiny_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With several workers the Datasets are binned once, before the workers start: the
+    workers' trials write no Dataset of their own."""
+    runs, cache = tmp_path / "runs", tmp_path / "cache"
+    argv = [
+        "run", "--data", str(tiny_root), "--runs-dir", str(runs), "--name", "w2",
+        "--space", "lambdarank", "--trials", "6", "--min-budget", "2", "--max-budget", "8",
+        "--cache-dir", str(cache), "--workers", "2", "--finish", "0",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "binned Datasets: 6 built, 0 found" in out  # 2 families x 3 max_bin choices
+    records = read_trials(runs / "w2" / "trials.jsonl")
+    assert len(records) == 6
+    assert all(r["status"] == "SUCCESS" for r in records)
+    assert len({r["worker"] for r in records}) == 2
+    assert len(list((cache / "datasets").glob("*.bin"))) == 6  # none built by a worker
