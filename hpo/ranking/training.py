@@ -29,7 +29,7 @@ from hpo.ranking.blend import estimate_position, estimate_weight
 from hpo.ranking.datasets import binary_path, rows_digest
 from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.hyperparameters import BLEND_SETTINGS, RANKER_SETTINGS, route_hyperparameters
-from hpo.ranking.prior import LearnedPrior, fit_family_prior
+from hpo.ranking.prior import LearnedPrior, family_equations, fit_family_prior
 from hpo.ranking.ranker import LambdaRanker
 from hpo.ranking.sampling import sample_configs
 from hpo.ranking.scoring import (
@@ -284,9 +284,10 @@ def train_family(
         scored = None if mask is None else np.asarray(mask, dtype=bool).tobytes()
         vkey = ("valid", id(valid), tuple(collections), scored)  # rows only: any columns
         valid_view = cache.get(vkey, view, keep=valid)[0]
-        if blended:  # the same rows and live columns give the same prior: fitted once
-            pkey = ("prior", rows_key, live.tobytes())
-            learned = cache.get(pkey, lambda: fit_family_prior(parts, live), keep)[0]
+        if blended:  # the equations of every column, summed once per row set; a feature
+            # switch picks its sub-block (hpo.ranking.prior.PriorEquations)
+            sums = cache.get(("prior", rows_key), lambda: family_equations(parts, cols), keep)[0]
+            learned = None if sums is None else sums.solve(live)
     if learned is None and estimate_position(live_names) is None:
         weight = 0.0  # the estimate column is in the view, but switched off: nothing to blend
     t1 = time.perf_counter()

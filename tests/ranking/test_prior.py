@@ -15,10 +15,10 @@ from hpo.features.table import FeatureTable, GraphRef
 from hpo.ranking.prior import (
     LearnedPrior,
     design_row_bytes,
+    family_equations,
     fit_family_prior,
     fit_prior,
     prior_basis,
-    standardize_within,
 )
 
 
@@ -27,15 +27,6 @@ def test_basis_skips_relative_columns_and_adds_linear_twins_of_logs() -> None:
     positions, linear = prior_basis(names)
     assert positions == (0, 0, 1, 4, 4)
     assert linear == (False, True, False, False, True)
-
-
-def test_standardize_within_each_graph() -> None:
-    x = np.array([[1.0, 5.0], [3.0, 5.0], [10.0, 7.0], [30.0, 7.0], [50.0, 7.0]])
-    z = standardize_within(x, np.array([0, 2, 5]))
-    np.testing.assert_allclose(z[:2, 0], [-1.0, 1.0])
-    np.testing.assert_allclose(z[2:, 0].mean(), 0.0, atol=1e-12)
-    np.testing.assert_allclose(z[2:, 0].std(), 1.0)
-    np.testing.assert_array_equal(z[:, 1], 0.0)  # does not vary inside a graph: no signal
 
 
 def _graphs(rng: np.random.Generator, weights: np.ndarray, n_graphs: int = 12):
@@ -143,3 +134,44 @@ def test_family_prior_of_nothing_to_learn() -> None:
     assert fit_family_prior([(flat, np.arange(flat.n_rows))], np.arange(3)) is None
     assert fit_family_prior([(table, np.zeros(0, dtype=np.int64))], np.arange(3)) is None
     assert fit_family_prior([(table, np.arange(table.n_rows))], np.array([2])) is None  # relative
+
+
+def test_a_graph_larger_than_a_chunk_is_read_in_bounded_pieces(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = np.random.default_rng(6)
+    table = _as_table(*_graphs(rng, np.array([3.0, 0.2, 1.0]), n_graphs=4))  # 20-60 rows each
+    columns = np.arange(5)
+    whole = fit_family_prior([(table, np.arange(table.n_rows))], columns)
+    # the 4-column design with the runtime (8 float64 columns) and 4 float32 read: 10 rows
+    monkeypatch.setattr(store, "CHUNK_BYTES", (4 * 4 + design_row_bytes(8)) * 10)
+    reads: list[int] = []
+    real = store.read_rows
+
+    def spy(X: np.ndarray, rows: np.ndarray, cols: np.ndarray | None = None) -> np.ndarray:
+        reads.append(len(rows))
+        return real(X, rows, cols)
+
+    monkeypatch.setattr("hpo.ranking.prior.read_rows", spy)
+    chunked = fit_family_prior([(table, np.arange(table.n_rows))], columns)
+    assert max(reads) == 10 < min(np.diff(np.r_[0, np.flatnonzero(np.diff(table.group)) + 1]))
+    assert sum(reads) == 2 * table.n_rows  # two passes: moments, then the sums
+    assert chunked is not None
+    assert whole is not None
+    np.testing.assert_allclose(chunked.coef, whole.coef, rtol=1e-9, atol=1e-12)
+
+
+def test_a_switch_solves_a_sub_block_of_the_equations_of_every_column() -> None:
+    rng = np.random.default_rng(7)
+    table = _as_table(*_graphs(rng, np.array([3.0, 0.2, 1.0]), n_graphs=20))
+    parts = [(table, np.arange(table.n_rows))]
+    every = family_equations(parts, np.arange(5))
+    assert every is not None
+    for live in (np.array([0, 2]), np.array([3, 1]), np.arange(5)):
+        alone = fit_family_prior(parts, live)
+        sub = every.solve(live)
+        assert alone is not None
+        assert sub is not None
+        assert (sub.names, sub.linear) == (alone.names, alone.linear)
+        np.testing.assert_allclose(sub.coef, alone.coef, rtol=1e-9, atol=1e-12)
+    assert every.solve(np.array([4])) is None  # the relative column only: no basis

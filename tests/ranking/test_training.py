@@ -251,7 +251,9 @@ def test_a_trial_scores_the_same_in_small_chunks_and_from_disk(
         chunked = _fit(tables, hp=hp, cache=DatasetCache())
         assert chunked.scores == whole.scores  # every graph's metric, exactly
         assert chunked.prior is not None
-        np.testing.assert_allclose(chunked.prior.coef, whole.prior.coef, rtol=1e-9, atol=0)
+        # 1 byte merges each graph's moments row by row: the sums' order moves the weights
+        # (about 1e-2) by up to ~4e-13
+        np.testing.assert_allclose(chunked.prior.coef, whole.prior.coef, rtol=1e-9, atol=1e-11)
 
 
 def test_the_prior_reads_no_switched_off_group(tiny_tables) -> None:

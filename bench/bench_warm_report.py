@@ -1,0 +1,139 @@
+"""Report of ``bench_ensemble_warm.sh``: the ensemble against the incumbent on unseen graphs, and
+warm-started against cold campaigns (issue 23).
+
+Usage::
+
+    python bench/bench_warm_report.py B --seeds 0 1 2 3 4 [--png B/warm_cold.png]
+
+``B`` is the script's folder. Per seed ``s`` it reads ``eval-e{s}[-ens3]-{train,valid}.json``
+(the incumbent and the ensemble of campaign ``e{s}``, evaluated on every labeled graph of
+``small1``, which no campaign of ``e{s}`` saw) and the runs ``cold{s+1}`` and ``warm{s+1}``.
+
+Scores:
+- a model on unseen graphs: the mean over collections of the collection metric, over the
+  ``train`` and ``valid`` graphs of ``small1`` (each split's mean, then their mean weighted by
+  graphs);
+- a campaign over time: the best valid score among its trials AT THE LARGEST BUDGET that
+  ended by ``t`` seconds after its first trial started (``optimizer_report.best_curve``), the
+  score its export would have at ``t``. The target is the cold campaigns' final median; the
+  report gives the first time the warm campaigns' median curve reaches it, as a share of the
+  walltime (issue 23: at most half).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from optimizer_report import (  # noqa: E402
+    best_curve,
+    hpo_evaluations,
+    quantile,
+    step_values,
+    time_to_reach,
+)
+
+
+def unseen_score(folder: Path, model: str) -> tuple[float, dict[str, float]]:
+    """Graph-weighted mean over both splits of the mean collection metric; per collection too."""
+    totals: dict[str, list[float]] = {}
+    for split in ("train", "valid"):
+        data = json.loads((folder / f"eval-{model}-{split}.json").read_text())
+        for name, c in data["collections"].items():
+            t = totals.setdefault(name, [0.0, 0.0])
+            t[0] += c["metric"] * c["graphs"]
+            t[1] += c["graphs"]
+    per = {name: s / n for name, (s, n) in totals.items() if n}
+    return float(np.mean(list(per.values()))), per
+
+
+def campaign(run_dir: Path) -> tuple[list[tuple[float, float]], float, float]:
+    """(best curve, walltime, largest budget) of one campaign folder."""
+    config = json.loads((run_dir / "campaign.json").read_text())["config"]
+    walltime, top = float(config["walltime"]), float(config["max_budget"])
+    return best_curve(hpo_evaluations(run_dir), top, walltime), walltime, top
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("folder", type=Path)
+    p.add_argument("--seeds", type=int, nargs="+", required=True)
+    p.add_argument("--png", type=Path)
+    p.add_argument("--json", type=Path)
+    a = p.parse_args(argv)
+    B, runs = a.folder, a.folder / "runs"
+    out: dict[str, Any] = {"ensemble": {}, "warm": {}}
+    print("| seed | incumbent, unseen | ensemble of 3, unseen | difference |")
+    print("|---:|---:|---:|---:|")
+    diffs = []
+    for s in a.seeds:
+        inc, inc_per = unseen_score(B, f"e{s}")
+        ens, ens_per = unseen_score(B, f"e{s}-ens3")
+        diffs.append(ens - inc)
+        out["ensemble"][s] = {"incumbent": inc, "ensemble": ens, "per": [inc_per, ens_per]}
+        print(f"| {s} | {inc:.4f} | {ens:.4f} | {ens - inc:+.4f} |")
+    print(
+        f"\nmedian difference (ensemble - incumbent): {np.median(diffs):+.4f}; "
+        f"ensemble better in {sum(d > 0 for d in diffs)} of {len(diffs)} seeds\n"
+    )
+    curves: dict[str, list[list[tuple[float, float]]]] = {"cold": [], "warm": []}
+    walltime = 0.0
+    for s in a.seeds:
+        for kind in ("cold", "warm"):
+            curve, walltime, _ = campaign(runs / f"{kind}{s + 1}")
+            curves[kind].append(curve)
+    times = np.unique(
+        np.concatenate([[0.0, walltime], *[[t for t, _ in c] for k in curves for c in curves[k]]])
+    )
+    values = {k: np.array([step_values(c, times) for c in curves[k]]) for k in curves}
+    med = {k: quantile(v, 0.5) for k, v in values.items()}
+    target = float(med["cold"][-1])
+    reach = time_to_reach(times, med["warm"], target)
+    print("| seed | cold final | warm final | warm reaches its cold's final at |")
+    print("|---:|---:|---:|---:|")
+    for i, s in enumerate(a.seeds):
+        cold_final, warm_final = values["cold"][i][-1], values["warm"][i][-1]
+        t = time_to_reach(times, values["warm"][i], cold_final)
+        when = "never" if t is None else f"{t:.0f} s ({t / walltime:.2f})"
+        print(f"| {s} | {cold_final:.4f} | {warm_final:.4f} | {when} |")
+        out["warm"][s] = {"cold": cold_final, "warm": warm_final, "reach": t}
+    when = "never" if reach is None else f"{reach:.0f} s ({reach / walltime:.2f} of the walltime)"
+    print(
+        f"\ncold final median {target:.4f}, warm final median {med['warm'][-1]:.4f}; "
+        f"the warm median curve reaches the cold final median: {when}"
+    )
+    out.update(target=target, reach=reach, walltime=walltime)
+    if a.json:
+        a.json.write_text(json.dumps(out, indent=1, default=float))
+    if a.png:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for kind, color in (("cold", "grey"), ("warm", "tab:blue")):
+            lo, hi = quantile(values[kind], 0.25), quantile(values[kind], 0.75)
+            finite = np.isfinite(med[kind])
+            ax.step(times[finite], med[kind][finite], where="post", color=color, label=kind)
+            band = np.isfinite(lo) & np.isfinite(hi)
+            ax.fill_between(times[band], lo[band], hi[band], step="post", color=color, alpha=0.2)
+        ax.axhline(target, color="black", ls="--", lw=0.8, label="cold final median")
+        ax.axvline(walltime / 2, color="black", ls=":", lw=0.8, label="half the walltime")
+        ax.set_xlabel("seconds since the first trial started")
+        ax.set_ylabel("best valid score at the largest budget")
+        ax.set_title(f"warm vs cold, {len(a.seeds)} seeds (median, IQR)")
+        ax.legend(loc="lower right")
+        fig.tight_layout()
+        fig.savefig(a.png, dpi=110)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
