@@ -4,11 +4,13 @@
 #   hpo data synth --out $B/small0 --scale small --seed 0
 #   hpo data synth --out $B/small1 --scale small --seed 1
 #   bash bench/bench_ensemble_warm.sh $B 3m "0 1"
+# The budgets (boosting rounds) are MIN_BUDGET and MAX_BUDGET from the environment (default
+# 42 and 168). Report: python bench/bench_warm_report.py $B --seeds 0 1 --png $B/warm.png
 set -euo pipefail
 B=$1; WALL=${2:-3m}; SEEDS=${3:-"0 1"}
 R=$B/runs; M=$B/models; C=$B/cache
 common=(--runs-dir "$R" --space lambdarank_small --walltime "$WALL" --cache-dir "$C" --quiet
-        --min-budget 42 --max-budget 168)
+        --min-budget "${MIN_BUDGET:-42}" --max-budget "${MAX_BUDGET:-168}")
 for s in $SEEDS; do
   # selection on small0; unseen: every labeled graph (train and valid) of small1
   hpo run --data "$B/small0" --name "e$s" --seed "$s" "${common[@]}" --overwrite > "$B/e$s.log"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,22 @@ def tiny_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("tiny")
     generate_dataset(root, scale="tiny", seed=0)
     return root
+
+
+@pytest.fixture(scope="session")
+def tiny_tables(tiny_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Feature tables of every collection of ``tiny_root`` (train, valid), memory-mapped from
+    a feature cache as a campaign's are; built once per session."""
+    from hpo.data.load import COLLECTIONS
+    from hpo.features import ExtractOptions, FeatureSpec, build_tables
+
+    return build_tables(
+        tiny_root,
+        COLLECTIONS,
+        ("train", "valid"),
+        FeatureSpec(),
+        extract=ExtractOptions(cache_dir=tmp_path_factory.mktemp("cache"), n_jobs=1),
+    )
 
 
 @pytest.fixture(autouse=True)

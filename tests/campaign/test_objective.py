@@ -9,22 +9,9 @@ import pytest
 from hpo.campaign.objective import ObjectiveSettings, RankerObjective, default_threads
 from hpo.data.load import COLLECTIONS
 from hpo.errors import ConfigError
-from hpo.features import ExtractOptions, FeatureSpec, build_tables
 from hpo.ranking.datasets import DatasetCache
 
 HP = {"learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 5, "label_levels": 8}
-
-
-@pytest.fixture(scope="module")
-def tiny_tables(tiny_root: Path, tmp_path_factory: pytest.TempPathFactory):
-    cache = tmp_path_factory.mktemp("cache")
-    return build_tables(
-        tiny_root,
-        COLLECTIONS,
-        ("train", "valid"),
-        FeatureSpec(),
-        extract=ExtractOptions(cache_dir=cache, n_jobs=1),
-    )
 
 
 def test_cost_and_info_on_tiny(tiny_tables) -> None:

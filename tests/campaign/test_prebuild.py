@@ -3,7 +3,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from ConfigSpace import Categorical, ConfigurationSpace, Float, Integer
 
 from hpo.campaign.objective import ObjectiveSettings, RankerObjective
@@ -15,7 +14,6 @@ from hpo.campaign.prebuild import (
     trial_seed,
 )
 from hpo.campaign.smac_adapter import first_trial_seed
-from hpo.features import ExtractOptions, FeatureSpec, build_tables
 from hpo.ranking.spaces import load_space
 
 COLLECTIONS = ("tile:xla", "layout:xla:default")
@@ -51,29 +49,17 @@ def test_trial_seed_of_a_resumed_campaign_is_its_trials_seed() -> None:
     assert trial_seed(3, []) == first_trial_seed(3)
 
 
-@pytest.fixture(scope="module")
-def mapped_tables(tiny_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    cache = tmp_path_factory.mktemp("cache")
-    return build_tables(
-        tiny_root,
-        COLLECTIONS,
-        ("train", "valid"),
-        FeatureSpec(),
-        extract=ExtractOptions(cache_dir=cache, n_jobs=1),
-    )
-
-
 def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
     return {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in folder.glob("*.bin")}
 
 
-def test_prebuilt_files_are_those_the_trials_load(mapped_tables: Any, tmp_path: Path) -> None:
+def test_prebuilt_files_are_those_the_trials_load(tiny_tables: Any, tmp_path: Path) -> None:
     space = load_space("lambdarank")
     variants = dataset_variants(space)
     assert sorted(v["max_bin"] for v in variants) == [63, 127, 255]
     where = tmp_path / "datasets"
     seed = first_trial_seed(0)
-    plan = PrebuildPlan(mapped_tables, COLLECTIONS, tuple(variants), seed, str(where), 1)
+    plan = PrebuildPlan(tiny_tables, COLLECTIONS, tuple(variants), seed, str(where), 1)
     lines: list[str] = []
     assert prebuild_datasets(plan, lines.append) == (6, 0)  # 2 families x 3 max_bin
     assert "6 built, 0 found" in lines[-1]
@@ -81,7 +67,7 @@ def test_prebuilt_files_are_those_the_trials_load(mapped_tables: Any, tmp_path: 
     assert len(before) == 6
     objective = RankerObjective(
         ObjectiveSettings(collections=COLLECTIONS, max_budget=4, dataset_dir=str(where)),
-        mapped_tables,
+        tiny_tables,
     )
     for max_bin in (63, 255):
         config = {**dict(space.get_default_configuration()), "max_bin": max_bin}

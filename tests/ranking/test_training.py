@@ -9,7 +9,7 @@ import pytest
 
 from hpo.data.load import COLLECTIONS
 from hpo.errors import ConfigError
-from hpo.features import ExtractOptions, FeatureSpec, build_tables, store
+from hpo.features import store
 from hpo.features.groups import GROUP_PREFIX
 from hpo.features.table import FeatureTable, GraphRef
 from hpo.ranking.blend import BLEND_KEY, ESTIMATE_COLUMN, WEIGHT_KEY, blend_scores
@@ -88,18 +88,6 @@ def test_make_ranker_splits_hyperparameters() -> None:
     )
     assert r.params == {"learning_rate": 0.2}
     assert (r.label_levels, r.max_group_size, r.num_boost_round, r.seed) == (8, 256, 7, 3)
-
-
-@pytest.fixture(scope="module")
-def tiny_tables(tiny_root: Path, tmp_path_factory: pytest.TempPathFactory):
-    cache = tmp_path_factory.mktemp("cache")
-    return build_tables(
-        tiny_root,
-        COLLECTIONS,
-        ("train", "valid"),
-        FeatureSpec(),
-        extract=ExtractOptions(cache_dir=cache, n_jobs=1),
-    )
 
 
 TINY_HP = {"learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 5, "label_levels": 8}
