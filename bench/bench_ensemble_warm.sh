@@ -15,8 +15,14 @@ for s in $SEEDS; do
   # selection on small0; unseen: every labeled graph (train and valid) of small1
   hpo run --data "$B/small0" --name "e$s" --seed "$s" "${common[@]}" --overwrite > "$B/e$s.log"
   hpo export "e$s" --runs-dir "$R" --out "$M/e$s" --jobs 1 > "$B/x$s.log"
-  hpo export "e$s" --runs-dir "$R" --out "$M/e$s-ens3" --ensemble 3 --jobs 1 >> "$B/x$s.log"
-  for m in "e$s" "e$s-ens3"; do
+  # the default rule (members within 0.01 of the incumbent on valid; refused when none is),
+  # and the 3 best whatever their score
+  hpo export "e$s" --runs-dir "$R" --out "$M/e$s-ens3" --ensemble 3 --jobs 1 >> "$B/x$s.log" \
+    2>&1 || rm -rf "$M/e$s-ens3"
+  hpo export "e$s" --runs-dir "$R" --out "$M/e$s-ens3all" --ensemble 3 --ensemble-within inf \
+    --jobs 1 >> "$B/x$s.log"
+  for m in "e$s" "e$s-ens3" "e$s-ens3all"; do
+    [ -d "$M/$m" ] || continue
     for split in train valid; do
       hpo evaluate --model "$M/$m" --data "$B/small1" --split "$split" --json \
         --cache-dir "$C" > "$B/eval-$m-$split.json"

@@ -58,6 +58,14 @@ def add_parsers(sub: Any) -> None:
         help="one model averaging the K best distinct configurations at the largest budget "
         "(per-graph standardized scores), scored on valid before it is written",
     )
+    p.add_argument(
+        "--ensemble-within",
+        type=float,
+        metavar="D",
+        default=None,
+        help="with --ensemble: members score at most D below the incumbent on valid "
+        "(default: 0.01; inf takes the K best whatever their score)",
+    )
     p.set_defaults(handler=_cmd_export)
 
     p = sub.add_parser("evaluate", help="score a model folder on a labeled split")
@@ -123,6 +131,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else Path("models") / run.name
     if args.ensemble is not None:
         return _cmd_export_ensemble(args, run, out)
+    if args.ensemble_within is not None:
+        raise UsageError("--ensemble-within: only with --ensemble K")
     with _progress("export") as progress:
         export_model(
             run,
@@ -160,7 +170,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_export_ensemble(args: argparse.Namespace, run: Any, out: Path) -> int:
-    from hpo.deploy.ensemble import export_ensemble
+    from hpo.deploy.ensemble import ENSEMBLE_WITHIN, export_ensemble
     from hpo.deploy.model import load_model
 
     if args.retrain or args.train_on != "train":
@@ -170,11 +180,17 @@ def _cmd_export_ensemble(args: argparse.Namespace, run: Any, out: Path) -> int:
             run,
             out,
             args.ensemble,
+            within=ENSEMBLE_WITHIN if args.ensemble_within is None else args.ensemble_within,
             options=_export_options(args, progress),
         )
     meta = load_model(out).meta
     ens, val = meta["ensemble"], meta["validation"]
-    fewer = f" (only {ens['k']} reached the largest budget)" if ens["k"] < ens["requested"] else ""
+    fewer = (
+        f" (only {ens['k']} within {'inf' if ens['within'] is None else ens['within']} of the "
+        "incumbent at the largest budget)"
+        if ens["k"] < ens["requested"]
+        else ""
+    )
     print(f"wrote {out}: an ensemble of {ens['k']} configurations{fewer}")
     for m in meta["members"]:
         t = m["trial"]
@@ -182,6 +198,11 @@ def _cmd_export_ensemble(args: argparse.Namespace, run: Any, out: Path) -> int:
               + _hp_line(m["hyperparameters"]))  # fmt: skip
     metrics = "  ".join(f"{k} {_f(v)}" for k, v in val["metrics"].items())
     print(f"valid score {_f(val['score'])} (incumbent {_f(meta['run']['score'])}): {metrics}")
+    if val["score"] < meta["run"]["score"]:
+        print(
+            "note: the ensemble scores below the incumbent on valid; `hpo export` without "
+            "--ensemble writes the incumbent alone"
+        )
     return 0
 
 

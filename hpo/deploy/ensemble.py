@@ -27,6 +27,7 @@ Single campaigns only: a per-subset or cross-validated run is refused.
 
 from __future__ import annotations
 
+import math
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -61,6 +62,7 @@ from hpo.runs.incumbent import config_key
 from hpo.runs.nested import AnyRun, as_run
 
 __all__ = [
+    "ENSEMBLE_WITHIN",
     "EnsembleFamilyModel",
     "ensemble_families",
     "ensemble_members",
@@ -124,26 +126,46 @@ def ensemble_families(
     return families, {c: combined[family_of(c)] for c in collections}
 
 
-def ensemble_members(run: RunHistory, k: int) -> list[Trial]:
-    """The ``k`` best distinct configurations at the run's largest budget, incumbent first.
+#: Default of ``--ensemble-within``: a member's valid score may lie at most this far below
+#: the incumbent's. Why: the case for averaging is configurations of nearly equal score, whose
+#: differences are within one booster's rank noise (about 0.005-0.01 of the score on ``small``
+#: data, bench/README.md). In 2-minute campaigns the third best configuration at the largest
+#: budget was often 0.05-0.12 below the incumbent, and averaging it in cost the ensemble up to
+#: 0.028 on valid and 0.026 on unseen graphs.
+ENSEMBLE_WITHIN = 0.01
+
+
+def ensemble_members(run: RunHistory, k: int, within: float = ENSEMBLE_WITHIN) -> list[Trial]:
+    """The ``k`` best distinct configurations at the run's largest budget, incumbent first,
+    each scoring on valid at most ``within`` below the incumbent.
 
     Raises
     ------
     UsageError
-        If ``k`` < 2, or fewer than two configurations reached the largest budget.
+        If ``k`` < 2, ``within`` is negative or NaN, or fewer than two configurations
+        qualify.
     """
     if k < 2:
         raise UsageError(f"--ensemble {k}: an ensemble needs at least 2 configurations")
+    if not within >= 0:
+        raise UsageError(f"--ensemble-within {within}: expected a score difference >= 0")
     inc = run.incumbent
     if inc is None:
         raise UsageError(f"run '{run.name}' has no successful trial to export")
     ranked = [t for t in run.top(len(run.scored)) if t.budget == inc.budget]
     rest = [t for t in ranked if config_key(t.config) != config_key(inc.config)]
-    members = [inc, *rest][:k]
+    close = [t for t in rest if (t.score or 0.0) >= (inc.score or 0.0) - within]
+    members = [inc, *close][:k]
     if len(members) < 2:
+        near = (
+            f"; {len(rest)} more reached it, none within {within:g} of the incumbent's valid "
+            f"score ({inc.score or 0.0:.4f}): raise --ensemble-within"
+            if rest
+            else ""
+        )
         raise UsageError(
-            f"run '{run.name}': only 1 configuration reached the largest budget "
-            f"({inc.budget:g}); an ensemble needs at least 2"
+            f"run '{run.name}': only 1 configuration qualifies at the largest budget "
+            f"({inc.budget:g}){near}; an ensemble needs at least 2"
         )
     return members
 
@@ -183,13 +205,14 @@ def export_ensemble(
     out_dir: Path | str,
     k: int,
     *,
+    within: float = ENSEMBLE_WITHIN,
     options: ExportOptions | None = None,
 ) -> Path:
     """Write a model folder averaging the run's ``k`` best configurations (see the module).
 
     ``run``, ``out_dir`` and ``options`` are those of :func:`hpo.deploy.export.export_model`;
-    ``k`` is at least 2 (fewer configurations at the largest budget make a smaller ensemble,
-    recorded as such).
+    ``k`` is at least 2 (fewer qualifying configurations make a smaller ensemble, recorded
+    as such); ``within`` bounds how far below the incumbent's valid score a member may be.
 
     Raises
     ------
@@ -202,7 +225,7 @@ def export_ensemble(
         raise UsageError(f"--ensemble: run '{history.name}' is per-subset; not supported yet")
     if history.folds:
         raise UsageError(f"--ensemble: run '{history.name}' is cross-validated; not supported")
-    members = ensemble_members(history, k)
+    members = ensemble_members(history, k, within)
     out = Path(out_dir)
     check_out_dir(out)
     how = (options or ExportOptions()).for_run(history.settings)
@@ -228,7 +251,7 @@ def export_ensemble(
                     "trial": {"trial": trial.trial, "budget": trial.budget, "score": trial.score},
                 }
             )
-        meta = _meta(history, members, entries, spec, how.root, k)
+        meta = _meta(history, members, entries, spec, how.root, (k, within))
         write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
         if how.progress is not None:
             how.progress(0, 1, "scoring the ensemble on valid")
@@ -250,7 +273,7 @@ def _meta(
     entries: list[dict[str, Any]],
     spec: FeatureSpec,
     root: Path,
-    requested: int,
+    requested: tuple[int, float],
 ) -> dict[str, Any]:
     """``model.json`` of an ensemble, without its validation entry."""
     inc = members[0]
@@ -259,7 +282,12 @@ def _meta(
         "feature_version": spec.version,
         "feature_spec": spec.to_dict(),
         "collections": list(history.collections),
-        "ensemble": {"combine": COMBINE, "k": len(members), "requested": requested},
+        "ensemble": {
+            "combine": COMBINE,
+            "k": len(members),
+            "requested": requested[0],
+            "within": requested[1] if math.isfinite(requested[1]) else None,  # None: any
+        },
         "members": entries,
         "source": "copied" if all(e["source"] == "copied" for e in entries) else "mixed",
         "fidelity": history.fidelity,

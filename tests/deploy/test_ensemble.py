@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import shutil
 from pathlib import Path
 from typing import Any
@@ -94,12 +95,14 @@ def test_ensemble_folder_loads_evaluates_to_its_score_and_predicts(
 
     run = load_run(search)
     out = tmp_path / "ens"
-    assert main(["export", str(search), "--out", str(out), "--ensemble", "3", "--jobs", "1"]) == 0
+    argv = ["export", str(search), "--out", str(out), "--ensemble", "3", "--jobs", "1"]
+    assert main([*argv, "--ensemble-within", "inf"]) == 0  # the 3 best whatever their score
     assert "an ensemble of 3 configurations" in capsys.readouterr().out
     meta = json.loads((out / "model.json").read_text())
     assert meta["format"] == 3
     assert meta["ensemble"]["k"] == 3
-    members = ensemble_members(run, 3)
+    assert meta["ensemble"]["within"] is None
+    members = ensemble_members(run, 3, math.inf)
     assert [m["trial"]["trial"] for m in meta["members"]] == [t.trial for t in members]
     assert members[0].trial == run.incumbent.trial  # type: ignore[union-attr]
     assert all(m["source"] == "copied" for m in meta["members"])  # the campaign kept them
@@ -147,14 +150,14 @@ def test_members_without_kept_boosters_are_retrained(search: Path, tmp_path: Pat
     copy = tmp_path / "search"
     shutil.copytree(search, copy)
     run = load_run(copy)
-    second = ensemble_members(run, 2)[1]
+    second = ensemble_members(run, 2, math.inf)[1]
     from hpo.runs.boosters import booster_key
 
     for family in ("tile", "layout"):
         key = booster_key(second.config, second.seed, family)
         for f in (copy / "boosters").glob(f"{key}-*"):
             f.unlink()
-    out = export_ensemble(copy, tmp_path / "m", 2, options=ExportOptions(n_jobs=1))
+    out = export_ensemble(copy, tmp_path / "m", 2, within=math.inf, options=ExportOptions(n_jobs=1))
     meta = json.loads((out / "model.json").read_text())
     assert [m["source"] for m in meta["members"]] == ["copied", "retrained"]
     assert meta["source"] == "mixed"
@@ -169,3 +172,32 @@ def test_ensemble_refusals(search: Path, tmp_path: Path) -> None:
     from hpo.cli.main import main
 
     assert main(["export", str(search), "--ensemble", "2", "--retrain"]) == 2
+
+
+def test_members_are_those_within_the_tolerance_of_the_incumbent(
+    tmp_path: Path, tiny_root: Path
+) -> None:
+    from fake_runs import build_fake_run
+
+    run = load_run(build_fake_run(tmp_path / "runs", tiny_root))
+    inc = run.incumbent
+    assert inc is not None
+    top = [t for t in run.top(len(run.scored)) if t.budget == inc.budget]
+    assert len(top) == 2
+    gap = (top[0].score or 0.0) - (top[1].score or 0.0)
+    assert gap > 0
+    assert [t.trial for t in ensemble_members(run, 3, math.inf)] == [t.trial for t in top]
+    assert len(ensemble_members(run, 3, gap + 1e-9)) == 2
+    with pytest.raises(UsageError, match="1 more reached it, none within .*--ensemble-within"):
+        ensemble_members(run, 3, gap / 2)
+    with pytest.raises(UsageError, match="expected a score difference >= 0"):
+        ensemble_members(run, 3, float("nan"))
+
+
+def test_ensemble_within_needs_ensemble(tmp_path: Path, tiny_root: Path) -> None:
+    from fake_runs import build_fake_run
+
+    from hpo.cli.main import main
+
+    run_dir = build_fake_run(tmp_path / "runs", tiny_root)
+    assert main(["export", str(run_dir), "--ensemble-within", "0.1"]) == 2
