@@ -129,9 +129,10 @@ def ensemble_families(
 #: Default of ``--ensemble-within``: a member's valid score may lie at most this far below
 #: the incumbent's. Why: the case for averaging is configurations of nearly equal score, whose
 #: differences are within one booster's rank noise (about 0.005-0.01 of the score on ``small``
-#: data, bench/README.md). In 2-minute campaigns the third best configuration at the largest
-#: budget was often 0.05-0.12 below the incumbent, and averaging it in cost the ensemble up to
-#: 0.028 on valid and 0.026 on unseen graphs.
+#: data, bench/README.md). In 2-minute campaigns the second or third best configuration at
+#: the largest budget was often 0.04-0.12 below the incumbent, and averaging them in cost the
+#: ensemble up to 0.028 on valid and 0.036 on unseen graphs (bench/README.md, "Warm starts
+#: and ensembles over 5 seeds").
 ENSEMBLE_WITHIN = 0.01
 
 

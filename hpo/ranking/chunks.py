@@ -15,7 +15,7 @@ import numpy as np
 
 from hpo.features import store
 
-__all__ = ["graph_bounds", "graph_chunks"]
+__all__ = ["MIN_PIECE_ROWS", "graph_bounds", "graph_chunks", "row_spans"]
 
 
 def graph_bounds(group: np.ndarray) -> np.ndarray:
@@ -59,3 +59,32 @@ def graph_chunks(bounds: np.ndarray, row_bytes: int, chunk_bytes: int | None = N
         nxt = int(np.searchsorted(bounds, bounds[g] + per, side="right")) - 1
         cuts.append(min(max(nxt, g + 1), n_graphs))
     return np.asarray(cuts, dtype=np.int64)
+
+
+#: Rows below which a graph is never cut into pieces (:func:`row_spans`): its rows then get
+#: the same bits in every context (validation, prediction), whatever the chunk budget.
+MIN_PIECE_ROWS = 4096
+
+
+def row_spans(
+    bounds: np.ndarray, row_bytes: int, chunk_bytes: int | None = None
+) -> list[tuple[int, int]]:
+    """Row ranges ``(a, b)`` covering graphs ``bounds`` in order, each of about ``chunk_bytes``.
+
+    Graphs are packed whole (:func:`graph_chunks`); a graph larger than the budget is cut into
+    pieces of ``max(budget rows, MIN_PIECE_ROWS)`` rows counted from its first row, so the
+    cuts inside a graph do not depend on the graphs around it. Callers that standardize within
+    a graph merge its pieces' moments (:class:`hpo.ranking.standardize.GraphMoments`).
+    """
+    bounds = np.asarray(bounds, dtype=np.int64)
+    budget = store.CHUNK_BYTES if chunk_bytes is None else int(chunk_bytes)
+    per = max(MIN_PIECE_ROWS, budget // max(1, int(row_bytes)))
+    cuts = graph_chunks(bounds, row_bytes, budget).tolist()
+    spans: list[tuple[int, int]] = []
+    for g0, g1 in zip(cuts[:-1], cuts[1:], strict=True):
+        a, b = int(bounds[g0]), int(bounds[g1])
+        if g1 - g0 == 1 and b - a > per:  # one graph over budget: its pieces
+            spans += [(s, min(s + per, b)) for s in range(a, b, per)]
+        elif b > a:
+            spans.append((a, b))
+    return spans

@@ -31,10 +31,10 @@ from typing import Any
 import numpy as np
 
 from hpo.errors import ConfigError
-from hpo.features import store
 from hpo.features.relative import RELATIVE_SUFFIXES
 from hpo.features.store import read_rows
 from hpo.features.table import FeatureTable
+from hpo.ranking.chunks import graph_bounds, row_spans
 from hpo.ranking.standardize import GraphMoments, standardize_within
 
 __all__ = [
@@ -85,7 +85,7 @@ def design_row_bytes(width: int) -> int:
 
 
 def _design(X: np.ndarray, positions: Sequence[int], linear: Sequence[bool]) -> np.ndarray:
-    cols = np.asarray(X, dtype=np.float64)[:, list(positions)]
+    cols = np.asarray(X[:, list(positions)], dtype=np.float64)  # the basis only, not all of X
     lin = np.asarray(linear, dtype=bool)
     if lin.any():
         cols[:, lin] = np.expm1(np.minimum(cols[:, lin], _EXP_CAP))
@@ -104,16 +104,25 @@ class LearnedPrior:
     def estimate(self, X: np.ndarray, bounds: np.ndarray, positions: Sequence[int]) -> np.ndarray:
         """The prior of rows ``X`` (graphs cut by ``bounds``), higher = predicted slower.
 
-        ``positions`` are the columns of ``X`` holding :attr:`names`, in order.
+        ``positions`` are the columns of ``X`` holding :attr:`names`, in order. The float64
+        design is made in bounded pieces (:func:`hpo.ranking.chunks.row_spans`): a test graph
+        of 100,000 configs took about 1 GB of design copies at once.
         """
-        z = standardize_within(_design(X, positions, self.linear), bounds)
-        # column by column, not ``z @ coef``: a matrix product's rounding depends on where a
-        # row sits in the array, so one graph scored alone (prediction) and among others
-        # (validation) would differ in the last bit and break ties between duplicate configs
-        # differently; elementwise sums give every row the same bits wherever it is.
-        out = np.zeros(z.shape[0])
-        for j, c in enumerate(self.coef):
-            out += c * z[:, j]
+        bounds = np.asarray(bounds, dtype=np.int64)
+        graph = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
+        spans = row_spans(bounds, design_row_bytes(len(self.names)))
+        moments = GraphMoments.empty(len(bounds) - 1, len(self.names))
+        for a, b in spans:
+            moments.add(_design(X[a:b], positions, self.linear), graph[a:b])
+        out = np.zeros(X.shape[0])
+        for a, b in spans:
+            z = moments.standardize(_design(X[a:b], positions, self.linear), graph[a:b])
+            # column by column, not ``z @ coef``: a matrix product's rounding depends on where
+            # a row sits in the array, so one graph scored alone (prediction) and among
+            # others (validation) would differ in the last bit and break ties between
+            # duplicate configs differently; elementwise sums give every row the same bits
+            for j, c in enumerate(self.coef):
+                out[a:b] += c * z[:, j]
         return out
 
     def positions_in(self, column_names: Sequence[str], where: str) -> list[int]:
@@ -280,9 +289,10 @@ def family_equations(
     """The normal equations of training rows ``parts`` (``(table, rows)``) at ``columns``.
 
     The basis is chosen among the names of ``columns`` (:func:`prior_basis`). Each part is
-    read twice in chunks of rows of at most :data:`hpo.features.store.CHUNK_BYTES` (with
+    read twice in spans of about :data:`hpo.features.store.CHUNK_BYTES` of rows
+    (:func:`hpo.ranking.chunks.row_spans`: whole graphs, a larger graph in pieces; with
     :func:`hpo.features.store.read_rows`, only the basis columns): once for each graph's
-    moments, once for the standardized rows' sums. No design of a whole graph is held.
+    moments, once for the standardized rows' sums. No design of a large graph is held whole.
     ``None`` when no column is a basis column.
     """
     columns = np.asarray(columns, dtype=np.int64)
@@ -297,11 +307,10 @@ def family_equations(
     sums = _equations(len(positions))
     for table, rows in parts:
         rows = np.asarray(rows, dtype=np.int64)
-        graph = table.group[rows]
-        graph = np.cumsum(np.r_[False, graph[1:] != graph[:-1]]).astype(np.int64)
-        cuts = store.chunk_bounds(len(rows), row_bytes, store.CHUNK_BYTES).tolist()
-        spans = list(zip(cuts[:-1], cuts[1:], strict=True))
-        moments = GraphMoments.empty(int(graph[-1]) + 1 if len(rows) else 0, width)
+        bounds = graph_bounds(table.group[rows])
+        graph = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
+        spans = row_spans(bounds, row_bytes)
+        moments = GraphMoments.empty(len(bounds) - 1, width)
         for a, b in spans:
             moments.add(_chunk(table, rows[a:b], columns[read], local, linear), graph[a:b])
         for a, b in spans:

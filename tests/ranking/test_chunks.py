@@ -37,3 +37,20 @@ def test_default_budget_is_read_at_call_time(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(store, "CHUNK_BYTES", 4 * 20)
     np.testing.assert_array_equal(graph_chunks(bounds, row_bytes=4), [0, 2, 4, 6, 8, 10])
     assert list(graph_chunks(np.array([0]), row_bytes=4)) == [0]  # no graph, no chunk
+
+
+def test_row_spans_keep_graphs_whole_and_cut_a_large_one_from_its_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from hpo.ranking import chunks
+
+    monkeypatch.setattr(chunks, "MIN_PIECE_ROWS", 4)
+    bounds = np.array([0, 3, 5, 15, 16])  # graphs of 3, 2, 10 and 1 rows
+    # a budget of 5 rows: the first two graphs together, the third in pieces of 5, the last
+    assert chunks.row_spans(bounds, 1, 5) == [(0, 5), (5, 10), (10, 15), (15, 16)]
+    # pieces never below MIN_PIECE_ROWS: a budget of 1 row cuts the 10-row graph in 4s
+    assert chunks.row_spans(bounds, 1, 1) == [(0, 3), (3, 5), (5, 9), (9, 13), (13, 15), (15, 16)]
+    # the cuts inside a graph do not depend on what comes before it
+    alone = chunks.row_spans(np.array([0, 10]), 1, 1)
+    assert alone == [(0, 4), (4, 8), (8, 10)]
+    assert chunks.row_spans(np.array([0]), 1, 5) == []

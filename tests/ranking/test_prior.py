@@ -12,6 +12,7 @@ from scipy.stats import kendalltau
 from hpo.errors import ConfigError
 from hpo.features import store
 from hpo.features.table import FeatureTable, GraphRef
+from hpo.ranking import chunks
 from hpo.ranking.prior import (
     LearnedPrior,
     design_row_bytes,
@@ -145,6 +146,7 @@ def test_a_graph_larger_than_a_chunk_is_read_in_bounded_pieces(
     whole = fit_family_prior([(table, np.arange(table.n_rows))], columns)
     # the 4-column design with the runtime (8 float64 columns) and 4 float32 read: 10 rows
     monkeypatch.setattr(store, "CHUNK_BYTES", (4 * 4 + design_row_bytes(8)) * 10)
+    monkeypatch.setattr(chunks, "MIN_PIECE_ROWS", 1)  # cut graphs of any size
     reads: list[int] = []
     real = store.read_rows
 
@@ -175,3 +177,20 @@ def test_a_switch_solves_a_sub_block_of_the_equations_of_every_column() -> None:
         assert (sub.names, sub.linear) == (alone.names, alone.linear)
         np.testing.assert_allclose(sub.coef, alone.coef, rtol=1e-9, atol=1e-12)
     assert every.solve(np.array([4])) is None  # the relative column only: no basis
+
+
+def test_the_estimate_of_a_graph_cut_into_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(8)
+    X, runtime, bounds, names = _graphs(rng, np.array([3.0, 0.2, 1.0]), n_graphs=6)
+    prior = fit_prior(X, runtime, bounds, names)
+    assert prior is not None
+    at = prior.positions_in(names, "test")
+    whole = prior.estimate(X, bounds, at)
+    # every graph whole, one at a time: the same bits as among the others
+    for g in range(len(bounds) - 1):
+        a, b = bounds[g], bounds[g + 1]
+        alone = prior.estimate(X[a:b], np.array([0, b - a]), at)
+        np.testing.assert_array_equal(alone, whole[a:b])
+    monkeypatch.setattr(store, "CHUNK_BYTES", design_row_bytes(len(prior.names)) * 7)
+    monkeypatch.setattr(chunks, "MIN_PIECE_ROWS", 1)  # graphs of 20-60 rows in 7-row pieces
+    np.testing.assert_allclose(prior.estimate(X, bounds, at), whole, rtol=1e-9, atol=1e-12)
