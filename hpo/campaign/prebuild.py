@@ -24,7 +24,6 @@ import itertools
 import multiprocessing
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,23 +119,49 @@ def _build_all(plan: PrebuildPlan) -> tuple[int, int]:
     return built, found
 
 
+def _child(plan: PrebuildPlan, conn: Any) -> None:
+    """The prebuild process: :func:`_build_all`, its outcome sent back on ``conn``."""
+    try:
+        conn.send(("ok", _build_all(plan)))
+    except Exception as exc:  # noqa: BLE001 (reported to the campaign, which goes on)
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+    finally:
+        conn.close()
+
+
 def prebuild_datasets(plan: PrebuildPlan, log: Callable[[str], None]) -> tuple[int, int]:
     """Run :func:`_build_all` in a spawned process that exits after it; ``(built, found)``.
 
     A spawned process (not a fork) starts without the campaign's memory and gives all of its
     own back when it ends. The tables travel as file references (memory-mapped tables pickle
     as their file's name). A failure is logged and the campaign goes on: its trials build
-    what they miss, as they would without this step.
+    what they miss, as they would without this step. An interrupted campaign (Ctrl-C,
+    SIGTERM) terminates the process instead of waiting for its builds.
     """
     t0 = time.perf_counter()
     n = len(plan.variants) * len(by_family(plan.collections))
-    log(f"binning the training Datasets ({n}) in a separate process")
+    log(f"binning the training Datasets ({n}) in a separate process (not counted in --walltime)")
+    ctx = multiprocessing.get_context("spawn")
+    receive, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(plan, send), name="hpo-prebuild")
     try:
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
-            built, found = pool.submit(_build_all, plan).result()
-    except Exception as exc:  # noqa: BLE001 (the trials build what is missing)
-        log(f"binning ahead failed ({type(exc).__name__}: {exc}); trials bin their own Datasets")
+        proc.start()
+        send.close()
+        try:
+            status, value = receive.recv()  # EOFError: the process died without a word
+        except EOFError:
+            status, value = "error", "the process ended without a result"
+        proc.join()
+    except OSError as exc:
+        status, value = "error", f"{type(exc).__name__}: {exc}"
+    finally:
+        if proc.is_alive():
+            proc.terminate()
+            proc.join()
+        receive.close()
+    if status != "ok":
+        log(f"binning ahead failed ({value}); trials bin their own Datasets")
         return 0, 0
+    built, found = value
     log(f"binned Datasets: {built} built, {found} found, in {time.perf_counter() - t0:.1f} s")
     return built, found

@@ -223,24 +223,27 @@ def _bin_ahead(
     per trial) and no folds, with a cache (the files live in it)."""
     from hpo.campaign.objective import RankerObjective, default_threads
     from hpo.campaign.prebuild import PrebuildPlan, dataset_variants, prebuild_datasets, trial_seed
+    from hpo.features.store import mapped_file
 
-    if not isinstance(objective, RankerObjective) or cfg.fidelity != "rounds" or cfg.cv:
+    if not isinstance(objective, RankerObjective):
         return
     s = objective.settings
+    if s.fidelity != "rounds" or s.folds:
+        return
     tables = (
         objective.tables if objective.tables is not None else (data_to_scatter or {}).get("tables")
     )
     if s.dataset_dir is None or tables is None:
         return
+    train = [t for (_, split), t in tables.items() if split == "train"]
+    if not train or any(mapped_file(t.X) is None for t in train):
+        return  # in-memory tables: nothing names their Datasets outside this process
     parallel = cfg.workers > 1 or bool(cfg.dask_scheduler)
-    largest = max(
-        (len(t.target) for (_, split), t in tables.items() if split == "train"), default=0
-    )
-    if not parallel and largest < BIN_AHEAD_ROWS:
+    if not parallel and max(len(t.target) for t in train) < BIN_AHEAD_ROWS:
         return
     plan = PrebuildPlan(
         tables=tables,
-        collections=tuple(cfg.collections),
+        collections=tuple(s.collections),
         variants=tuple(dataset_variants(space)),
         seed=trial_seed(cfg.seed, records),
         dataset_dir=s.dataset_dir,

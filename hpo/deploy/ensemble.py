@@ -155,7 +155,8 @@ def ensemble_members(run: RunHistory, k: int, within: float = ENSEMBLE_WITHIN) -
         raise UsageError(f"run '{run.name}' has no successful trial to export")
     ranked = [t for t in run.top(len(run.scored)) if t.budget == inc.budget]
     rest = [t for t in ranked if config_key(t.config) != config_key(inc.config)]
-    close = [t for t in rest if (t.score or 0.0) >= (inc.score or 0.0) - within]
+    floor = (inc.score or 0.0) - within - 1e-12  # a member exactly D below qualifies
+    close = [t for t in rest if t.score is not None and t.score >= floor]
     members = [inc, *close][:k]
     if len(members) < 2:
         near = (

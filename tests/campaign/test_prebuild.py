@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from ConfigSpace import Categorical, ConfigurationSpace, Float, Integer
 
 from hpo.campaign.objective import ObjectiveSettings, RankerObjective
@@ -84,3 +85,19 @@ def test_a_failing_prebuild_is_logged_and_the_campaign_goes_on(tmp_path: Path) -
     lines: list[str] = []
     assert prebuild_datasets(plan, lines.append) == (0, 0)
     assert "binning ahead failed (KeyError" in lines[-1]
+
+
+def test_an_interrupted_prebuild_leaves_no_process(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import multiprocessing
+    import multiprocessing.connection
+
+    def interrupted(self: Any) -> Any:
+        raise KeyboardInterrupt  # Ctrl-C (or SIGTERM, which the CLI turns into it) while waiting
+
+    monkeypatch.setattr(multiprocessing.connection.Connection, "recv", interrupted)
+    plan = PrebuildPlan({}, COLLECTIONS, ({"max_bin": 63},), 0, str(tmp_path / "d"), 1)
+    with pytest.raises(KeyboardInterrupt):
+        prebuild_datasets(plan, lambda line: None)
+    assert multiprocessing.active_children() == []  # terminated, not waited for

@@ -193,4 +193,9 @@ def test_the_estimate_of_a_graph_cut_into_pieces(monkeypatch: pytest.MonkeyPatch
         np.testing.assert_array_equal(alone, whole[a:b])
     monkeypatch.setattr(store, "CHUNK_BYTES", design_row_bytes(len(prior.names)) * 7)
     monkeypatch.setattr(chunks, "MIN_PIECE_ROWS", 1)  # graphs of 20-60 rows in 7-row pieces
-    np.testing.assert_allclose(prior.estimate(X, bounds, at), whole, rtol=1e-9, atol=1e-12)
+    cut = prior.estimate(X, bounds, at)
+    np.testing.assert_allclose(cut, whole, rtol=1e-9, atol=1e-12)
+    # a graph cut into pieces is cut the same way alone (prediction) as among others
+    for g in range(len(bounds) - 1):
+        a, b = bounds[g], bounds[g + 1]
+        np.testing.assert_array_equal(prior.estimate(X[a:b], np.array([0, b - a]), at), cut[a:b])
