@@ -213,6 +213,7 @@ class RankerObjective:
                     init_model=init,
                     cache=datasets if datasets is not None else self.datasets,
                     score_graphs=scored,
+                    rows_return=s.fidelity != "configs",
                     dataset_dir=None if s.dataset_dir is None else Path(s.dataset_dir),
                 ),
             )

@@ -47,6 +47,11 @@ class FitOptions:
     score_graphs
         Boolean mask over ``valid.graphs``: score only these graphs (a cross-validation fold,
         :mod:`hpo.ranking.folds`); default every labeled graph of the collections.
+    rows_return
+        Whether later fits use the same rows (the ``rounds`` fidelity; not the ``configs``
+        fidelity, which samples rows per trial). With a cache, the learned prior's equations
+        of every column are then summed once and each fit solves its live columns; otherwise
+        each fit sums those of its live columns only, about half as many.
     dataset_dir
         Where constructed Datasets are saved as LightGBM binary files and loaded by every
         worker of the machine (:func:`hpo.ranking.datasets.binary_dataset`); ``None``: not
@@ -60,4 +65,5 @@ class FitOptions:
     columns: np.ndarray | None = None
     cache: DatasetCache | None = None
     score_graphs: np.ndarray | None = None
+    rows_return: bool = True
     dataset_dir: Path | None = None

@@ -284,10 +284,12 @@ def train_family(
         scored = None if mask is None else np.asarray(mask, dtype=bool).tobytes()
         vkey = ("valid", id(valid), tuple(collections), scored)  # rows only: any columns
         valid_view = cache.get(vkey, view, keep=valid)[0]
-        if blended:  # the equations of every column, summed once per row set; a feature
-            # switch picks its sub-block (hpo.ranking.prior.PriorEquations)
+        if blended and opt.rows_return:  # the equations of every column, summed once per
+            # row set; a feature switch picks its sub-block (hpo.ranking.prior.PriorEquations)
             sums = cache.get(("prior", rows_key), lambda: family_equations(parts, cols), keep)[0]
             learned = None if sums is None else sums.solve(live)
+        elif blended:  # rows seen once (a sample per trial): the live columns only
+            learned = fit_family_prior(parts, live)
     if learned is None and estimate_position(live_names) is None:
         weight = 0.0  # the estimate column is in the view, but switched off: nothing to blend
     t1 = time.perf_counter()

@@ -319,3 +319,19 @@ def test_memmapped_tables_share_binned_datasets_on_disk(tiny_tables, tmp_path: P
     in_memory = {k: dataclasses.replace(t, X=np.array(t.X)) for k, t in tiny_tables.items()}
     _fit(in_memory, dataset_dir=where)  # in-memory tables are not saved
     assert sorted(where.glob("*.bin")) == files
+
+
+def test_rows_seen_once_fit_the_prior_on_the_live_columns_only(tiny_tables) -> None:
+    train = tiny_tables[("layout", "train")]
+    hp = {**TINY_HP, WEIGHT_KEY: 1.0, f"{GROUP_PREFIX}cost_estimate": False}
+    again, once = DatasetCache(), DatasetCache()
+    shared = _fit(tiny_tables, hp=hp, cache=again)  # the rounds fidelity: rows come back
+    alone = _fit(tiny_tables, hp=hp, cache=once, rows_return=False)  # a sample per trial
+    assert shared.prior is not None
+    assert alone.prior is not None
+    assert len(again) == len(once) + 1  # only rows that come back keep their equations
+    direct = fit_family_prior([(train, select_rows(train, LAYOUT))], alone.live)
+    assert direct is not None
+    np.testing.assert_array_equal(alone.prior.coef, direct.coef)
+    assert shared.prior.names == alone.prior.names
+    np.testing.assert_allclose(shared.prior.coef, alone.prior.coef, rtol=1e-9, atol=1e-12)
