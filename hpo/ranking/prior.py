@@ -35,7 +35,7 @@ from hpo.features.relative import RELATIVE_SUFFIXES
 from hpo.features.store import read_rows
 from hpo.features.table import FeatureTable
 from hpo.ranking.chunks import graph_bounds, row_spans
-from hpo.ranking.standardize import GraphMoments, standardize_within
+from hpo.ranking.standardize import standardize_within, standardized_spans
 
 __all__ = [
     "RIDGE",
@@ -109,14 +109,13 @@ class LearnedPrior:
         of 100,000 configs took about 1 GB of design copies at once.
         """
         bounds = np.asarray(bounds, dtype=np.int64)
-        graph = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
         spans = row_spans(bounds, design_row_bytes(len(self.names)))
-        moments = GraphMoments.empty(len(bounds) - 1, len(self.names))
-        for a, b in spans:
-            moments.add(_design(X[a:b], positions, self.linear), graph[a:b])
         out = np.zeros(X.shape[0])
-        for a, b in spans:
-            z = moments.standardize(_design(X[a:b], positions, self.linear), graph[a:b])
+
+        def design(a: int, b: int) -> np.ndarray:
+            return _design(X[a:b], positions, self.linear)
+
+        for a, b, z in standardized_spans(bounds, spans, len(self.names), design):
             # column by column, not ``z @ coef``: a matrix product's rounding depends on where
             # a row sits in the array, so one graph scored alone (prediction) and among
             # others (validation) would differ in the last bit and break ties between
@@ -263,12 +262,9 @@ def fit_prior(
         return None
     sums = _equations(len(positions))
     sums.add(X, target, bounds, positions, linear)
-    if not sums.signal:
-        return None
-    n = sums.rows
-    gram = sums.gram / n + ridge * np.eye(len(positions))
     names = tuple(column_names[p] for p in positions)
-    return LearnedPrior(names, tuple(linear), np.linalg.solve(gram, sums.zy / n), ridge)
+    equations = PriorEquations(names, positions, linear, sums)
+    return equations.solve(np.arange(len(column_names)), ridge)
 
 
 def _chunk(
@@ -308,14 +304,11 @@ def family_equations(
     for table, rows in parts:
         rows = np.asarray(rows, dtype=np.int64)
         bounds = graph_bounds(table.group[rows])
-        graph = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
-        spans = row_spans(bounds, row_bytes)
-        moments = GraphMoments.empty(len(bounds) - 1, width)
-        for a, b in spans:
-            moments.add(_chunk(table, rows[a:b], columns[read], local, linear), graph[a:b])
-        for a, b in spans:
-            values = _chunk(table, rows[a:b], columns[read], local, linear)
-            z = moments.standardize(values, graph[a:b])
+
+        def chunk(a: int, b: int, table: FeatureTable = table, rows: np.ndarray = rows) -> Any:
+            return _chunk(table, rows[a:b], columns[read], local, linear)
+
+        for _, _, z in standardized_spans(bounds, row_spans(bounds, row_bytes), width, chunk):
             sums.add_standardized(np.ascontiguousarray(z[:, 1:]), z[:, 0])
     return PriorEquations(
         tuple(names[columns[p]] for p in positions),
