@@ -2,12 +2,14 @@
 
 Why (issue 20): building a LightGBM Dataset holds its bin sample, up to
 ``bin_construct_sample_cnt`` rows of float64 values (about 0.7 GB at 200,000 rows of 301
-columns), far more than the binned Dataset it makes, and a process's resident memory stays
-near that peak after the sample is freed. When each worker built the Datasets it needed,
-every worker carried that peak for the rest of the campaign: a second local worker added 0.88x
-of the first's memory. Here one spawned process builds every Dataset the campaign's trials
-can ask for and exits, returning its memory to the machine; the workers (and the campaign
-process itself) then only load the binary files (:func:`hpo.ranking.datasets.binary_dataset`).
+columns), far more than the binned Dataset it makes. A worker that builds its own Datasets
+peaks that much higher at least once. Here one spawned process builds every Dataset the
+campaign's trials can ask for and exits, returning its memory to the machine, and the
+workers (and the campaign process itself) only load the binary files
+(:func:`hpo.ranking.datasets.binary_dataset`). In the `--scale real` runs of
+bench/README.md that process peaked at 720 MiB and each worker at 495 MiB. Most of a
+worker's former ~1 GB was the learned prior's fit (:mod:`hpo.ranking.prior`), fixed with
+this step, so what this step alone saves per worker was not measured separately.
 
 What "every Dataset" means: one per family and per combination of the values the space can
 give the hyperparameters that shape a Dataset (``max_bin`` ...; :data:`~hpo.ranking.ranker.

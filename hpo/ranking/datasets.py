@@ -111,8 +111,8 @@ def _build_lock(path: Path) -> Iterator[None]:
     Why: building a Dataset holds LightGBM's bin sample (up to ``bin_construct_sample_cnt``
     rows of float64 values: about 0.7 GB at 200,000 rows of 301 columns), far more than the
     binned Dataset it makes. The workers of a campaign start together and each needs a
-    Dataset per family and ``max_bin``: without a lock every worker held a sample at once,
-    and a second worker added as much memory as the first (issue 20). One lock per folder,
+    Dataset per family and ``max_bin``: without a lock every worker held a sample at once
+    (the lock took 175 MiB off a 2-worker campaign's peak, bench/README.md). One lock per folder,
     not per file, keeps one build at a time on a machine: a worker that wanted the same
     Dataset then loads the file; one that wanted another waits a build's time. Where the lock
     cannot be taken (a read-only or lock-less filesystem), workers build without it.
