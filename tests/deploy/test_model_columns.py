@@ -102,13 +102,23 @@ def test_model_with_the_old_column_list_loads_and_predicts(
     assert sorted(model.rank_graph(path, COLLECTION).tolist()) == list(range(len(scores)))
 
 
+def _all_columns_model(
+    root: Path, folder: Path, hp: dict[str, Any]
+) -> tuple[Path, lgb.Booster, list[str]]:
+    """A model folder of a booster that reads every layout column, with hyperparameters
+    ``hp``; the booster and the column names."""
+    spec = FeatureSpec()
+    names = layout_feature_names(spec)
+    booster = _booster(root, spec, list(range(len(names))))
+    return _write_model(folder, booster, names, FEATURE_VERSION, hp), booster, names
+
+
 def test_model_predicts_with_its_estimate_blend(tiny_root: Path, tmp_path: Path) -> None:
     """A model exported before the learned prior blends the estimate column, as it did."""
     spec = FeatureSpec()
-    names = layout_feature_names(spec)
-    booster = _booster(tiny_root, spec, list(range(len(names))))
     hp = {"relative_features": True, WEIGHT_KEY: 2.5}
-    model = load_model(_write_model(tmp_path / "m", booster, names, FEATURE_VERSION, hp))
+    folder, booster, names = _all_columns_model(tiny_root, tmp_path / "m", hp)
+    model = load_model(folder)
     assert model.families["layout"].estimate_weight == 2.5
     path = list_graphs(tiny_root, COLLECTION, "test")[0]
     X, _ = extract_layout_features(load_layout_graph(path), COLLECTION, spec)
@@ -123,10 +133,9 @@ def test_a_switched_off_estimate_column_is_not_blended(tiny_root: Path, tmp_path
     """Today's boosters read every column; a trial whose estimate group was off, and which
     had no learned prior, blended nothing (hpo.ranking.training), so its model must not."""
     spec = FeatureSpec()
-    names = layout_feature_names(spec)
-    booster = _booster(tiny_root, spec, list(range(len(names))))
     hp = {"relative_features": True, WEIGHT_KEY: 2.5, "use_group_cost_estimate": False}
-    model = load_model(_write_model(tmp_path / "m", booster, names, FEATURE_VERSION, hp))
+    folder, booster, _ = _all_columns_model(tiny_root, tmp_path / "m", hp)
+    model = load_model(folder)
     assert model.families["layout"].estimate_column is None
     path = list_graphs(tiny_root, COLLECTION, "test")[0]
     X, _ = extract_layout_features(load_layout_graph(path), COLLECTION, spec)
@@ -136,11 +145,8 @@ def test_a_switched_off_estimate_column_is_not_blended(tiny_root: Path, tmp_path
 def test_a_model_with_an_unknown_group_switch_is_refused_in_one_line(
     tiny_root: Path, tmp_path: Path
 ) -> None:
-    spec = FeatureSpec()
-    names = layout_feature_names(spec)
-    booster = _booster(tiny_root, spec, list(range(len(names))))
     hp = {WEIGHT_KEY: 1.0, "use_group_nonsense": False}
-    folder = _write_model(tmp_path / "m", booster, names, FEATURE_VERSION, hp)
+    folder = _all_columns_model(tiny_root, tmp_path / "m", hp)[0]
     with pytest.raises(ConfigError, match=r"model\.json: .*unknown group 'nonsense'"):
         load_model(folder)
 
@@ -148,10 +154,7 @@ def test_a_model_with_an_unknown_group_switch_is_refused_in_one_line(
 def test_model_with_a_bad_estimate_weight_is_refused_in_one_line(
     tiny_root: Path, tmp_path: Path
 ) -> None:
-    spec = FeatureSpec()
-    names = layout_feature_names(spec)
-    booster = _booster(tiny_root, spec, list(range(len(names))))
-    folder = _write_model(tmp_path / "m", booster, names, FEATURE_VERSION, {WEIGHT_KEY: "x"})
+    folder = _all_columns_model(tiny_root, tmp_path / "m", {WEIGHT_KEY: "x"})[0]
     with pytest.raises(ConfigError, match=r"model\.json: estimate_weight: expected a number"):
         load_model(folder)
 
@@ -190,11 +193,7 @@ def test_model_predicts_with_its_learned_prior(tiny_root: Path, tmp_path: Path) 
 
 
 def test_model_with_a_bad_prior_is_refused_in_one_line(tiny_root: Path, tmp_path: Path) -> None:
-    spec = FeatureSpec()
-    names = layout_feature_names(spec)
-    booster = _booster(tiny_root, spec, list(range(len(names))))
-    hp = {WEIGHT_KEY: 1.0}
-    folder = _write_model(tmp_path / "m", booster, names, FEATURE_VERSION, hp)
+    folder = _all_columns_model(tiny_root, tmp_path / "m", {WEIGHT_KEY: 1.0})[0]
     _with_prior(folder, {"names": ["log_padded_volume"], "linear": [True], "coef": []})
     with pytest.raises(ConfigError, match=r"model\.json: layout: malformed prior \(1 names"):
         load_model(folder)
