@@ -4,7 +4,8 @@ Kept apart from :mod:`hpo.campaign.run` so that the orchestration (run folder, l
 progress) reads without SMAC's details. The optimizer's facade comes from its builder in the
 table of :mod:`hpo.campaign.optimizers` (the builders: :mod:`hpo.campaign.facade_builders`).
 
-The baseline (the space's default configuration at the largest budget) is the first trial
+The baseline (the space's default configuration at the largest budget, or with
+``--warm-start`` the first source's best: :mod:`hpo.campaign.warm_start`) is the first trial
 of every optimizer: the intensifiers below yield it before their own first trial. It goes
 through SMAC's runner like any trial (Dask, crash cost, walltime, trials.jsonl), SMAC's
 runhistory holds it (so the incumbent is compared with it and a resume skips it), and a
@@ -113,6 +114,7 @@ def make_facade(
     baseline_records: list[dict[str, Any]] | None = None,
     dask_client: Client | None = None,
     warm: list[Configuration] | None = None,
+    baseline: Configuration | None = None,
 ) -> AbstractFacade:
     """Assemble the facade of ``cfg.optimizer``, its first trial the baseline.
 
@@ -121,6 +123,8 @@ def make_facade(
     ``baseline_records`` are the baseline's trials.jsonl records logged already (one per
     fold with cross-validation). ``warm`` are warm-start configurations
     (:mod:`hpo.campaign.warm_start`): extra initial-design configurations, run first.
+    ``baseline`` is the configuration of the baseline trial: the space's default unless a
+    warm start gives its best.
 
     Raises
     ------
@@ -152,9 +156,9 @@ def make_facade(
     # SMAC's budget of the baseline: the largest rounds budget, or none where SMAC has none
     # (single-fidelity, and with folds, where the budget counts instances)
     budget = cfg.max_budget if optimizer.multi_fidelity and not cfg.cv else None
-    intensifier.set_baseline(
-        scenario.configspace.get_default_configuration(), budget, baseline_records or []
-    )
+    if baseline is None:
+        baseline = scenario.configspace.get_default_configuration()
+    intensifier.set_baseline(baseline, budget, baseline_records or [])
     if seeds:
         _warm_first(facade, seeds)
     return facade

@@ -8,8 +8,8 @@ a multi-fidelity campaign keeps back a *reserve* (:func:`reserve_seconds`,
 
 - with a walltime, the estimated time to take the ``finish`` (K) configurations it would
   finish now to the largest budget, over the workers (before there are any, K baseline
-  durations: the default configuration at the largest budget is every campaign's first
-  trial), with :data:`FINISH_MARGIN`, at most :data:`FINISH_SHARE` of the walltime;
+  durations: the baseline at the largest budget is every campaign's first trial), with
+  :data:`FINISH_MARGIN`, at most :data:`FINISH_SHARE` of the walltime;
 - with a trial limit, its last K trials (at most that share), if there is anything to
   finish by then.
 

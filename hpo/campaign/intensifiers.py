@@ -3,9 +3,9 @@
 Every optimizer's intensifier (:mod:`hpo.campaign.facade_builders` picks one) is SMAC's own
 with two additions:
 
-- :class:`BaselineFirst`: the space's default configuration at the largest budget is the
-  first trial (one per fold with cross-validation), unless SMAC's runhistory or
-  ``trials.jsonl`` already holds it (a resumed run);
+- :class:`BaselineFirst`: the space's default configuration (or a warm start's best) at
+  the largest budget is the first trial (one per fold with cross-validation), unless
+  SMAC's runhistory or ``trials.jsonl`` already holds it (a resumed run);
 - :class:`FullBrackets` (successive halving and Hyperband): full first-stage groups and
   promotions bounded by what a group holds, around a fault of SMAC 2.4 that the baseline
   triggers and that crashed every parallel campaign (issue 24; docs/ARCHITECTURE.md,

@@ -260,14 +260,15 @@ def _baseline_lines(result: CampaignResult, baseline: dict[str, Any] | None) -> 
     """The baseline's score and metrics, and what tuning gained over it (plain lines)."""
     if baseline is None:
         return []
+    origin = baseline.get("origin", "default configuration")
     if baseline.get("status") != "SUCCESS":
-        return [f"baseline (default configuration): {baseline.get('status')}"]
+        return [f"baseline ({origin}): {baseline.get('status')}"]
     metrics = baseline.get("metrics") or {}
     shown = " ".join(f"{k}={_fmt(v)}" for k, v in metrics.items())
     gains = " ".join(f"{k}={_gain(result.metrics.get(k), v)}" for k, v in metrics.items())
     folds = f", {baseline['folds']}" if baseline.get("folds") else ""
     return [
-        f"baseline (default configuration, budget {_budget(baseline.get('budget'))}{folds}): "
+        f"baseline ({origin}, budget {_budget(baseline.get('budget'))}{folds}): "
         f"score {_fmt(baseline.get('score'))}: {shown}",
         f"gain over baseline: score {_gain(result.score, baseline.get('score'))}: {gains}",
     ]
@@ -291,8 +292,9 @@ def print_summary(
 ) -> None:
     """Print the incumbent, its per-collection validation metrics and the run folder.
 
-    ``baseline`` (the trials.jsonl record of the default configuration at the largest
-    budget) adds its metrics and what tuning gained over it: incumbent minus baseline.
+    ``baseline`` (the trials.jsonl record of the baseline at the largest budget, with its
+    ``origin``: :func:`hpo.runs.trial.baseline_origin`) adds its metrics and what tuning
+    gained over it: incumbent minus baseline.
     """
     if result.incumbent is None:
         _plain(
@@ -344,10 +346,11 @@ def print_summary(
     )
     for line in _fold_lines(result):
         _plain(console, line)
+    origin = (baseline or {}).get("origin", "default configuration")
     if baseline is not None and not base_ok:
-        _plain(console, f"baseline (default configuration): {baseline.get('status')}")
+        _plain(console, f"baseline ({origin}): {baseline.get('status')}")
     elif baseline is not None:
-        _plain(console, "baseline: the space's default configuration at the largest budget")
+        _plain(console, f"baseline: the {origin} at the largest budget")
     _plain(console, f"run folder: {result.run_dir}")
 
 

@@ -41,7 +41,7 @@ from hpo.runs.folder import (
 )
 from hpo.runs.history import Trial, baseline_record
 from hpo.runs.incumbent import choose_incumbent, combine_folds, config_key
-from hpo.runs.trial import baseline_records, trials_of
+from hpo.runs.trial import baseline_origin, baseline_records, trials_of
 
 if TYPE_CHECKING:
     from dask.distributed import Client
@@ -179,12 +179,15 @@ def _has_trials(run_dir: Path) -> bool:
 def _baseline_summary(cfg: CampaignConfig) -> dict[str, Any] | None:
     """The baseline as the summary shows it: its record, or with folds its mean over them."""
     records = read_trials(cfg.run_dir / TRIALS_FILE)
+    origin = baseline_origin(read_campaign(cfg.run_dir))
     if not cfg.cv:
-        return baseline_record(records)
+        record = baseline_record(records)
+        return None if record is None else {**record, "origin": origin}
     trials = [Trial.from_record(r, i) for i, r in enumerate(records, start=1) if r.get("baseline")]
     both = combine_folds(trials, cfg.cv)
     if not both:  # a fold failed or is missing: show the first fold's record as it is
-        return baseline_record(records)
+        first = baseline_record(records)
+        return None if first is None else {**first, "origin": origin}
     base = both[0]
     folds = f"mean over {cfg.cv} folds"
     return {
@@ -193,6 +196,7 @@ def _baseline_summary(cfg: CampaignConfig) -> dict[str, Any] | None:
         "metrics": base.metrics,
         "budget": base.budget,
         "folds": folds,
+        "origin": origin,
     }
 
 
@@ -294,10 +298,11 @@ def _run_locked(
             default_budget=cfg.max_budget,
             local_data=None if client is not None else data_to_scatter,
         )
-        # the baseline: the space's default configuration, SMAC's first trial (see facades)
-        recorder = TrialRecorder(
-            log, progress, cfg.max_budget, baseline=dict(space.get_default_configuration())
-        )
+        # the baseline, SMAC's first trial (see facades): the space's default configuration,
+        # or a warm start's best
+        warm = warm_start_record(saved, space, progress.log)
+        baseline = warm.baseline or space.get_default_configuration()
+        recorder = TrialRecorder(log, progress, cfg.max_budget, baseline=dict(baseline))
         stop = ReserveStop(cfg, log, progress.log)  # SMAC's loop leaves time to finish
         facade = make_facade(
             cfg,
@@ -307,7 +312,8 @@ def _run_locked(
             resume=resume,
             baseline_records=baseline_records(log.records),
             dask_client=client,
-            warm=warm_start_record(saved, space, progress.log),
+            warm=list(warm.configs),
+            baseline=baseline,
         )
         _record_smac(run_dir, describe_facade(facade))
         scatter = data_to_scatter if client is not None and data_to_scatter else None

@@ -155,9 +155,10 @@ class CampaignDaskRunner(PendingTrialsHook):
 class TrialRecorder(Callback):
     """Write each finished trial to ``trials.jsonl`` and show it in the progress view.
 
-    The first trial of the default configuration at ``default_budget`` (the largest) is
-    marked ``"baseline": true`` (with cross-validation, its first trial on each fold); every
-    other record has ``"baseline": false``. Records carry SMAC's ``instance`` (the fold, or
+    The first trial of ``baseline`` (the space's default configuration, or a warm start's
+    best) at ``default_budget`` (the largest) is marked ``"baseline": true`` (with
+    cross-validation, its first trial on each fold); every other record has
+    ``"baseline": false``. Records carry SMAC's ``instance`` (the fold, or
     ``None``) and ``"finish"``: true for the trials of the finishing phase
     (:mod:`hpo.campaign.finish`, while :attr:`finishing` is set), else false.
     """

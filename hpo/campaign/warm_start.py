@@ -6,8 +6,19 @@ run gives its :data:`WARM_CONFIGS` best distinct configurations, ranked as the i
 rule ranks them (:meth:`hpo.runs.history.RunHistory.top`: by the highest budget a
 configuration reached, then its score there; crashed trials never count, and with
 cross-validation only configurations scored on every fold). They are mapped onto the new
-campaign's space (:func:`map_config`) and become extra configurations of SMAC's initial
-design, evaluated first (:mod:`hpo.campaign.facades`).
+campaign's space (:func:`map_config`). The first source's best becomes the campaign's
+**baseline**, its first trial at the largest budget, in place of the space's default
+configuration; the others become extra configurations of SMAC's initial design, evaluated
+first (:mod:`hpo.campaign.facades`).
+
+Why the source's best as the baseline: the baseline is what the campaign starts from and
+what its gain is measured against, and a user who warm-starts starts from that
+configuration, not from the default. It also gives the campaign its first incumbent at the
+largest budget after one trial; as an initial-design configuration it would start at the
+smallest budget and reach the largest only after a bracket (bench/README.md, "Warm starts
+and ensembles over 5 seeds": a warm run then reached the cold runs' final median only at
+0.76 of the walltime). A full-budget trial of the default, which the user already had
+without this campaign, would be the cost of keeping the default as the baseline.
 
 Why only the initial design, never SMAC's history: a configuration SMAC has been *told*
 is one it never runs again (its config selector skips what the runhistory holds), so a
@@ -25,6 +36,7 @@ may have changed or gone), so SMAC sees the same initial design and skips what i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +59,7 @@ from hpo.runs.nested import is_subset_run
 
 __all__ = [
     "WARM_CONFIGS",
+    "WarmStart",
     "map_config",
     "resolve_sources",
     "source_runs",
@@ -158,16 +171,19 @@ def warm_configs(
 ) -> dict[str, Any]:
     """The ``warm_start`` record of ``campaign.json``: the sources and the mapped configs.
 
-    Configurations are distinct across sources (a repeat counts for the first source only)
-    and never the new space's default, which every campaign runs first anyway (the baseline).
+    Configurations are distinct across sources (a repeat counts for the first source only).
+    The first one (the first source's best) is the ``baseline``, the campaign's first trial
+    at the largest budget; it may be the new space's default, when the source never beat it.
 
     Returns
     -------
     dict
-        ``{"sources": [{"run", "path", "configs", "clipped", "dropped"}], "configs": [...]}``
-        where ``configs`` counts the configurations a source gave, ``clipped`` and
-        ``dropped`` the values (or, for ``dropped``, also whole configurations) changed by
-        :func:`map_config`.
+        ``{"sources": [{"run", "path", "configs", "clipped", "dropped"}], "baseline": {...}
+        or None, "baseline_run": the name of the source that gave it, "configs": [...]}``
+        where a source's ``configs`` counts the configurations it gave (the baseline among
+        them), ``clipped`` and ``dropped`` the values (or, for ``dropped``, also whole
+        configurations) changed by :func:`map_config`; the record's ``configs`` are the
+        others, in order.
 
     Raises
     ------
@@ -176,9 +192,10 @@ def warm_configs(
     ConfigError
         If a source's files are malformed.
     """
-    seen = {config_key(dict(space.get_default_configuration()))}
-    configs: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    configs: list[dict[str, Any]] = []  # the baseline first
     out_sources: list[dict[str, Any]] = []
+    baseline_run = None
     for source in sources:
         given = clipped = dropped = 0
         for folder in source_runs(source, runs_dir, subset):
@@ -195,6 +212,7 @@ def warm_configs(
                 seen.add(config_key(mapped))
                 configs.append(mapped)
                 given += 1
+                baseline_run = baseline_run or resolve_run_dir(source, runs_dir).name
         path = resolve_run_dir(source, runs_dir).absolute()
         out_sources.append(
             {
@@ -205,15 +223,40 @@ def warm_configs(
                 "dropped": dropped,
             }
         )
-    return {"sources": out_sources, "configs": configs}
+    return {
+        "sources": out_sources,
+        "baseline": configs[0] if configs else None,
+        "baseline_run": baseline_run,
+        "configs": configs[1:],
+    }
+
+
+@dataclass(frozen=True)
+class WarmStart:
+    """A campaign's warm start as SMAC configurations (:func:`warm_start_record`).
+
+    Attributes
+    ----------
+    baseline
+        The first trial at the largest budget: the first source's best, or ``None`` for the
+        space's default (no warm start, or a run warm-started before the source's best
+        became the baseline).
+    configs
+        The other configurations, SMAC's initial design runs them first.
+    """
+
+    baseline: Configuration | None = None
+    configs: tuple[Configuration, ...] = ()
 
 
 def warm_start_record(
     saved: Mapping[str, Any], space: ConfigurationSpace, log: Callable[[str], None]
-) -> list[Configuration]:
-    """The warm-start configurations of a ``campaign.json`` as SMAC configurations.
+) -> WarmStart:
+    """The warm start of a ``campaign.json`` as SMAC configurations.
 
-    ``log`` is told where they came from (nothing when the run is not warm-started).
+    ``log`` is told where they came from (nothing when the run is not warm-started). A
+    record without ``baseline`` (a run warm-started before the source's best became the
+    baseline) keeps the default as its baseline, so it resumes as it started.
 
     Raises
     ------
@@ -222,15 +265,23 @@ def warm_start_record(
     """
     record = saved.get("warm_start")
     if record is None:
-        return []
+        return WarmStart()
     raw = record.get("configs") if isinstance(record, dict) else None
     if not isinstance(raw, list) or not all(isinstance(c, dict) for c in raw):
         raise ConfigError(f"{CAMPAIGN_FILE}: key 'warm_start': expected configs as a list")
+    first = record.get("baseline")
+    if first is not None and not isinstance(first, dict):
+        raise ConfigError(f"{CAMPAIGN_FILE}: key 'warm_start': expected baseline as an object")
     try:
-        configs = [Configuration(space, values=c) for c in raw]
+        configs = tuple(Configuration(space, values=c) for c in raw)
+        baseline = None if first is None else Configuration(space, values=first)
     except (ValueError, TypeError, KeyError) as exc:
         raise ConfigError(f"{CAMPAIGN_FILE}: key 'warm_start': {exc}") from None
     sources = record.get("sources") or []
     names = ", ".join(f"{s.get('run')} ({s.get('configs')})" for s in sources)
-    log(f"warm start: {len(configs)} configuration(s) first, from {names or 'no run'}")
-    return configs
+    base = "the default configuration" if baseline is None else "the best of the first source"
+    log(
+        f"warm start from {names or 'no run'}: baseline {base}, then "
+        f"{len(configs)} configuration(s) first"
+    )
+    return WarmStart(baseline=baseline, configs=configs)

@@ -1,7 +1,8 @@
 """The baseline and SMAC's setup in ``hpo runs show``: what searched, and what tuning gained.
 
 Apart from :mod:`hpo.cli.runs` to keep that module short. The baseline is the space's
-default configuration at the largest budget, a campaign's first trial; the gain is the
+default configuration (or with ``--warm-start`` the first source's best) at the largest
+budget, a campaign's first trial; the gain is the
 incumbent's score (and per-collection metric) minus the baseline's, so positive is better.
 """
 
@@ -39,6 +40,7 @@ def baseline_json(run: RunHistory) -> dict[str, Any] | None:
         "score": base.score,
         "metrics": base.metrics,
         "config": base.config,
+        "origin": run.baseline_origin,
         "folds": base.info.get("folds"),  # cross-validation: the score is their mean
         "gain": {
             "score": _gain(None if inc is None else inc.score, base.score),
@@ -76,7 +78,7 @@ def print_baseline(console: Console, run: RunHistory) -> None:
         return
     inc = run.incumbent
     t = Table(
-        title=f"Baseline: default configuration (trial {base['trial']}, budget "
+        title=f"Baseline: {run.baseline_origin} (trial {base['trial']}, budget "
         f"{_b(base['budget'])}, {base['status']}"
         + (f", mean over {len(base['folds'])} folds)" if base.get("folds") else ")"),
         title_justify="left",

@@ -30,7 +30,7 @@ from hpo.runs.folder import (
 )
 from hpo.runs.incumbent import choose_incumbent, combine_folds, config_key
 from hpo.runs.settings import RunSettings, SettingsView, read_run_campaign
-from hpo.runs.trial import TrajectoryPoint, Trial, baseline_record
+from hpo.runs.trial import TrajectoryPoint, Trial, baseline_origin, baseline_record
 from hpo.runs.trial import finite_float as _float
 
 __all__ = [
@@ -94,11 +94,16 @@ class RunHistory(SettingsView):
     # ---- baseline and SMAC setup ----------------------------------------------------------
     @property
     def baseline(self) -> Trial | None:
-        """The baseline trial (default configuration, largest budget), ``None`` if none.
+        """The baseline trial (:attr:`baseline_origin`, largest budget), ``None`` if none.
 
         With cross-validation, its folds combined (mean score), once every fold succeeded.
         """
         return next((t for t in self.scored if t.baseline), None)
+
+    @property
+    def baseline_origin(self) -> str:
+        """What the baseline is: the default configuration, or a warm start's best."""
+        return baseline_origin(self.campaign)
 
     @property
     def smac(self) -> dict[str, Any] | None:

@@ -19,6 +19,7 @@ from hpo.errors import ConfigError
 __all__ = [
     "TrajectoryPoint",
     "Trial",
+    "baseline_origin",
     "baseline_record",
     "baseline_records",
     "finite_float",
@@ -49,11 +50,21 @@ def _mapping(record: Mapping[str, Any], key: str, position: int) -> dict[str, An
 def baseline_record(records: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The ``trials.jsonl`` record marked ``"baseline": true``, if any.
 
-    The baseline is the space's default configuration at the largest budget, a campaign's
-    first trial (with cross-validation the first of its folds); runs made before it existed
-    have none.
+    The baseline is a campaign's first trial (with cross-validation the first of its folds)
+    at the largest budget: the space's default configuration, or with ``--warm-start`` the
+    best configuration of its first source (:func:`baseline_origin`). Runs made before it
+    existed have none.
     """
     return next((r for r in records if r.get("baseline") is True), None)
+
+
+def baseline_origin(campaign: Mapping[str, Any]) -> str:
+    """What a run's baseline is, from its ``campaign.json``: ``"default configuration"``, or
+    ``"warm start: best of RUN"`` when a warm start's best took the default's place."""
+    warm = campaign.get("warm_start")
+    if not isinstance(warm, Mapping) or warm.get("baseline") is None:
+        return "default configuration"
+    return f"warm start: best of {warm.get('baseline_run') or 'an earlier run'}"
 
 
 def baseline_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -85,8 +96,8 @@ class Trial:
     error
         Traceback or reason of a failed trial.
     baseline
-        Whether this is the baseline: the space's default configuration at the largest
-        budget, evaluated first.
+        Whether this is the baseline (:func:`baseline_origin`): the default configuration or
+        a warm start's best, at the largest budget, evaluated first.
     finish
         Whether the campaign's finishing phase ran it: a promising configuration taken to
         the largest budget after SMAC's loop (:mod:`hpo.campaign.finish`).

@@ -15,12 +15,13 @@ from toy_objectives import InterruptAfter, ToyObjective, toy_config
 from toy_objectives import run_toy as _run
 
 from hpo.campaign import read_campaign
-from hpo.campaign.warm_start import WARM_CONFIGS, map_config, warm_configs
-from hpo.errors import UsageError
+from hpo.campaign.warm_start import WARM_CONFIGS, map_config, warm_configs, warm_start_record
+from hpo.errors import ConfigError, UsageError
 from hpo.ranking.spaces import load_space
 from hpo.runs.folder import read_trials
 from hpo.runs.history import load_run
 from hpo.runs.incumbent import config_key
+from hpo.runs.trial import baseline_origin
 
 TWO = ("tile:xla", "layout:xla:default")
 
@@ -88,22 +89,31 @@ def test_warm_start_from_another_space_seeds_the_shared_hyperparameters(
     cfg = toy_config(runs, data_root, name="new", optimizer="bo", trials=14)
     _run(cfg, warm_start=["old"])
     record = read_campaign(cfg.run_dir)["warm_start"]
-    expected = [k for k in dict.fromkeys(_top(source.run_dir)) if k != config_key(_default())]
+    best, *expected = dict.fromkeys(_top(source.run_dir))
+    assert config_key(record["baseline"]) == best
+    assert record["baseline_run"] == "old"
     assert _keys(record["configs"]) == expected
     assert record["sources"] == [
         {
             "run": "old",
             "path": str(source.run_dir),
-            "configs": len(expected),
+            "configs": 1 + len(expected),
             "clipped": 0,
             "dropped": 0,
         }
     ]
-    # bo runs them first, right after the baseline, each at the full budget
+    # the source's best is the baseline, not the default; bo runs the others first, right
+    # after it, each at the full budget
     trials = read_trials(cfg.run_dir / "trials.jsonl")
     assert trials[0]["baseline"]
+    assert config_key(trials[0]["config"]) == best != config_key(_default())
+    assert sum(r["baseline"] for r in trials) == 1
     assert _keys([r["config"] for r in trials[1 : 1 + len(expected)]]) == expected
     assert all(r["budget"] == cfg.max_budget for r in trials)
+    run = load_run(cfg.run_dir)
+    assert run.baseline is not None
+    assert config_key(run.baseline.config) == best
+    assert run.baseline_origin == "warm start: best of old"
 
 
 def _default() -> dict[str, Any]:
@@ -138,16 +148,19 @@ def test_per_subset_runs_seed_each_subset_from_the_matching_one(
     for subset in ("tile-xla", "layout-xla-default"):
         record = read_campaign(cfg.run_dir / subset)["warm_start"]
         assert [s["path"] for s in record["sources"]] == [str(source.run_dir / subset)]
-        default = config_key(_default())
-        expected = [k for k in _top(source.run_dir / subset) if k != default]
+        best, *expected = _top(source.run_dir / subset)
+        assert config_key(record["baseline"]) == best
         assert _keys(record["configs"]) == expected
+        first = read_trials(cfg.run_dir / subset / "trials.jsonl")[0]
+        assert first["baseline"]
+        assert config_key(first["config"]) == best
     # a single campaign seeded by a per-subset run takes every subset's best
     single = toy_config(runs, data_root, name="single", trials=30)
     _run(single, warm_start=["old"])
     record = read_campaign(single.run_dir)["warm_start"]
     assert record["sources"][0]["run"] == "old"
     both = set(_top(source.run_dir / "tile-xla")) | set(_top(source.run_dir / "layout-xla-default"))
-    assert set(_keys(record["configs"])) == both - {config_key(_default())}
+    assert set(_keys([record["baseline"], *record["configs"]])) == both
 
 
 def test_a_resumed_warm_started_run_keeps_its_seeds_without_the_sources(
@@ -165,6 +178,8 @@ def test_a_resumed_warm_started_run_keeps_its_seeds_without_the_sources(
     trials = read_trials(cfg.run_dir / "trials.jsonl")
     assert result.n_trials == len(trials) == 10
     seeds = _keys(saved["configs"])
+    assert trials[0]["baseline"]
+    assert trials[0]["config"] == saved["baseline"]
     assert _keys([r["config"] for r in trials[1 : 1 + len(seeds)]]) == seeds
     assert len({config_key(r["config"]) for r in trials}) == 10  # nothing ran twice
 
@@ -187,5 +202,30 @@ def test_seeds_are_distinct_across_sources(data_root: Path, runs: Path) -> None:
     record = warm_configs(
         [source.run_dir, source.run_dir], load_space("lambdarank_small"), runs, per_source=3
     )
-    assert len(record["configs"]) == len(set(_keys(record["configs"]))) <= 3
+    given = [record["baseline"], *record["configs"]]
+    assert len(given) == len(set(_keys(given))) <= 3
     assert [s["configs"] for s in record["sources"]][1] == 0
+
+
+def test_a_record_from_before_warm_baselines_keeps_the_default_baseline() -> None:
+    """Runs warm-started before the source's best became the baseline resume as they began."""
+    space = load_space("lambdarank_small")
+    seed = dict(space.sample_configuration(1))
+    logged: list[str] = []
+    old = warm_start_record(
+        {"warm_start": {"sources": [], "configs": [seed]}}, space, logged.append
+    )
+    assert old.baseline is None
+    assert [dict(c) for c in old.configs] == [seed]
+    assert "baseline the default configuration" in logged[0]
+    assert baseline_origin({"warm_start": {"configs": [seed]}}) == "default configuration"
+    new = warm_start_record(
+        {"warm_start": {"sources": [], "baseline": seed, "configs": []}}, space, logged.append
+    )
+    assert new.baseline is not None
+    assert dict(new.baseline) == seed
+    assert baseline_origin({"warm_start": {"baseline": seed, "baseline_run": "e0"}}) == (
+        "warm start: best of e0"
+    )
+    with pytest.raises(ConfigError, match="key 'warm_start': expected baseline as an object"):
+        warm_start_record({"warm_start": {"baseline": [1], "configs": []}}, space, logged.append)

@@ -84,15 +84,21 @@ def test_run_then_refuse_then_resume(
 
 
 def test_warm_start_reaches_the_campaign(
-    data_root: Path, tmp_path: Path, toy_builder: list[Any]
+    data_root: Path, tmp_path: Path, toy_builder: list[Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
     runs = tmp_path / "runs"
     assert main(_argv(data_root, runs, "--name", "old", "--trials", "8")) == 0
     argv = _argv(data_root, runs, "--name", "new", "--trials", "8", "--optimizer", "bo")
+    capsys.readouterr()
     assert main([*argv, "--warm-start", "old", str(runs / "old")]) == 0
+    assert "baseline (warm start: best of old, budget" in capsys.readouterr().out
+    assert main(["runs", "show", "new", "--runs-dir", str(runs)]) == 0
+    assert "Baseline: warm start: best of old (trial 1" in capsys.readouterr().out
     record = json.loads((runs / "new" / "campaign.json").read_text())["warm_start"]
     assert [s["run"] for s in record["sources"]] == ["old", "old"]
-    assert record["sources"][0]["configs"] == len(record["configs"]) > 0
+    assert record["sources"][0]["configs"] == 1 + len(record["configs"]) > 1
+    assert record["baseline"] is not None
+    assert record["baseline_run"] == "old"
 
 
 @pytest.mark.parametrize(
