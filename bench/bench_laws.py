@@ -77,6 +77,7 @@ def judge_law(
     threads: int,
     jobs: int,
     cache_dir: Path,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """Shares of the ceiling per collection: prior off, and on at each weight."""
     build = dict(spec=FeatureSpec(), extract=ExtractOptions(cache_dir=cache_dir, n_jobs=jobs))
@@ -91,7 +92,7 @@ def judge_law(
         LAYOUT,
         on,
         rounds=rounds,
-        seed=0,
+        seed=seed,
         options=FitOptions(n_threads=threads),
     )
     seconds = time.perf_counter() - t0
@@ -114,14 +115,14 @@ def judge_law(
 
 
 def tile_score(tuning: Path, unseen: Path, hp: dict[str, Any], rounds: int, threads: int,
-               jobs: int, cache_dir: Path) -> float:  # fmt: skip
+               jobs: int, cache_dir: Path, seed: int = 0) -> float:  # fmt: skip
     """Mean top-5 tile score on the unseen root's labeled graphs."""
     build = dict(spec=FeatureSpec(), extract=ExtractOptions(cache_dir=cache_dir, n_jobs=jobs))
     tables = build_tables(tuning, ("tile:xla",), LABELED, **build)
     other = build_tables(unseen, ("tile:xla",), LABELED, merge_duplicates_in=(), **build)
     fit = train_family(
         tables[("tile", "train")], tables[("tile", "valid")], ("tile:xla",), hp,
-        rounds=rounds, seed=0, options=FitOptions(n_threads=threads),
+        rounds=rounds, seed=seed, options=FitOptions(n_threads=threads),
     )  # fmt: skip
     scores = []
     for s in LABELED:
@@ -174,6 +175,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--weights", default="", help="comma list (default: the space's)")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--seed", type=int, default=0, help="the boosters' seed (another one: the seed noise)"
+    )
     parser.add_argument("--jobs", type=int, default=1, help="extraction processes")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
@@ -191,11 +195,13 @@ def main() -> None:
         t1 = time.perf_counter()
         results[law] = judge_law(
             tuning, unseen, hp, weights, rounds=args.rounds, threads=args.threads,
-            jobs=args.jobs, cache_dir=cache_dir,
+            jobs=args.jobs, cache_dir=cache_dir, seed=args.seed,
         )  # fmt: skip
         results[law]["law"] = law_record(read_law(unseen))
         if tile is None:
-            tile = tile_score(tuning, unseen, hp, args.rounds, args.threads, args.jobs, cache_dir)
+            tile = tile_score(
+                tuning, unseen, hp, args.rounds, args.threads, args.jobs, cache_dir, args.seed
+            )
         print(f"  law {law}: {time.perf_counter() - t1:.0f} s", flush=True)
     summary = summarize(results, default_label)
     print(f"\nspace {args.space} defaults ({default_label}, blend "
