@@ -9,8 +9,8 @@ The baseline (the space's default configuration at the largest budget, or with
 of every optimizer: the intensifiers below yield it before their own first trial. It goes
 through SMAC's runner like any trial (Dask, crash cost, walltime, trials.jsonl), SMAC's
 runhistory holds it (so the incumbent is compared with it and a resume skips it), and a
-multi-fidelity intensifier, which would start the default at the smallest budget, cannot
-demote it. Successive halving races new configurations from its first bracket on, never the
+multi-fidelity intensifier, which would start it at the smallest budget, cannot demote
+it. Successive halving races new configurations from its first bracket on, never the
 baseline again (see :class:`hpo.campaign.intensifiers.FullBrackets`).
 
 Cross-validation (``cv`` = K): the folds are SMAC's *instances* (``fold0`` ...), with a
@@ -31,7 +31,7 @@ configuration's cost over the instances it ran on, and:
   every configuration gets all K folds (no racing), so pick K >= eta for the racing.
 
 The baseline is evaluated on all K folds before anything else, so the first incumbent has
-every fold and challengers are compared with the default on the folds they share.
+every fold and challengers are compared with the baseline on the folds they share.
 """
 
 from __future__ import annotations

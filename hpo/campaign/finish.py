@@ -104,7 +104,7 @@ def reserve_seconds(cfg: CampaignConfig, records: list[dict[str, Any]], slots: i
     finished now (:meth:`Candidate.seconds`) spread over the slots (at least the longest),
     or before there are any, ``ceil(K / slots)`` baseline durations (the baseline trains
     the largest budget from scratch, so its duration bounds a finishing trial's when the
-    candidates are no costlier than the default); times :data:`FINISH_MARGIN`, at most
+    candidates are no costlier than the baseline); times :data:`FINISH_MARGIN`, at most
     :data:`FINISH_SHARE` of the walltime (the share itself until the baseline is known).
     """
     k = finish_count(cfg)

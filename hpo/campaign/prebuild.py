@@ -42,13 +42,32 @@ __all__ = ["MAX_VARIANTS", "PrebuildPlan", "dataset_variants", "prebuild_dataset
 MAX_VARIANTS = 12
 
 
-def dataset_variants(space: ConfigurationSpace) -> list[dict[str, Any]]:
+def dataset_variants(
+    space: ConfigurationSpace, also: Sequence[Mapping[str, Any]] = ()
+) -> list[dict[str, Any]]:
     """The configurations whose Datasets a campaign over ``space`` can need, defaults elsewhere.
 
     The default configuration with every combination of the values of its Dataset-shaping
     hyperparameters (categorical, ordinal or constant ones); only the default when one of
-    them is a numeric range or the combinations exceed :data:`MAX_VARIANTS`.
+    them is a numeric range or the combinations exceed :data:`MAX_VARIANTS`. ``also`` are
+    configurations known to run (a warm start's baseline, the campaign's first trial): their
+    Dataset-shaping values are added when no variant has them.
     """
+    variants = _space_variants(space)
+    default = dict(space.get_default_configuration())
+
+    def shape(config: Mapping[str, Any]) -> tuple[Any, ...]:
+        return tuple(config.get(k) for k in sorted(DATASET_PARAMS))
+
+    for config in also:
+        extra = {**default, **{k: v for k, v in config.items() if k in DATASET_PARAMS}}
+        if shape(extra) not in {shape(v) for v in variants}:
+            variants.append(extra)
+    return variants
+
+
+def _space_variants(space: ConfigurationSpace) -> list[dict[str, Any]]:
+    """:func:`dataset_variants` of the space alone."""
     default = dict(space.get_default_configuration())
     choices: dict[str, Sequence[Any]] = {}
     for hp in space.values():

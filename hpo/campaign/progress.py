@@ -350,7 +350,7 @@ def print_summary(
     if baseline is not None and not base_ok:
         _plain(console, f"baseline ({origin}): {baseline.get('status')}")
     elif baseline is not None:
-        _plain(console, f"baseline: the {origin} at the largest budget")
+        _plain(console, f"baseline: {origin}, at the largest budget")
     _plain(console, f"run folder: {result.run_dir}")
 
 

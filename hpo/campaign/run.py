@@ -12,7 +12,7 @@ import contextlib
 import dataclasses
 import functools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -220,6 +220,7 @@ def _bin_ahead(
     data_to_scatter: dict[str, Any] | None,
     records: list[dict[str, Any]],
     log: Callable[[str], None],
+    also: Sequence[Mapping[str, Any]] = (),
 ) -> None:
     """Build the campaign's binary Datasets before its workers start (:mod:`~hpo.campaign.
     prebuild`): with several workers, or one worker on tables of :data:`BIN_AHEAD_ROWS` rows
@@ -248,7 +249,7 @@ def _bin_ahead(
     plan = PrebuildPlan(
         tables=tables,
         collections=tuple(s.collections),
-        variants=tuple(dataset_variants(space)),
+        variants=tuple(dataset_variants(space, also)),
         seed=trial_seed(cfg.seed, records),
         dataset_dir=s.dataset_dir,
         n_threads=cfg.threads or default_threads(1),  # it runs alone: every core
@@ -290,7 +291,11 @@ def _run_locked(
         from hpo.campaign.objective import build_objective
 
         objective, data_to_scatter = build_objective(cfg, progress)
-    _bin_ahead(cfg, space, objective, data_to_scatter, log.records, progress.log)
+    # the baseline, SMAC's first trial (see facades): the space's default configuration, or a
+    # warm start's best
+    warm = warm_start_record(saved, space, progress.log)
+    baseline = warm.baseline or space.get_default_configuration()
+    _bin_ahead(cfg, space, objective, data_to_scatter, log.records, progress.log, [baseline])
     assert cfg.max_budget is not None
     with _dask_client(cfg, progress) as client:
         target = CampaignTarget(
@@ -298,10 +303,6 @@ def _run_locked(
             default_budget=cfg.max_budget,
             local_data=None if client is not None else data_to_scatter,
         )
-        # the baseline, SMAC's first trial (see facades): the space's default configuration,
-        # or a warm start's best
-        warm = warm_start_record(saved, space, progress.log)
-        baseline = warm.baseline or space.get_default_configuration()
         recorder = TrialRecorder(log, progress, cfg.max_budget, baseline=dict(baseline))
         stop = ReserveStop(cfg, log, progress.log)  # SMAC's loop leaves time to finish
         facade = make_facade(

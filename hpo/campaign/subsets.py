@@ -44,7 +44,7 @@ from hpo.campaign.preflight import Runtime, Start, campaign_record, check_saved,
 from hpo.campaign.progress import stdout_console
 from hpo.campaign.result import CampaignResult
 from hpo.campaign.run import run_single_campaign
-from hpo.campaign.warm_start import source_runs
+from hpo.campaign.warm_start import matching_source
 from hpo.errors import ConfigError
 from hpo.features.table import family_of
 from hpo.ranking.spaces import load_space
@@ -147,7 +147,7 @@ class SubsetsResult:
 
 def _matching(sources: Sequence[Path], runs_dir: Path, subset: str) -> list[Path]:
     """The run folders that seed ``subset``: each source's matching subset, or the source."""
-    return [f for w in sources for f in source_runs(w, runs_dir, subset)]
+    return [matching_source(w, runs_dir, subset) for w in sources]
 
 
 def run_subsets(

@@ -8,8 +8,10 @@ configuration reached, then its score there; crashed trials never count, and wit
 cross-validation only configurations scored on every fold). They are mapped onto the new
 campaign's space (:func:`map_config`). The first source's best becomes the campaign's
 **baseline**, its first trial at the largest budget, in place of the space's default
-configuration; the others become extra configurations of SMAC's initial design, evaluated
-first (:mod:`hpo.campaign.facades`).
+configuration (a per-subset source gives it only from the subset of this campaign's name:
+:func:`warm_configs`); the others become extra configurations of SMAC's initial design,
+evaluated first (:mod:`hpo.campaign.facades`). With ``random-hb``, whose initial design holds
+the default configuration, a warm-started run races the default like its other samples.
 
 Why the source's best as the baseline: the baseline is what the campaign starts from and
 what its gain is measured against, and a user who warm-starts starts from that
@@ -61,6 +63,7 @@ __all__ = [
     "WARM_CONFIGS",
     "WarmStart",
     "map_config",
+    "matching_source",
     "resolve_sources",
     "source_runs",
     "warm_configs",
@@ -161,6 +164,22 @@ def source_runs(source: str | Path, runs_dir: Path, subset: str | None) -> list[
     return sorted(p.parent for p in path.glob(f"*/{CAMPAIGN_FILE}"))
 
 
+def matching_source(source: Path, runs_dir: Path, subset: str) -> Path:
+    """The source of the subset campaign ``subset``: a per-subset source's subset of that
+    name, else the source itself (a per-subset source without one then gives the best of all
+    its subsets, and none of them as the baseline: :func:`warm_configs`)."""
+    path = resolve_run_dir(source, runs_dir)
+    matched = is_subset_run(path) and (path / subset / CAMPAIGN_FILE).is_file()
+    return path / subset if matched else path
+
+
+def _campaign_name(folder: Path) -> str:
+    """``RUN``, or ``RUN/SUBSET`` for a subset of a per-subset run."""
+    parent = folder.parent
+    nested = (parent / CAMPAIGN_FILE).is_file() and is_subset_run(parent)
+    return f"{parent.name}/{folder.name}" if nested else folder.name
+
+
 def warm_configs(
     sources: Sequence[str | Path],
     space: ConfigurationSpace,
@@ -172,14 +191,18 @@ def warm_configs(
     """The ``warm_start`` record of ``campaign.json``: the sources and the mapped configs.
 
     Configurations are distinct across sources (a repeat counts for the first source only).
-    The first one (the first source's best) is the ``baseline``, the campaign's first trial
-    at the largest budget; it may be the new space's default, when the source never beat it.
+    The best of the first source that is one campaign for this one (a single run, or the
+    per-subset source's subset of this campaign's name) is the ``baseline``, the campaign's
+    first trial at the largest budget; it may be the new space's default, when that source
+    never beat it. Without such a source (only per-subset sources without a matching subset,
+    whose subsets were tuned each for part of the data) the default stays the baseline.
 
     Returns
     -------
     dict
         ``{"sources": [{"run", "path", "configs", "clipped", "dropped"}], "baseline": {...}
-        or None, "baseline_run": the name of the source that gave it, "configs": [...]}``
+        or None, "baseline_run": the campaign that gave it (``RUN`` or ``RUN/SUBSET``),
+        "configs": [...]}``
         where a source's ``configs`` counts the configurations it gave (the baseline among
         them), ``clipped`` and ``dropped`` the values (or, for ``dropped``, also whole
         configurations) changed by :func:`map_config`; the record's ``configs`` are the
@@ -193,12 +216,18 @@ def warm_configs(
         If a source's files are malformed.
     """
     seen: set[str] = set()
-    configs: list[dict[str, Any]] = []  # the baseline first
+    configs: list[dict[str, Any]] = []
     out_sources: list[dict[str, Any]] = []
+    baseline: dict[str, Any] | None = None
     baseline_run = None
     for source in sources:
         given = clipped = dropped = 0
-        for folder in source_runs(source, runs_dir, subset):
+        folders = source_runs(source, runs_dir, subset)
+        # only a source that is one campaign for this one (a single run, or the matching
+        # subset) gives the baseline: another subset's best was tuned for other data
+        whole = resolve_run_dir(source, runs_dir)
+        one = not is_subset_run(whole) or (subset is not None and folders == [whole / subset])
+        for folder in folders:
             try:
                 run = load_run(folder)
             except HpoError as exc:
@@ -210,9 +239,11 @@ def warm_configs(
                 if mapped is None or config_key(mapped) in seen:
                     continue
                 seen.add(config_key(mapped))
-                configs.append(mapped)
                 given += 1
-                baseline_run = baseline_run or resolve_run_dir(source, runs_dir).name
+                if baseline is None and one:
+                    baseline, baseline_run = mapped, _campaign_name(folder)
+                else:
+                    configs.append(mapped)
         path = resolve_run_dir(source, runs_dir).absolute()
         out_sources.append(
             {
@@ -225,9 +256,9 @@ def warm_configs(
         )
     return {
         "sources": out_sources,
-        "baseline": configs[0] if configs else None,
+        "baseline": baseline,
         "baseline_run": baseline_run,
-        "configs": configs[1:],
+        "configs": configs,
     }
 
 
@@ -279,7 +310,9 @@ def warm_start_record(
         raise ConfigError(f"{CAMPAIGN_FILE}: key 'warm_start': {exc}") from None
     sources = record.get("sources") or []
     names = ", ".join(f"{s.get('run')} ({s.get('configs')})" for s in sources)
-    base = "the default configuration" if baseline is None else "the best of the first source"
+    base = "the default configuration"
+    if baseline is not None:
+        base = f"the best of {record.get('baseline_run') or 'an earlier run'}"
     log(
         f"warm start from {names or 'no run'}: baseline {base}, then "
         f"{len(configs)} configuration(s) first"

@@ -234,7 +234,8 @@ def add_parsers(subparsers: Any) -> None:
         metavar="RUN",
         help="seed the new campaign with the best configurations of earlier runs (names under "
         "--runs-dir, or folders): the hyperparameters the spaces share, the rest at their "
-        "defaults, run first; --per runs seed each subset from the matching subset",
+        "defaults, run first; the first run's best is the baseline, in place of the default "
+        "configuration; --per runs seed each subset from the matching subset",
     )
     p.add_argument("--quiet", action="store_true", help="plain log lines, no live view")
     mode = p.add_mutually_exclusive_group()

@@ -217,7 +217,7 @@ def _panel_metrics(ax: Any, run: RunHistory) -> None:
             fontsize=8,
         )
     base = run.baseline
-    if base is not None and base.metrics:  # the default configuration, per collection
+    if base is not None and base.metrics:  # the baseline (run.baseline_origin), per collection
         rows = [i for i, n in enumerate(names) if n in base.metrics]
         marks = [base.metrics[names[i]] for i in rows]
         ax.scatter(marks, rows, marker="|", s=400, color="0.1", zorder=3)

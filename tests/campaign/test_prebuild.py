@@ -43,6 +43,10 @@ def test_a_numeric_or_too_large_dataset_choice_gets_the_default_only() -> None:
     none = ConfigurationSpace(seed=0)
     none.add(Float("learning_rate", (0.01, 0.3), default=0.05))
     assert dataset_variants(none) == [{"learning_rate": 0.05}]
+    # a warm start's baseline runs first: its Dataset is built ahead too, once
+    warm = {"max_bin": 63, "learning_rate": 0.2}
+    assert dataset_variants(ranged, [warm, warm]) == [{"max_bin": 255}, {"max_bin": 63}]
+    assert dataset_variants(ranged, [{"max_bin": 255}]) == [{"max_bin": 255}]
 
 
 def test_trial_seed_of_a_resumed_campaign_is_its_trials_seed() -> None:

@@ -150,6 +150,7 @@ def test_per_subset_runs_seed_each_subset_from_the_matching_one(
         assert [s["path"] for s in record["sources"]] == [str(source.run_dir / subset)]
         best, *expected = _top(source.run_dir / subset)
         assert config_key(record["baseline"]) == best
+        assert record["baseline_run"] == f"old/{subset}"
         assert _keys(record["configs"]) == expected
         first = read_trials(cfg.run_dir / subset / "trials.jsonl")[0]
         assert first["baseline"]
@@ -160,7 +161,13 @@ def test_per_subset_runs_seed_each_subset_from_the_matching_one(
     record = read_campaign(single.run_dir)["warm_start"]
     assert record["sources"][0]["run"] == "old"
     both = set(_top(source.run_dir / "tile-xla")) | set(_top(source.run_dir / "layout-xla-default"))
-    assert set(_keys([record["baseline"], *record["configs"]])) == both
+    assert set(_keys(record["configs"])) == both
+    # each subset's best was tuned for part of the data: the default stays the baseline
+    assert record["baseline"] is None
+    first = read_trials(single.run_dir / "trials.jsonl")[0]
+    assert first["baseline"]
+    assert first["config"] == _default()
+    assert load_run(single.run_dir).baseline_origin == "default configuration"
 
 
 def test_a_resumed_warm_started_run_keeps_its_seeds_without_the_sources(
@@ -229,3 +236,23 @@ def test_a_record_from_before_warm_baselines_keeps_the_default_baseline() -> Non
     )
     with pytest.raises(ConfigError, match="key 'warm_start': expected baseline as an object"):
         warm_start_record({"warm_start": {"baseline": [1], "configs": []}}, space, logged.append)
+
+
+def test_subsets_without_a_matching_source_subset_keep_the_default_baseline(
+    data_root: Path, runs: Path
+) -> None:
+    """--per family seeded by a --per collection run: no subset of the source has the name of
+    a new subset, so each new subset gets every source subset's best, none as its baseline."""
+    settings: dict[str, Any] = {"collections": TWO, "trials": 8}
+    source = toy_config(runs, data_root, name="old", per="collection", **settings)
+    _run(source)
+    cfg = toy_config(runs, data_root, name="new", per="family", **settings)
+    _run(cfg, warm_start=["old"])
+    for subset in ("tile", "layout"):
+        record = read_campaign(cfg.run_dir / subset)["warm_start"]
+        assert [s["path"] for s in record["sources"]] == [str(source.run_dir)]
+        assert record["baseline"] is None
+        assert record["configs"]
+        first = read_trials(cfg.run_dir / subset / "trials.jsonl")[0]
+        assert first["baseline"]
+        assert first["config"] == _default()
