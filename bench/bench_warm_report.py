@@ -78,6 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", type=int, nargs="+", required=True)
     p.add_argument("--png", type=Path)
     p.add_argument("--json", type=Path)
+    p.add_argument(
+        "--warm",
+        default="warm",
+        help="name prefix of the warm runs (warm{s+1}); e.g. 'again' for runs warm-started "
+        "from cold{s+1} on the same data",
+    )
     a = p.parse_args(argv)
     B, runs = a.folder, a.folder / "runs"
     out: dict[str, Any] = {"ensemble": {}, "warm": {}}
@@ -111,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     walltime = 0.0
     for s in a.seeds:
         for kind in ("cold", "warm"):
-            curve, walltime, _ = campaign(runs / f"{kind}{s + 1}")
+            name = a.warm if kind == "warm" else kind
+            curve, walltime, _ = campaign(runs / f"{name}{s + 1}")
             curves[kind].append(curve)
     times = np.unique(
         np.concatenate([[0.0, walltime], *[[t for t, _ in c] for k in curves for c in curves[k]]])
@@ -131,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         beat = time_to_reach(times, values["warm"][i], np.nextafter(cold_final, np.inf))
         when = "never" if t is None else f"{t:.0f} s ({t / walltime:.2f})"
         above = "never" if beat is None else f"{beat:.0f} s ({beat / walltime:.2f})"
-        ends = [baseline_end(runs / f"{k}{s + 1}") for k in ("cold", "warm")]
+        ends = [baseline_end(runs / f"{k}{s + 1}") for k in ("cold", a.warm)]
         print(
             f"| {s} | {cold_final:.4f} | {warm_final:.4f} | {when} | "
             f"{ends[0]:.0f} / {ends[1]:.0f} s | {above} |"
