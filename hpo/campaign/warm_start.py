@@ -196,6 +196,8 @@ def warm_configs(
     first trial at the largest budget; it may be the new space's default, when that source
     never beat it. Without such a source (only per-subset sources without a matching subset,
     whose subsets were tuned each for part of the data) the default stays the baseline.
+    When the baseline is not the default, the default is the first of the other
+    configurations: a source's best from other data can be worse than the default here.
 
     Returns
     -------
@@ -254,6 +256,11 @@ def warm_configs(
                 "dropped": dropped,
             }
         )
+    default = dict(space.get_default_configuration())
+    if baseline is not None and config_key(baseline) != config_key(default):
+        # the default is no longer the baseline; where the sources' data differ from this
+        # run's it may still be the best start, so it races with the seeds
+        configs = [default, *(c for c in configs if config_key(c) != config_key(default))]
     return {
         "sources": out_sources,
         "baseline": baseline,
