@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from dask.distributed import Client
 
     from hpo.campaign.config import CampaignConfig
+    from hpo.campaign.warm_start import WarmStart
 
 __all__ = ["describe_facade", "make_facade", "make_scenario"]
 
@@ -113,18 +114,17 @@ def make_facade(
     resume: bool,
     baseline_records: list[dict[str, Any]] | None = None,
     dask_client: Client | None = None,
-    warm: list[Configuration] | None = None,
-    baseline: Configuration | None = None,
+    warm: WarmStart | None = None,
 ) -> AbstractFacade:
     """Assemble the facade of ``cfg.optimizer``, its first trial the baseline.
 
     SMAC's logging setup is left alone (``logging_level=False``); a new run overwrites SMAC's
     folder, a resumed one continues from it after :func:`_check_resumable`.
     ``baseline_records`` are the baseline's trials.jsonl records logged already (one per
-    fold with cross-validation). ``warm`` are warm-start configurations
-    (:mod:`hpo.campaign.warm_start`): extra initial-design configurations, run first.
-    ``baseline`` is the configuration of the baseline trial: the space's default unless a
-    warm start gives its best.
+    fold with cross-validation). ``warm`` is the warm start
+    (:mod:`hpo.campaign.warm_start`): its ``baseline`` replaces the space's default as the
+    baseline trial's configuration when it is set, and its ``configs`` are extra
+    initial-design configurations, run first.
 
     Raises
     ------
@@ -134,7 +134,7 @@ def make_facade(
         If the optimizer's facade has no :class:`BaselineFirst` intensifier.
     """
     optimizer = get_optimizer(cfg.optimizer)
-    seeds = list(warm or [])
+    seeds = [] if warm is None else list(warm.configs)
     # the target's own arguments, every one: SMAC warns about each it does not pass (it passes
     # ``instance=None`` without folds), and the runner's meta does not list them
     arguments = ["seed", "budget", "data_to_scatter", "instance"]
@@ -156,6 +156,7 @@ def make_facade(
     # SMAC's budget of the baseline: the largest rounds budget, or none where SMAC has none
     # (single-fidelity, and with folds, where the budget counts instances)
     budget = cfg.max_budget if optimizer.multi_fidelity and not cfg.cv else None
+    baseline = None if warm is None else warm.baseline
     if baseline is None:
         baseline = scenario.configspace.get_default_configuration()
     intensifier.set_baseline(baseline, budget, baseline_records or [])

@@ -313,8 +313,7 @@ def _run_locked(
             resume=resume,
             baseline_records=baseline_records(log.records),
             dask_client=client,
-            warm=list(warm.configs),
-            baseline=baseline,
+            warm=warm,
         )
         _record_smac(run_dir, describe_facade(facade))
         scatter = data_to_scatter if client is not None and data_to_scatter else None
