@@ -60,7 +60,10 @@ def dataset_variants(
         return tuple(config.get(k) for k in sorted(DATASET_PARAMS))
 
     for config in also:
-        extra = {**default, **{k: v for k, v in config.items() if k in DATASET_PARAMS}}
+        # the default's other values with exactly the configuration's Dataset values (one
+        # inactive there is absent, as in its trials)
+        extra = {k: v for k, v in default.items() if k not in DATASET_PARAMS}
+        extra.update({k: v for k, v in config.items() if k in DATASET_PARAMS})
         if shape(extra) not in {shape(v) for v in variants}:
             variants.append(extra)
     return variants

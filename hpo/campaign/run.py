@@ -294,7 +294,7 @@ def _run_locked(
     # the baseline, SMAC's first trial (see facades): the space's default configuration, or a
     # warm start's best
     warm = warm_start_record(saved, space, progress.log)
-    baseline = warm.baseline or space.get_default_configuration()
+    baseline = space.get_default_configuration() if warm.baseline is None else warm.baseline
     _bin_ahead(cfg, space, objective, data_to_scatter, log.records, progress.log, [baseline])
     assert cfg.max_budget is not None
     with _dask_client(cfg, progress) as client:

@@ -257,10 +257,11 @@ def warm_configs(
             }
         )
     default = dict(space.get_default_configuration())
+    configs = [c for c in configs if config_key(c) != config_key(default)]
     if baseline is not None and config_key(baseline) != config_key(default):
         # the default is no longer the baseline; where the sources' data differ from this
         # run's it may still be the best start, so it races with the seeds
-        configs = [default, *(c for c in configs if config_key(c) != config_key(default))]
+        configs.insert(0, default)
     return {
         "sources": out_sources,
         "baseline": baseline,
