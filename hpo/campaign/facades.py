@@ -52,6 +52,7 @@ from hpo.campaign.intensifiers import BaselineFirst, smac_class
 from hpo.campaign.optimizers import get_optimizer
 from hpo.campaign.runners import CampaignDaskRunner, CampaignRunner, CampaignTarget
 from hpo.campaign.smac_adapter import facade_parts, order_initial_design
+from hpo.campaign.warm_start import WarmStart
 from hpo.ranking.folds import fold_names
 from hpo.runs.folder import SMAC_DIR, jsonable
 
@@ -59,7 +60,6 @@ if TYPE_CHECKING:
     from dask.distributed import Client
 
     from hpo.campaign.config import CampaignConfig
-    from hpo.campaign.warm_start import WarmStart
 
 __all__ = ["describe_facade", "make_facade", "make_scenario"]
 
@@ -156,9 +156,7 @@ def make_facade(
     # SMAC's budget of the baseline: the largest rounds budget, or none where SMAC has none
     # (single-fidelity, and with folds, where the budget counts instances)
     budget = cfg.max_budget if optimizer.multi_fidelity and not cfg.cv else None
-    baseline = None if warm is None else warm.baseline
-    if baseline is None:
-        baseline = scenario.configspace.get_default_configuration()
+    baseline = (warm or WarmStart()).first_trial(scenario.configspace)
     intensifier.set_baseline(baseline, budget, baseline_records or [])
     if seeds:
         _warm_first(facade, seeds)

@@ -180,14 +180,13 @@ def _baseline_summary(cfg: CampaignConfig) -> dict[str, Any] | None:
     """The baseline as the summary shows it: its record, or with folds its mean over them."""
     records = read_trials(cfg.run_dir / TRIALS_FILE)
     origin = baseline_origin(read_campaign(cfg.run_dir))
-    if not cfg.cv:
+    both = []
+    if cfg.cv:
+        marked = [Trial.from_record(r, i) for i, r in enumerate(records, 1) if r.get("baseline")]
+        both = combine_folds(marked, cfg.cv)
+    if not both:  # no folds, or one failed or is missing: the (first fold's) record as it is
         record = baseline_record(records)
         return None if record is None else {**record, "origin": origin}
-    trials = [Trial.from_record(r, i) for i, r in enumerate(records, start=1) if r.get("baseline")]
-    both = combine_folds(trials, cfg.cv)
-    if not both:  # a fold failed or is missing: show the first fold's record as it is
-        first = baseline_record(records)
-        return None if first is None else {**first, "origin": origin}
     base = both[0]
     folds = f"mean over {cfg.cv} folds"
     return {
@@ -294,7 +293,7 @@ def _run_locked(
     # the baseline, SMAC's first trial (see facades): the space's default configuration, or a
     # warm start's best
     warm = warm_start_record(saved, space, progress.log)
-    baseline = space.get_default_configuration() if warm.baseline is None else warm.baseline
+    baseline = warm.first_trial(space)
     _bin_ahead(cfg, space, objective, data_to_scatter, log.records, progress.log, [baseline])
     assert cfg.max_budget is not None
     with _dask_client(cfg, progress) as client:

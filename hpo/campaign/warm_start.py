@@ -159,9 +159,17 @@ def source_runs(source: str | Path, runs_dir: Path, subset: str | None) -> list[
     path = resolve_run_dir(source, runs_dir)
     if not is_subset_run(path):
         return [path]
-    if subset is not None and (path / subset / CAMPAIGN_FILE).is_file():
-        return [path / subset]
+    matched = _matched_subset(path, subset)
+    if matched is not None:
+        return [matched]
     return sorted(p.parent for p in path.glob(f"*/{CAMPAIGN_FILE}"))
+
+
+def _matched_subset(path: Path, subset: str | None) -> Path | None:
+    """The subset named ``subset`` of the per-subset run ``path``, if it has started it."""
+    if subset is None or not (path / subset / CAMPAIGN_FILE).is_file():
+        return None
+    return path / subset
 
 
 def matching_source(source: Path, runs_dir: Path, subset: str) -> Path:
@@ -169,8 +177,8 @@ def matching_source(source: Path, runs_dir: Path, subset: str) -> Path:
     name, else the source itself (a per-subset source without one then gives the best of all
     its subsets, and none of them as the baseline: :func:`warm_configs`)."""
     path = resolve_run_dir(source, runs_dir)
-    matched = is_subset_run(path) and (path / subset / CAMPAIGN_FILE).is_file()
-    return path / subset if matched else path
+    matched = _matched_subset(path, subset) if is_subset_run(path) else None
+    return path if matched is None else matched
 
 
 def _campaign_name(folder: Path) -> str:
@@ -228,7 +236,7 @@ def warm_configs(
         # only a source that is one campaign for this one (a single run, or the matching
         # subset) gives the baseline: another subset's best was tuned for other data
         whole = resolve_run_dir(source, runs_dir)
-        one = not is_subset_run(whole) or (subset is not None and folders == [whole / subset])
+        one = not is_subset_run(whole) or _matched_subset(whole, subset) is not None
         for folder in folders:
             try:
                 run = load_run(folder)
@@ -246,7 +254,7 @@ def warm_configs(
                     baseline, baseline_run = mapped, _campaign_name(folder)
                 else:
                     configs.append(mapped)
-        path = resolve_run_dir(source, runs_dir).absolute()
+        path = whole.absolute()
         out_sources.append(
             {
                 "run": path.name,
@@ -286,6 +294,10 @@ class WarmStart:
 
     baseline: Configuration | None = None
     configs: tuple[Configuration, ...] = ()
+
+    def first_trial(self, space: ConfigurationSpace) -> Configuration:
+        """The baseline trial's configuration: :attr:`baseline`, else ``space``'s default."""
+        return space.get_default_configuration() if self.baseline is None else self.baseline
 
 
 def warm_start_record(
