@@ -11,12 +11,13 @@ and saves the scores so that two trees can be compared.
 from __future__ import annotations
 
 import sys
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
-import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from rss import PeakRss  # noqa: E402
 
 
 def main() -> int:
@@ -25,31 +26,22 @@ def main() -> int:
     from hpo.features import extract_file, family_of
 
     model_dir, graph, collection, scores_out = sys.argv[1:5]
-    me = psutil.Process()
-    peak = [0.0]
-    stop = threading.Event()
-
-    def sample() -> None:
-        while not stop.is_set():
-            peak[0] = max(peak[0], me.memory_info().rss / 2**20)
-            stop.wait(0.02)
-
     model = load_model(Path(model_dir))
     X, *_ = extract_file(Path(graph), collection, model.spec, None)
     X = np.asarray(X)
     family = model.families[family_of(collection)]
-    before = me.memory_info().rss / 2**20
-    peak[0] = before
-    threading.Thread(target=sample, daemon=True).start()
+    rss = PeakRss(0.02)
+    before = rss.reset()
+    rss.start()
     t0 = time.perf_counter()
     scores = family.predict(X)
     seconds = time.perf_counter() - t0
     time.sleep(0.1)
-    stop.set()
+    rss.stop()
     np.save(scores_out, scores)
     print(
         f"{Path(hpo.__file__).parent.parent}: rows {X.shape}, RSS before predict {before:.0f} "
-        f"MiB, peak {peak[0]:.0f} MiB (+{peak[0] - before:.0f}), {seconds:.1f} s"
+        f"MiB, peak {rss.peak:.0f} MiB (+{rss.peak - before:.0f}), {seconds:.1f} s"
     )
     return 0
 

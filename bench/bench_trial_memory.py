@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import threading
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import psutil
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from rss import PeakRss  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,28 +37,18 @@ def main(argv: list[str] | None = None) -> int:
     from hpo.campaign.objective import build_objective
     from hpo.ranking.datasets import DatasetCache
 
-    me = psutil.Process()
-    peak = [0.0]
-    stop = threading.Event()
-
-    def sample() -> None:
-        while not stop.is_set():
-            peak[0] = max(peak[0], me.memory_info().rss / 2**20)
-            stop.wait(0.05)
-
-    threading.Thread(target=sample, daemon=True).start()
+    rss = PeakRss(0.05).start()
 
     def watched(owner: Any, name: str) -> None:
         inner = getattr(owner, name)
 
         def stage(*args: Any, **kwargs: Any) -> Any:
-            start = me.memory_info().rss / 2**20
-            peak[0] = start
+            start = rss.reset()
             t0 = time.perf_counter()
             out = inner(*args, **kwargs)
-            end = me.memory_info().rss / 2**20
+            end = rss.now()
             print(
-                f"   {name:18s} start {start:6.0f}  peak {peak[0]:6.0f}  end {end:6.0f} MiB"
+                f"   {name:18s} start {start:6.0f}  peak {rss.peak:6.0f}  end {end:6.0f} MiB"
                 f"  {time.perf_counter() - t0:5.1f} s",
                 flush=True,
             )
@@ -78,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in records[: a.trials]:
         print(f"trial {r['trial']}: budget {r['budget']:g}", flush=True)
         objective(r["config"], seed=r["seed"], budget=r["budget"], tables=tables, datasets=cache)
-    stop.set()
+    rss.stop()
     return 0
 
 
