@@ -21,6 +21,13 @@ Scores:
   score its export would have at ``t``. The target is the cold campaigns' final median; the
   report gives the first time the warm campaigns' median curve reaches it, as a share of the
   walltime (issue 23: at most half).
+
+``--long PREFIX`` (runs of ``bench_warm_longer.sh``) adds the comparison at equal total time:
+the source ``cold{s+1}`` followed by its warm-started ``{warm}{s+1}`` on the same data,
+against ``{PREFIX}{s+1}``, one cold campaign as long as both. The two-run path's curve is the
+source's until the source's walltime, then the warm run's (its export), with the source's
+final score held until the warm run's first score at the largest budget. ``--skip-ensemble``
+leaves out the ensemble table (folders without ``eval-*.json``).
 """
 
 from __future__ import annotations
@@ -84,16 +91,30 @@ def main(argv: list[str] | None = None) -> int:
         help="name prefix of the warm runs (warm{s+1}); e.g. 'again' for runs warm-started "
         "from cold{s+1} on the same data",
     )
+    p.add_argument("--long", help="name prefix of cold runs as long as source plus warm run")
+    p.add_argument("--skip-ensemble", action="store_true")
     a = p.parse_args(argv)
     B, runs = a.folder, a.folder / "runs"
     out: dict[str, Any] = {"ensemble": {}, "warm": {}}
+    if not a.skip_ensemble:
+        ensemble_table(B, a.seeds, out)
+    warm_table(runs, a, out)
+    if a.long:
+        longer_table(runs, a, out)
+    if a.json:
+        a.json.write_text(json.dumps(out, indent=1, default=float))
+    return 0
+
+
+def ensemble_table(B: Path, seeds: list[int], out: dict[str, Any]) -> None:
+    """The ensemble against the incumbent on unseen graphs, per seed."""
     print(
         "| seed | incumbent, unseen | ensemble, members within 0.01 (default) | difference | "
         "ensemble of the 3 best | difference |"
     )
     print("|---:|---:|---:|---:|---:|---:|")
     diffs: dict[str, list[float]] = {"ens3": [], "ens3all": []}
-    for s in a.seeds:
+    for s in seeds:
         inc, inc_per = unseen_score(B, f"e{s}")
         row, entry = [f"{inc:.4f}"], {"incumbent": inc, "per": {"incumbent": inc_per}}
         for kind in ("ens3", "ens3all"):
@@ -113,6 +134,10 @@ def main(argv: list[str] | None = None) -> int:
             f"mean {np.mean(d):+.4f}; better in {sum(x > 0 for x in d)} of {len(d)} seeds"
         )
     print()
+
+
+def warm_table(runs: Path, a: argparse.Namespace, out: dict[str, Any]) -> None:
+    """Warm against cold campaigns of equal walltime, per seed and as median curves."""
     curves: dict[str, list[list[tuple[float, float]]]] = {"cold": [], "warm": []}
     walltime = 0.0
     for s in a.seeds:
@@ -156,30 +181,89 @@ def main(argv: list[str] | None = None) -> int:
         f"the warm median curve reaches the cold final median: {when}"
     )
     out.update(target=target, reach=reach, walltime=walltime)
-    if a.json:
-        a.json.write_text(json.dumps(out, indent=1, default=float))
     if a.png:
-        import matplotlib
+        plot(a.png, times, values, {"cold": "cold", "warm": "warm"}, walltime / 2, target)
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(7, 4))
-        for kind, color in (("cold", "grey"), ("warm", "tab:blue")):
-            lo, hi = quantile(values[kind], 0.25), quantile(values[kind], 0.75)
-            finite = np.isfinite(med[kind])
-            ax.step(times[finite], med[kind][finite], where="post", color=color, label=kind)
-            band = np.isfinite(lo) & np.isfinite(hi)
-            ax.fill_between(times[band], lo[band], hi[band], step="post", color=color, alpha=0.2)
-        ax.axhline(target, color="black", ls="--", lw=0.8, label="cold final median")
-        ax.axvline(walltime / 2, color="black", ls=":", lw=0.8, label="half the walltime")
-        ax.set_xlabel("seconds since the first trial started")
-        ax.set_ylabel("best valid score at the largest budget")
-        ax.set_title(f"warm vs cold, {len(a.seeds)} seeds (median, IQR)")
-        ax.legend(loc="lower right")
-        fig.tight_layout()
-        fig.savefig(a.png, dpi=110)
-    return 0
+def longer_table(runs: Path, a: argparse.Namespace, out: dict[str, Any]) -> None:
+    """Source then warm run on the same data, against one cold run of their total time."""
+    paths: list[np.ndarray] = []
+    longs: list[list[tuple[float, float]]] = []
+    rows = []
+    for s in a.seeds:
+        source, wall = campaign(runs / f"cold{s + 1}")[:2]
+        again = campaign(runs / f"{a.warm}{s + 1}")[0]
+        long, total, _ = campaign(runs / f"{a.long}{s + 1}")
+        held = source[-1][1] if source else -np.inf
+        # the source's curve, then the warm run's, offset by the source's walltime
+        path = source + [(wall, held)] + [(wall + t, v) for t, v in again]
+        paths.append(np.array(path, dtype=float).reshape(-1, 2))
+        longs.append(long)
+        rows.append((s, held, again[-1][1] if again else -np.inf, long[-1][1] if long else -np.inf))
+    times = np.unique(
+        np.concatenate(
+            [[0.0, total], *[p[:, 0] for p in paths], *[[t for t, _ in c] for c in longs]]
+        )
+    )
+    values = {
+        "path": np.array([step_values([tuple(x) for x in p], times) for p in paths]),
+        "long": np.array([step_values(c, times) for c in longs]),
+    }
+    print(
+        "\n| seed | source final | warm-started run final | one cold run of the total time | "
+        "difference |\n|---:|---:|---:|---:|---:|"
+    )
+    for s, src, again_final, long_final in rows:
+        print(
+            f"| {s} | {src:.4f} | {again_final:.4f} | {long_final:.4f} | "
+            f"{again_final - long_final:+.4f} |"
+        )
+        out.setdefault("longer", {})[s] = {"source": src, "again": again_final, "long": long_final}
+    med = {k: quantile(v, 0.5) for k, v in values.items()}
+    print(
+        f"\nfinal medians at {total:.0f} s: source then warm run {med['path'][-1]:.4f}, one cold "
+        f"run {med['long'][-1]:.4f}"
+    )
+    if a.png:
+        png = a.png.with_name(a.png.stem + "_longer" + a.png.suffix)
+        labels = {"long": "one cold run", "path": "source, then warm-started run"}
+        plot(png, times, values, labels, total / 2, float(med["long"][-1]))
+
+
+def plot(
+    png: Path,
+    times: np.ndarray,
+    values: dict[str, np.ndarray],
+    labels: dict[str, str],
+    mark: float,
+    target: float,
+) -> None:
+    """Median and IQR step curves of ``values`` (runs x times), the target, a time mark."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for (kind, label), color in zip(labels.items(), ("grey", "tab:blue"), strict=True):
+        med = quantile(values[kind], 0.5)
+        lo, hi = quantile(values[kind], 0.25), quantile(values[kind], 0.75)
+        finite = np.isfinite(med)
+        ax.step(times[finite], med[finite], where="post", color=color, label=label)
+        band = np.isfinite(lo) & np.isfinite(hi)
+        ax.fill_between(times[band], lo[band], hi[band], step="post", color=color, alpha=0.2)
+    ax.axhline(
+        target, color="black", ls="--", lw=0.8, label=f"{labels[next(iter(labels))]}: final median"
+    )
+    ax.axvline(mark, color="black", ls=":", lw=0.8, label="half the time")
+    ax.set_xlabel("seconds since the first trial started")
+    ax.set_ylabel("best valid score at the largest budget")
+    ax.set_title(
+        f"{' vs '.join(labels.values())}, {len(values[next(iter(labels))])} seeds (median, IQR)"
+    )
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
 
 
 if __name__ == "__main__":

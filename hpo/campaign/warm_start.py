@@ -212,7 +212,8 @@ def warm_configs(
     dict
         ``{"sources": [{"run", "path", "configs", "clipped", "dropped"}], "baseline": {...}
         or None, "baseline_run": the campaign that gave it (``RUN`` or ``RUN/SUBSET``),
-        "configs": [...]}``
+        "baseline_is_default": whether that best is the new space's default, "configs":
+        [...]}``
         where a source's ``configs`` counts the configurations it gave (the baseline among
         them), ``clipped`` and ``dropped`` the values (or, for ``dropped``, also whole
         configurations) changed by :func:`map_config`; the record's ``configs`` are the
@@ -266,7 +267,8 @@ def warm_configs(
         )
     default = dict(space.get_default_configuration())
     configs = [c for c in configs if config_key(c) != config_key(default)]
-    if baseline is not None and config_key(baseline) != config_key(default):
+    is_default = baseline is not None and config_key(baseline) == config_key(default)
+    if baseline is not None and not is_default:
         # the default is no longer the baseline; where the sources' data differ from this
         # run's it may still be the best start, so it races with the seeds
         configs.insert(0, default)
@@ -274,6 +276,8 @@ def warm_configs(
         "sources": out_sources,
         "baseline": baseline,
         "baseline_run": baseline_run,
+        # said beside the baseline's name: a source that never beat the default gives it back
+        "baseline_is_default": is_default,
         "configs": configs,
     }
 
@@ -333,6 +337,7 @@ def warm_start_record(
     base = "the default configuration"
     if baseline is not None:
         base = f"the best of {record.get('baseline_run') or 'an earlier run'}"
+        base += " (the default configuration)" if record.get("baseline_is_default") else ""
     log(
         f"warm start from {names or 'no run'}: baseline {base}, then "
         f"{len(configs)} configuration(s) first"

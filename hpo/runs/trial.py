@@ -60,11 +60,17 @@ def baseline_record(records: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 def baseline_origin(campaign: Mapping[str, Any]) -> str:
     """What a run's baseline is, from its ``campaign.json``: ``"default configuration"``, or
-    ``"warm start: best of RUN"`` when a warm start's best took the default's place."""
+    ``"warm start: best of RUN"`` when a warm start's best took the default's place.
+
+    When that best is the space's default (the source never beat it), the label says so:
+    ``"warm start: best of RUN, the default configuration"``. Without it a reader would take
+    the baseline for a tuned configuration.
+    """
     warm = campaign.get("warm_start")
     if not isinstance(warm, Mapping) or warm.get("baseline") is None:
         return "default configuration"
-    return f"warm start: best of {warm.get('baseline_run') or 'an earlier run'}"
+    label = f"warm start: best of {warm.get('baseline_run') or 'an earlier run'}"
+    return label + (", the default configuration" if warm.get("baseline_is_default") else "")
 
 
 def baseline_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from toy_objectives import InterruptAfter, ToyObjective, toy_config
 from toy_objectives import run_toy as _run
+from toy_objectives import run_toy_with_output
 
 from hpo.campaign import read_campaign
 from hpo.campaign.warm_start import WARM_CONFIGS, map_config, warm_configs, warm_start_record
@@ -100,6 +101,7 @@ def test_warm_start_from_another_space_seeds_the_shared_hyperparameters(
     expected = _others(best, rest)
     assert config_key(record["baseline"]) == best
     assert record["baseline_run"] == "old"
+    assert record["baseline_is_default"] is False
     assert _keys(record["configs"]) == expected
     assert record["sources"] == [
         {
@@ -126,6 +128,21 @@ def test_warm_start_from_another_space_seeds_the_shared_hyperparameters(
 
 def _default() -> dict[str, Any]:
     return dict(load_space("lambdarank_small").get_default_configuration())
+
+
+def test_a_source_whose_best_is_the_default_says_so(data_root: Path, runs: Path) -> None:
+    # the toy objective's least cost is the space's default: the source never beats it
+    source = toy_config(runs, data_root, name="old", trials=8)
+    _run(source)
+    cfg = toy_config(runs, data_root, name="new", trials=8)
+    _, out = run_toy_with_output(cfg, warm_start=["old"])
+    record = read_campaign(cfg.run_dir)["warm_start"]
+    assert record["baseline"] == _default()
+    assert record["baseline_is_default"] is True
+    assert config_key(_default()) not in _keys(record["configs"])  # never a seed as well
+    origin = "warm start: best of old, the default configuration"
+    assert load_run(cfg.run_dir).baseline_origin == origin
+    assert "baseline the best of old (the default configuration)" in out
 
 
 def test_crashed_trials_never_seed(data_root: Path, runs: Path) -> None:
