@@ -1,0 +1,48 @@
+"""bench/bench_boost_profile.py: LightGBM's lambdarank pair count, and one run on a tiny table."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def _load() -> ModuleType:
+    path = BENCH / "bench_boost_profile.py"
+    spec = importlib.util.spec_from_file_location("bench_boost_profile", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _brute_pairs(sizes: list[int], truncation: int) -> int:
+    # LightGBM's loop: for i < cnt - 1 and i < truncation, for j in i + 1 .. cnt - 1
+    return sum(1 for n in sizes for i in range(n - 1) if i < truncation for _ in range(i + 1, n))
+
+
+@pytest.mark.parametrize("truncation", [1, 3, 10, 100])
+def test_pairs_match_lightgbms_loop(truncation: int) -> None:
+    sizes = [1, 2, 5, 17, 40]
+    got = _load().lambdarank_pairs(np.array(sizes), truncation)
+    assert got == _brute_pairs(sizes, truncation)
+
+
+def test_profile_runs_on_a_tiny_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rng = np.random.default_rng(0)
+    prefix = tmp_path / "layout-train-k"
+    group = np.repeat(np.arange(4), 60)
+    np.save(f"{prefix}.X.npy", rng.normal(size=(len(group), 5)).astype(np.float32))
+    np.save(f"{prefix}.target.npy", rng.random(len(group)))
+    np.save(f"{prefix}.group.npy", group)
+    assert _load().main([str(prefix), "--rounds", "2", "--threads", "1"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    variants = _load().VARIANTS
+    assert len(rows) == 1 + len(variants)  # header and one row per objective
+    assert all(float(r.split("|")[3]) > 0 for r in rows[1:])
