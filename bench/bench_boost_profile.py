@@ -2,21 +2,27 @@
 
 Usage::
 
-    python bench/bench_boost_profile.py CACHE/tables/layout-train-KEY [--rounds 30]
+    python bench/bench_boost_profile.py PREFIX [--rounds 30] [--threads 2 1]
 
-``PREFIX`` is a table of a campaign's ``--cache-dir``/``tables/`` (its ``.X.npy``,
-``.target.npy`` and ``.group.npy``). The rows are put in graph order, labelled and cut into
-sub-queries as :class:`hpo.ranking.ranker.LambdaRanker` does (16 label levels), binned once
-per ``max_group_size`` (``max_bin`` 255), and boosted for ``--rounds`` rounds with the
-default configuration's tree settings (63 leaves, learning rate 0.05, feature fraction 0.8,
-``lambda_l2`` 1, 20 rows per leaf) under each objective below, with 2 threads and 1.
+``PREFIX`` is a table of a campaign's ``--cache-dir``/``tables/``, e.g.
+``CACHE/tables/layout-train-KEY`` (its ``.X.npy``, ``.target.npy`` and ``.group.npy``). The
+rows are read into memory (the whole table: meant for tables of up to a few GB, unlike the
+ranker, which reads them in chunks), put in graph order, labelled and cut into sub-queries
+as :class:`hpo.ranking.ranker.LambdaRanker` does (16 label levels), binned once
+(``max_bin`` 255; the sub-queries are set per variant), and boosted for ``--rounds`` rounds
+with the default configuration's tree settings (63 leaves, learning rate 0.05, feature
+fraction 0.8, ``lambda_l2`` 1, 20 rows per leaf) under each objective below, per thread
+count. One untimed round runs first, so no variant pays for warming up; a round's time
+includes the Booster's set-up, spread over the rounds.
 
 Why: a campaign's trial time is boosting (bench/README.md, "Where a trial's time goes"), and
 issue 20 asks for several times the trials per hour. LightGBM's lambdarank gradient visits,
-per sub-query of ``n`` rows, every pair of one of its ``lambdarank_truncation_level`` best
-scored rows with any other: about ``truncation x n`` pairs a round, however many leaves a
-tree has. The ``regression`` objective (one gradient per row) grows trees of the same
-settings, so the difference between the two is what the pairwise gradients cost.
+in a sub-query of ``n`` rows, every pair of one of its first ``k = min(truncation, n - 1)``
+rows by score with a row after it: ``k (n - 1) - k (k - 1) / 2`` pairs a round (at most
+``n (n - 1) / 2``; it skips the computation for pairs of equal labels, about 1 in 16 at 16
+levels), however many leaves a tree has. The ``regression`` objective (one gradient per row)
+grows trees of the same settings, so the difference between the two is what the pairwise
+gradients cost.
 """
 
 from __future__ import annotations
@@ -70,18 +76,16 @@ def main(argv: list[str] | None = None) -> int:
     sizes = np.bincount(g)
     labels = relevance_labels(y, g, 16)
     print(f"{a.prefix}: {X.shape[0]:,} rows x {X.shape[1]} columns, {len(sizes)} graphs")
-    print("| objective | threads | ms per round | pairs per round (millions) |")
+    binning = {"max_bin": 255, "verbose": -1, "feature_pre_filter": False}
+    dataset = lgb.Dataset(X, label=labels, free_raw_data=False, params=binning)
+    dataset.set_group(sizes).construct()
+    print("| objective | threads | ms per round | pairs visited per round (millions) |")
     print("|---|---:|---:|---:|")
+    warm = True
     for threads in a.threads:
         for label, extra, group_size in VARIANTS:
             sub = sub_group_sizes(sizes, group_size)
-            dataset = lgb.Dataset(
-                X,
-                label=labels,
-                group=sub,
-                free_raw_data=False,
-                params={"max_bin": 255, "verbose": -1, "feature_pre_filter": False},
-            ).construct()
+            dataset.set_group(sub)
             params = {
                 "objective": "lambdarank",
                 "metric": "none",
@@ -99,6 +103,9 @@ def main(argv: list[str] | None = None) -> int:
             }
             trunc = extra.get("lambdarank_truncation_level")
             pairs = "-" if trunc is None else f"{lambdarank_pairs(sub, trunc) / 1e6:.1f}"
+            if warm:  # one untimed round: the first Booster pays for the threads' start
+                lgb.train(params, dataset, 1)
+                warm = False
             t0 = time.perf_counter()
             lgb.train(params, dataset, a.rounds)
             ms = 1000 * (time.perf_counter() - t0) / a.rounds

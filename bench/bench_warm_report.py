@@ -3,7 +3,9 @@ warm-started against cold campaigns (issue 23).
 
 Usage::
 
-    python bench/bench_warm_report.py B --seeds 0 1 2 3 4 [--png B/warm_cold.png]
+    python bench/bench_warm_report.py B --seeds 0 1 2 3 4 [--png B/warm_cold.png] [--json F]
+    python bench/bench_warm_report.py B --seeds 0 1 2 3 4 --skip-ensemble --warm again \
+        --long long [--png B/again.png]        # the runs of bench_warm_longer.sh
 
 ``B`` is the script's folder. Per seed ``s`` it reads ``eval-e{s}[-ens3|-ens3all]-{train,
 valid}.json`` (the incumbent of campaign ``e{s}``, its ensemble by the default rule, members
@@ -98,11 +100,14 @@ def main(argv: list[str] | None = None) -> int:
     out: dict[str, Any] = {"ensemble": {}, "warm": {}}
     if not a.skip_ensemble:
         ensemble_table(B, a.seeds, out)
-    warm_table(runs, a, out)
+    figures: list[tuple[Any, ...]] = []  # plot() arguments, drawn after the JSON is written
+    warm_table(runs, a, out, figures)
     if a.long:
-        longer_table(runs, a, out)
+        longer_table(runs, a, out, figures)
     if a.json:
         a.json.write_text(json.dumps(out, indent=1, default=float))
+    for figure in figures:
+        plot(*figure)
     return 0
 
 
@@ -136,7 +141,9 @@ def ensemble_table(B: Path, seeds: list[int], out: dict[str, Any]) -> None:
     print()
 
 
-def warm_table(runs: Path, a: argparse.Namespace, out: dict[str, Any]) -> None:
+def warm_table(
+    runs: Path, a: argparse.Namespace, out: dict[str, Any], figures: list[tuple[Any, ...]]
+) -> None:
     """Warm against cold campaigns of equal walltime, per seed and as median curves."""
     curves: dict[str, list[list[tuple[float, float]]]] = {"cold": [], "warm": []}
     walltime = 0.0
@@ -182,44 +189,67 @@ def warm_table(runs: Path, a: argparse.Namespace, out: dict[str, Any]) -> None:
     )
     out.update(target=target, reach=reach, walltime=walltime)
     if a.png:
-        plot(a.png, times, values, {"cold": "cold", "warm": "warm"}, walltime / 2, target)
+        labels = {"cold": "cold", "warm": "warm"}
+        figures.append((a.png, times, values, labels, (walltime / 2, "half the walltime"), target))
 
 
-def longer_table(runs: Path, a: argparse.Namespace, out: dict[str, Any]) -> None:
-    """Source then warm run on the same data, against one cold run of their total time."""
-    paths: list[np.ndarray] = []
+def warm_source(run_dir: Path) -> str | None:
+    """The first source a run was warm-started from (its ``campaign.json``), if any."""
+    saved = json.loads((run_dir / "campaign.json").read_text())
+    sources = (saved.get("warm_start") or {}).get("sources") or [{}]
+    return sources[0].get("run")
+
+
+def longer_table(
+    runs: Path, a: argparse.Namespace, out: dict[str, Any], figures: list[tuple[Any, ...]]
+) -> None:
+    """Source then warm run on the same data, against one cold run of their total time.
+
+    Refuses runs that do not pair up: a warm run not started from its ``cold{s+1}``, or
+    source plus warm walltimes that differ from the long run's (or between seeds).
+    """
+    paths: list[list[tuple[float, float]]] = []
     longs: list[list[tuple[float, float]]] = []
-    rows = []
+    totals = set()
     for s in a.seeds:
-        source, wall = campaign(runs / f"cold{s + 1}")[:2]
-        again = campaign(runs / f"{a.warm}{s + 1}")[0]
+        source_dir, again_dir = runs / f"cold{s + 1}", runs / f"{a.warm}{s + 1}"
+        if warm_source(again_dir) != source_dir.name:
+            raise SystemExit(f"{again_dir}: not warm-started from {source_dir.name}")
+        source, wall, _ = campaign(source_dir)
+        again, again_wall, _ = campaign(again_dir)
         long, total, _ = campaign(runs / f"{a.long}{s + 1}")
+        if abs(wall + again_wall - total) > 1e-6:
+            raise SystemExit(f"seed {s}: walltimes {wall:g} + {again_wall:g} s != {total:g} s")
+        totals.add(total)
         held = source[-1][1] if source else -np.inf
-        # the source's curve, then the warm run's, offset by the source's walltime
-        path = source + [(wall, held)] + [(wall + t, v) for t, v in again]
-        paths.append(np.array(path, dtype=float).reshape(-1, 2))
+        # the source's curve, its final held until the warm run's first score, then the warm
+        # run's (what its export would hold), offset by the source's walltime
+        paths.append([*source, (wall, held), *[(wall + t, v) for t, v in again]])
         longs.append(long)
-        rows.append((s, held, again[-1][1] if again else -np.inf, long[-1][1] if long else -np.inf))
-    times = np.unique(
-        np.concatenate(
-            [[0.0, total], *[p[:, 0] for p in paths], *[[t for t, _ in c] for c in longs]]
-        )
-    )
+    if len(totals) != 1:
+        raise SystemExit(f"the long runs' walltimes differ: {sorted(totals)}")
+    total = totals.pop()
+    times = np.unique(np.concatenate([[0.0, total], *[[t for t, _ in c] for c in paths + longs]]))
+    times = times[times <= total]
     values = {
-        "path": np.array([step_values([tuple(x) for x in p], times) for p in paths]),
         "long": np.array([step_values(c, times) for c in longs]),
+        "path": np.array([step_values(c, times) for c in paths]),
     }
     print(
         "\n| seed | source final | warm-started run final | one cold run of the total time | "
-        "difference |\n|---:|---:|---:|---:|---:|"
+        "warm-started minus one run |\n|---:|---:|---:|---:|---:|"
     )
-    for s, src, again_final, long_final in rows:
+    for i, s in enumerate(a.seeds):
+        src = values["path"][i][np.searchsorted(times, total / 2, side="right") - 1]
+        again_final, long_final = values["path"][i][-1], values["long"][i][-1]
         print(
             f"| {s} | {src:.4f} | {again_final:.4f} | {long_final:.4f} | "
             f"{again_final - long_final:+.4f} |"
         )
         out.setdefault("longer", {})[s] = {"source": src, "again": again_final, "long": long_final}
     med = {k: quantile(v, 0.5) for k, v in values.items()}
+    out["longer_total"] = total
+    out["longer_medians"] = {k: float(v[-1]) for k, v in med.items()}
     print(
         f"\nfinal medians at {total:.0f} s: source then warm run {med['path'][-1]:.4f}, one cold "
         f"run {med['long'][-1]:.4f}"
@@ -227,7 +257,8 @@ def longer_table(runs: Path, a: argparse.Namespace, out: dict[str, Any]) -> None
     if a.png:
         png = a.png.with_name(a.png.stem + "_longer" + a.png.suffix)
         labels = {"long": "one cold run", "path": "source, then warm-started run"}
-        plot(png, times, values, labels, total / 2, float(med["long"][-1]))
+        mark = (total / 2, "the source's end")
+        figures.append((png, times, values, labels, mark, float(med["long"][-1])))
 
 
 def plot(
@@ -235,7 +266,7 @@ def plot(
     times: np.ndarray,
     values: dict[str, np.ndarray],
     labels: dict[str, str],
-    mark: float,
+    mark: tuple[float, str],
     target: float,
 ) -> None:
     """Median and IQR step curves of ``values`` (runs x times), the target, a time mark."""
@@ -252,15 +283,13 @@ def plot(
         ax.step(times[finite], med[finite], where="post", color=color, label=label)
         band = np.isfinite(lo) & np.isfinite(hi)
         ax.fill_between(times[band], lo[band], hi[band], step="post", color=color, alpha=0.2)
-    ax.axhline(
-        target, color="black", ls="--", lw=0.8, label=f"{labels[next(iter(labels))]}: final median"
-    )
-    ax.axvline(mark, color="black", ls=":", lw=0.8, label="half the time")
+    first = next(iter(labels))  # the reference: its final median is the target line
+    ax.axhline(target, color="black", ls="--", lw=0.8, label=f"{labels[first]} final median")
+    ax.axvline(mark[0], color="black", ls=":", lw=0.8, label=mark[1])
     ax.set_xlabel("seconds since the first trial started")
     ax.set_ylabel("best valid score at the largest budget")
-    ax.set_title(
-        f"{' vs '.join(labels.values())}, {len(values[next(iter(labels))])} seeds (median, IQR)"
-    )
+    names = list(labels.values())[::-1]
+    ax.set_title(f"{' vs '.join(names)}, {len(values[first])} seeds (median, IQR)")
     ax.legend(loc="lower right")
     fig.tight_layout()
     fig.savefig(png, dpi=110)

@@ -41,8 +41,17 @@ def test_profile_runs_on_a_tiny_table(tmp_path: Path, capsys: pytest.CaptureFixt
     np.save(f"{prefix}.X.npy", rng.normal(size=(len(group), 5)).astype(np.float32))
     np.save(f"{prefix}.target.npy", rng.random(len(group)))
     np.save(f"{prefix}.group.npy", group)
-    assert _load().main([str(prefix), "--rounds", "2", "--threads", "1"]) == 0
+    module = _load()
+    assert module.main([str(prefix), "--rounds", "2", "--threads", "1"]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
-    variants = _load().VARIANTS
-    assert len(rows) == 1 + len(variants)  # header and one row per objective
-    assert all(float(r.split("|")[3]) > 0 for r in rows[1:])
+    assert len(rows) == 1 + len(module.VARIANTS)  # header and one row per objective
+    from hpo.ranking.ranker import sub_group_sizes
+
+    for row, (label, extra, group_size) in zip(rows[1:], module.VARIANTS, strict=True):
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells[0] == label
+        assert float(cells[2]) > 0
+        trunc = extra.get("lambdarank_truncation_level")
+        sub = sub_group_sizes(np.full(4, 60), group_size)
+        want = "-" if trunc is None else f"{module.lambdarank_pairs(sub, trunc) / 1e6:.1f}"
+        assert cells[3] == want

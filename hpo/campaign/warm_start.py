@@ -58,6 +58,7 @@ from hpo.runs.folder import CAMPAIGN_FILE
 from hpo.runs.history import load_run, resolve_run_dir
 from hpo.runs.incumbent import config_key
 from hpo.runs.nested import is_subset_run
+from hpo.runs.trial import warm_baseline_is_default
 
 __all__ = [
     "WARM_CONFIGS",
@@ -276,7 +277,9 @@ def warm_configs(
         "sources": out_sources,
         "baseline": baseline,
         "baseline_run": baseline_run,
-        # said beside the baseline's name: a source that never beat the default gives it back
+        # said beside the baseline's name (hpo.runs.trial.baseline_origin): the source's best,
+        # mapped onto this space, is its default (the source never beat it, or differed only
+        # where this space has no hyperparameter)
         "baseline_is_default": is_default,
         "configs": configs,
     }
@@ -289,9 +292,10 @@ class WarmStart:
     Attributes
     ----------
     baseline
-        The first trial at the largest budget: the first source's best, or ``None`` for the
-        space's default (no warm start, or a run warm-started before the source's best
-        became the baseline).
+        The first trial at the largest budget: the first source's best (which may equal the
+        space's default), or ``None`` when there is no warm-start baseline and the trial is
+        the default (no warm start, no source that is one campaign for this one, or a run
+        warm-started before the source's best became the baseline).
     configs
         The other configurations, SMAC's initial design runs them first.
     """
@@ -337,7 +341,7 @@ def warm_start_record(
     base = "the default configuration"
     if baseline is not None:
         base = f"the best of {record.get('baseline_run') or 'an earlier run'}"
-        base += " (the default configuration)" if record.get("baseline_is_default") else ""
+        base += " = the default configuration" if warm_baseline_is_default(saved) else ""
     log(
         f"warm start from {names or 'no run'}: baseline {base}, then "
         f"{len(configs)} configuration(s) first"

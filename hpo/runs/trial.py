@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hpo.errors import ConfigError
+from hpo.errors import ConfigError, HpoError
 
 __all__ = [
     "TrajectoryPoint",
@@ -58,19 +58,43 @@ def baseline_record(records: list[dict[str, Any]]) -> dict[str, Any] | None:
     return next((r for r in records if r.get("baseline") is True), None)
 
 
+def warm_baseline_is_default(campaign: Mapping[str, Any]) -> bool:
+    """Whether a warm start's baseline (the first source's best, mapped onto the run's space)
+    is that space's default configuration: the source never beat the default.
+
+    The ``warm_start`` record says it (``baseline_is_default``). A record written before it
+    did is compared with the default of the space saved beside it, so a run warm-started
+    earlier is labelled the same way; ``False`` when that space cannot be read.
+    """
+    warm = campaign.get("warm_start")
+    if not isinstance(warm, Mapping) or not isinstance(warm.get("baseline"), Mapping):
+        return False
+    flag = warm.get("baseline_is_default")
+    if isinstance(flag, bool):
+        return flag
+    from hpo.ranking.spaces import space_from_dict
+    from hpo.runs.incumbent import config_key
+
+    try:
+        default = dict(space_from_dict(campaign.get("space")).get_default_configuration())
+    except HpoError:
+        return False
+    return config_key(warm["baseline"]) == config_key(default)
+
+
 def baseline_origin(campaign: Mapping[str, Any]) -> str:
     """What a run's baseline is, from its ``campaign.json``: ``"default configuration"``, or
     ``"warm start: best of RUN"`` when a warm start's best took the default's place.
 
-    When that best is the space's default (the source never beat it), the label says so:
-    ``"warm start: best of RUN, the default configuration"``. Without it a reader would take
-    the baseline for a tuned configuration.
+    When that best is the space's default (:func:`warm_baseline_is_default`), the label says
+    so, ``"warm start: best of RUN = the default configuration"``: without it a reader would
+    take the baseline for a tuned configuration.
     """
     warm = campaign.get("warm_start")
     if not isinstance(warm, Mapping) or warm.get("baseline") is None:
         return "default configuration"
     label = f"warm start: best of {warm.get('baseline_run') or 'an earlier run'}"
-    return label + (", the default configuration" if warm.get("baseline_is_default") else "")
+    return label + (" = the default configuration" if warm_baseline_is_default(campaign) else "")
 
 
 def baseline_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -11,14 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from toy_objectives import InterruptAfter, ToyObjective, toy_config
+from toy_objectives import InterruptAfter, ToyObjective, run_toy_with_output, toy_config
 from toy_objectives import run_toy as _run
-from toy_objectives import run_toy_with_output
 
 from hpo.campaign import read_campaign
 from hpo.campaign.warm_start import WARM_CONFIGS, map_config, warm_configs, warm_start_record
 from hpo.errors import ConfigError, UsageError
-from hpo.ranking.spaces import load_space
+from hpo.ranking.spaces import load_space, space_to_dict
 from hpo.runs.folder import read_trials
 from hpo.runs.history import load_run
 from hpo.runs.incumbent import config_key
@@ -140,9 +139,10 @@ def test_a_source_whose_best_is_the_default_says_so(data_root: Path, runs: Path)
     assert record["baseline"] == _default()
     assert record["baseline_is_default"] is True
     assert config_key(_default()) not in _keys(record["configs"])  # never a seed as well
-    origin = "warm start: best of old, the default configuration"
+    origin = "warm start: best of old = the default configuration"
     assert load_run(cfg.run_dir).baseline_origin == origin
-    assert "baseline the best of old (the default configuration)" in out
+    assert "baseline the best of old = the default configuration" in out
+    assert f"baseline ({origin}, budget" in out  # the summary
 
 
 def test_crashed_trials_never_seed(data_root: Path, runs: Path) -> None:
@@ -259,6 +259,21 @@ def test_a_record_from_before_warm_baselines_keeps_the_default_baseline() -> Non
     assert baseline_origin({"warm_start": {"baseline": seed, "baseline_run": "e0"}}) == (
         "warm start: best of e0"
     )
+    # a record from before baseline_is_default: its baseline is compared with the default of
+    # the space saved beside it
+    default = dict(space.get_default_configuration())
+    saved = {"space": space_to_dict(space)}
+    before = {"baseline": default, "baseline_run": "e0", "configs": []}
+    assert baseline_origin({**saved, "warm_start": before}) == (
+        "warm start: best of e0 = the default configuration"
+    )
+    assert baseline_origin({**saved, "warm_start": {**before, "baseline": seed}}) == (
+        "warm start: best of e0"
+    )
+    assert baseline_origin({"warm_start": before}) == "warm start: best of e0"  # no space
+    logged.clear()
+    warm_start_record({**saved, "warm_start": before}, space, logged.append)
+    assert "baseline the best of e0 = the default configuration" in logged[0]
     with pytest.raises(ConfigError, match="key 'warm_start': expected baseline as an object"):
         warm_start_record({"warm_start": {"baseline": [1], "configs": []}}, space, logged.append)
 

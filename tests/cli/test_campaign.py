@@ -91,10 +91,21 @@ def test_warm_start_reaches_the_campaign(
     argv = _argv(data_root, runs, "--name", "new", "--trials", "8", "--optimizer", "bo")
     capsys.readouterr()
     assert main([*argv, "--warm-start", "old", str(runs / "old")]) == 0
-    assert "baseline (warm start: best of old, budget" in capsys.readouterr().out
-    assert main(["runs", "show", "new", "--runs-dir", str(runs)]) == 0
-    assert "Baseline: warm start: best of old (trial 1" in capsys.readouterr().out
     record = json.loads((runs / "new" / "campaign.json").read_text())["warm_start"]
+    # the toy objective's best is the default: the label says so wherever it is shown
+    assert record["baseline_is_default"] is True
+    origin = "warm start: best of old = the default configuration"
+    assert f"baseline ({origin}, budget" in capsys.readouterr().out
+    assert main(["runs", "show", "new", "--runs-dir", str(runs)]) == 0
+    shown = " ".join(capsys.readouterr().out.split())  # the table's title wraps
+    assert f"Baseline: {origin} (trial 1" in shown
+    assert main(["runs", "show", "new", "--runs-dir", str(runs), "--json"]) == 0
+    baseline = json.loads(capsys.readouterr().out)["baseline"]
+    assert (baseline["origin"], baseline["baseline_run"], baseline["is_default"]) == (
+        origin,
+        "old",
+        True,
+    )
     assert [s["run"] for s in record["sources"]] == ["old", "old"]
     # the source's best is the baseline, the others (and the default, unless it is the
     # baseline) run after it
