@@ -1,0 +1,65 @@
+"""bench/bench_laws_campaign.py: one law's campaign and export on tiny data, the summary."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def _load() -> ModuleType:
+    sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location(
+        "bench_laws_campaign", BENCH / "bench_laws_campaign.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_summary_against_the_default_of_bench_laws() -> None:
+    bench = _load()
+    layout = bench.LAYOUT
+
+    def run(share: float, gain: float) -> dict:
+        return {"unseen_share": dict.fromkeys(layout, share), "valid": {"gain": gain}}
+
+    def default(share: float) -> dict:
+        return {
+            "shares": {"off": dict.fromkeys(layout, 0.0), "on w=1": dict.fromkeys(layout, share)}
+        }
+
+    results = {"a": run(0.9, 0.01), "b": run(0.7, -0.02), "c": run(0.95, 0.0)}
+    summary = bench.summarize(results, {"a": default(0.8), "b": default(0.75), "c": default(0.9)})
+    assert summary["default_label"] == "on w=1"
+    assert summary["export_median"][layout[0]] == pytest.approx(0.9)
+    assert summary["export_worst"][layout[0]] == pytest.approx(0.7)
+    assert summary["default_worst"][layout[0]] == pytest.approx(0.75)
+    # per law export minus default: 0.1, -0.05, 0.05 -> median 0.05
+    assert summary["export_minus_default_median"][layout[0]] == pytest.approx(0.05)
+    assert summary["valid_gain_median"] == pytest.approx(0.0)
+    assert summary["valid_gain_positive"] == 1
+
+
+def test_one_law_campaign_export_and_unseen_shares(tmp_path: Path) -> None:
+    bench = _load()
+    extra = ["--trials", "2", "--min-budget", "4", "--max-budget", "8", "--train-configs", "40"]
+    args = argparse.Namespace(work=tmp_path, scale="tiny", walltime="5m", seed=0, extra=extra)
+    out = bench.judge_campaign("3", args)
+    assert out["trials"] >= 1
+    assert out["valid"]["gain"] == pytest.approx(
+        out["valid"]["incumbent"] - out["valid"]["baseline"]
+    )
+    assert set(out["unseen_share"]) == set(bench.LAYOUT)
+    assert all(-1.5 < v < 1.5 and v != 0 for v in out["unseen_share"].values())
+    assert (tmp_path / "models" / "law-3-s0" / "model.json").is_file()
+    again = bench.judge_campaign("3", args)  # the finished run is kept, not run again
+    assert again["unseen_share"] == out["unseen_share"]
