@@ -11,9 +11,12 @@ law's noiseless cost and the measured runtimes of the same graphs) with
 
 - the prior off (``estimate_blend`` false), and
 - the learned prior on at each weight of ``--weights`` (the space's default among them),
-- the learned prior alone (weight 1e6: what the ridge orders without the trees), and
+- the learned prior alone (weight 1e6: what the ridge orders without the trees),
 - ``written w=3``: the blend before issue 19, the hand-written ``est_log_total_bytes`` at the
-  old default weight 3,
+  old default weight 3, and
+- ``valid-chosen``: per collection, whichever of the settings above (bar ``written w=3``)
+  scores best on the tuning root's valid split: what a blend weight learned per collection
+  from the data would give,
 
 then the median and the worst share over laws per collection, and per law the loss of each
 setting against the better of prior on (at the default weight) and off. Tile, whose runtimes
@@ -49,6 +52,8 @@ from bench_ablation import noise_ceiling  # noqa: E402
 LAYOUT = tuple(c for c in COLLECTIONS if is_layout(c))
 LABELED = ("train", "valid")
 UNSEEN_OFFSET = 1000
+#: The setting chosen per collection on the tuning root's valid split.
+CHOSEN = "valid-chosen"
 
 
 def law_roots(work: Path, law: str, scale: str) -> tuple[Path, Path]:
@@ -103,6 +108,7 @@ def judge_law(
         ("prior only", 1e6, fit.prior),  # the learned prior alone orders the configs
         ("written w=3", 3.0, None),  # before issue 19: the hand-written estimate column
     ]
+    valid: dict[str, dict[str, float]] = {}  # the tuning root's valid split, per setting
     for label, weight, prior in settings:
         scores = []
         for table in scored:
@@ -111,7 +117,19 @@ def judge_law(
             )
         means = collection_means(scores, LAYOUT)
         shares[label] = {c: means[c] / ceiling[c] for c in LAYOUT}
-    return {"ceiling": ceiling, "shares": shares, "train_seconds": seconds}
+        valid[label] = collection_means(
+            score_table(fit.ranker, tables[("layout", "valid")], fit.columns, LAYOUT,
+                        weight=weight, prior=prior),
+            LAYOUT,
+        )  # fmt: skip
+    # a weight learned per collection: the setting (off, a weight, or the prior alone) that
+    # scores best on the tuning root's valid split, judged on the unseen graphs like the rest
+    chosen = {
+        c: max((k for k in valid if k != "written w=3"), key=lambda k: valid[k][c]) for c in LAYOUT
+    }
+    shares[CHOSEN] = {c: shares[chosen[c]][c] for c in LAYOUT}
+    return {"ceiling": ceiling, "shares": shares, "train_seconds": seconds,
+            "valid": valid, "chosen": chosen}  # fmt: skip
 
 
 def tile_score(tuning: Path, unseen: Path, hp: dict[str, Any], rounds: int, threads: int,

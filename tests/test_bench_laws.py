@@ -50,7 +50,13 @@ def test_one_random_law_end_to_end_on_tiny(tmp_path: Path) -> None:
     out = bench.judge_law(
         tuning, unseen, hp, [1.0], rounds=5, threads=1, jobs=1, cache_dir=tmp_path / "cache"
     )
-    assert set(out["shares"]) == {"off", "on w=1", "prior only", "written w=3"}
+    assert set(out["shares"]) == {"off", "on w=1", "prior only", "written w=3", "valid-chosen"}
+    for c in bench.LAYOUT:  # the setting best on the tuning root's valid split, per collection
+        assert out["valid"][out["chosen"][c]][c] == max(
+            v[c] for k, v in out["valid"].items() if k != "written w=3"
+        )
+        assert out["chosen"][c] != "written w=3"
+        assert out["shares"]["valid-chosen"][c] == out["shares"][out["chosen"][c]][c]
     for shares in out["shares"].values():
         assert set(shares) == set(bench.LAYOUT)
         assert all(-1.5 < v < 1.5 for v in shares.values())
