@@ -58,7 +58,7 @@ from hpo.runs.folder import CAMPAIGN_FILE
 from hpo.runs.history import load_run, resolve_run_dir
 from hpo.runs.incumbent import config_key
 from hpo.runs.nested import is_subset_run
-from hpo.runs.trial import warm_baseline_is_default
+from hpo.runs.trial import warm_baseline
 
 __all__ = [
     "WARM_CONFIGS",
@@ -339,9 +339,9 @@ def warm_start_record(
     sources = record.get("sources") or []
     names = ", ".join(f"{s.get('run')} ({s.get('configs')})" for s in sources)
     base = "the default configuration"
-    if baseline is not None:
-        base = f"the best of {record.get('baseline_run') or 'an earlier run'}"
-        base += " = the default configuration" if warm_baseline_is_default(saved) else ""
+    warm = warm_baseline(saved)
+    if warm is not None:
+        base = f"the best of {warm[0]}" + (" = the default configuration" if warm[1] else "")
     log(
         f"warm start from {names or 'no run'}: baseline {base}, then "
         f"{len(configs)} configuration(s) first"

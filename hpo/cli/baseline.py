@@ -14,7 +14,7 @@ from rich.table import Table
 
 from hpo.campaign.progress import format_budget as _b
 from hpo.campaign.progress import format_number as _f
-from hpo.runs.trial import warm_baseline_is_default
+from hpo.runs.trial import warm_baseline
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -34,8 +34,7 @@ def baseline_json(run: RunHistory) -> dict[str, Any] | None:
     if base is None:
         return None
     inc_metrics = {} if inc is None else inc.metrics
-    warm = run.campaign.get("warm_start") or {}
-    warm_base = isinstance(warm, dict) and warm.get("baseline") is not None
+    warm = warm_baseline(run.campaign)
     return {
         "trial": base.trial,
         "budget": base.budget,
@@ -46,8 +45,8 @@ def baseline_json(run: RunHistory) -> dict[str, Any] | None:
         "origin": run.baseline_origin,
         # the same, as fields: which campaign gave a warm baseline, and whether it is the
         # space's default configuration (None: no warm baseline)
-        "baseline_run": warm.get("baseline_run") if warm_base else None,
-        "is_default": warm_baseline_is_default(run.campaign) if warm_base else None,
+        "baseline_run": None if warm is None else warm[0],
+        "is_default": None if warm is None else warm[1],
         "folds": base.info.get("folds"),  # cross-validation: the score is their mean
         "gain": {
             "score": _gain(None if inc is None else inc.score, base.score),

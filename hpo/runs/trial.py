@@ -24,6 +24,8 @@ __all__ = [
     "baseline_records",
     "finite_float",
     "trials_of",
+    "warm_baseline",
+    "warm_baseline_is_default",
 ]
 
 
@@ -82,6 +84,19 @@ def warm_baseline_is_default(campaign: Mapping[str, Any]) -> bool:
     return config_key(warm["baseline"]) == config_key(default)
 
 
+def warm_baseline(campaign: Mapping[str, Any]) -> tuple[str, bool] | None:
+    """The warm start's baseline of a ``campaign.json``, as ``(source run, is the default)``;
+    ``None`` when the baseline is the space's default configuration (no warm baseline).
+
+    The one place that reads it: the labels of the summary, ``runs show`` (and its JSON) and
+    the campaign's start-up log all come from here.
+    """
+    warm = campaign.get("warm_start")
+    if not isinstance(warm, Mapping) or not isinstance(warm.get("baseline"), Mapping):
+        return None
+    return str(warm.get("baseline_run") or "an earlier run"), warm_baseline_is_default(campaign)
+
+
 def baseline_origin(campaign: Mapping[str, Any]) -> str:
     """What a run's baseline is, from its ``campaign.json``: ``"default configuration"``, or
     ``"warm start: best of RUN"`` when a warm start's best took the default's place.
@@ -90,11 +105,11 @@ def baseline_origin(campaign: Mapping[str, Any]) -> str:
     so, ``"warm start: best of RUN = the default configuration"``: without it a reader would
     take the baseline for a tuned configuration.
     """
-    warm = campaign.get("warm_start")
-    if not isinstance(warm, Mapping) or warm.get("baseline") is None:
+    warm = warm_baseline(campaign)
+    if warm is None:
         return "default configuration"
-    label = f"warm start: best of {warm.get('baseline_run') or 'an earlier run'}"
-    return label + (" = the default configuration" if warm_baseline_is_default(campaign) else "")
+    run, is_default = warm
+    return f"warm start: best of {run}" + (" = the default configuration" if is_default else "")
 
 
 def baseline_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
