@@ -109,8 +109,15 @@ def judge_campaign(law: str, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def summarize(results: dict[str, Any], default: dict[str, Any] | None) -> dict[str, Any]:
-    """Median and worst over laws of the export's shares; the median law's valid gain."""
+def summarize(
+    results: dict[str, Any], default: dict[str, Any] | None, label: str = "default"
+) -> dict[str, Any]:
+    """Median and worst over laws of the export's shares; the median law's valid gain.
+
+    ``default`` holds ``bench_laws.py``'s results per law, ``label`` the setting among them
+    that is the default configuration (``"default"``; ``"on w=1"`` in a JSON written before
+    per-collection weights).
+    """
     table = np.array([[r["unseen_share"][c] for c in LAYOUT] for r in results.values()])
     gains = np.array([r["valid"]["gain"] for r in results.values()])
     out: dict[str, Any] = {
@@ -120,7 +127,9 @@ def summarize(results: dict[str, Any], default: dict[str, Any] | None) -> dict[s
         "valid_gain_positive": int((gains > 0).sum()),
     }
     if default is not None:
-        label = next(k for k in next(iter(default.values()))["shares"] if k.startswith("on w="))
+        shares = next(iter(default.values()))["shares"]
+        if label not in shares:
+            raise SystemExit(f"--default-setting: no '{label}' in the JSON ({', '.join(shares)})")
         base = np.array([[default[law]["shares"][label][c] for c in LAYOUT] for law in results])
         out["default_label"] = label
         out["default_median"] = dict(zip(LAYOUT, np.median(base, axis=0).tolist(), strict=True))
@@ -162,6 +171,12 @@ def main() -> None:
         default=None,
         help="bench_laws.py JSON of the same roots, for the default's shares",
     )
+    parser.add_argument(
+        "--default-setting",
+        default="default",
+        help="the default configuration's setting in --default-json (before per-collection "
+        "weights: 'on w=1')",
+    )
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("extra", nargs="*", help="after --: more hpo run options")
     args = parser.parse_args()
@@ -172,7 +187,7 @@ def main() -> None:
     results = {law: judge_campaign(law, args) for law in args.laws.split(",")}
     if default is not None and not set(results) <= set(default):
         raise SystemExit(f"{args.default_json}: no figures for laws {set(results) - set(default)}")
-    summary = summarize(results, default)
+    summary = summarize(results, default, args.default_setting)
     print(f"\n{args.walltime} campaigns (seed {args.seed}, scale {args.scale}); shares of the "
           "noise ceiling of each exported model on unseen graphs")  # fmt: skip
     print_report(results, summary, default)

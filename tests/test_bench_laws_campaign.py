@@ -38,8 +38,11 @@ def test_summary_against_the_default_of_bench_laws() -> None:
         }
 
     results = {"a": run(0.9, 0.01), "b": run(0.7, -0.02), "c": run(0.95, 0.0)}
-    summary = bench.summarize(results, {"a": default(0.8), "b": default(0.75), "c": default(0.9)})
+    base = {"a": default(0.8), "b": default(0.75), "c": default(0.9)}
+    summary = bench.summarize(results, base, "on w=1")
     assert summary["default_label"] == "on w=1"
+    with pytest.raises(SystemExit, match="no 'default' in the JSON"):
+        bench.summarize(results, base)
     assert summary["export_median"][layout[0]] == pytest.approx(0.9)
     assert summary["export_worst"][layout[0]] == pytest.approx(0.7)
     assert summary["default_worst"][layout[0]] == pytest.approx(0.75)
