@@ -56,7 +56,7 @@ from hpo.features import layout as layout_features
 from hpo.features.groups import GROUP_PREFIX, GROUPS, group_of
 from hpo.features.layout_second_order import SECOND_ORDER_GROUPS, second_order_names
 from hpo.features.table import FeatureTable
-from hpo.ranking.blend import estimate_weight
+from hpo.ranking.blend import collection_weights
 from hpo.ranking.spaces import load_space
 from hpo.ranking.training import (
     GraphScore,
@@ -127,8 +127,9 @@ def fit_and_score(
     rows = select_rows(train, LAYOUT)
     ranker = make_ranker(variant.hp, num_boost_round=rounds, seed=seed, n_threads=threads)
     ranker.fit(train.X[rows][:, columns], train.target[rows], train.group[rows])
-    weight = estimate_weight(variant.hp)
-    prior = fit_family_prior([(train, rows)], columns) if weight > 0 else None  # as training
+    weight = collection_weights(variant.hp, LAYOUT)  # each collection's, as a trial scores
+    blended = max(weight.values()) > 0
+    prior = fit_family_prior([(train, rows)], columns) if blended else None  # as training
     out = {}
     for part, tables in variant.scored.items():
         scores: list[GraphScore] = []

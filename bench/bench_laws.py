@@ -10,7 +10,9 @@ share of the noise ceiling (``bench_ablation.noise_ceiling``: mean Kendall tau b
 law's noiseless cost and the measured runtimes of the same graphs) with
 
 - the prior off (``estimate_blend`` false), and
-- the learned prior on at each weight of ``--weights`` (the space's default among them),
+- the space's default configuration (``default``: blend on, each collection at its default
+  weight, :func:`hpo.ranking.blend.collection_weights`),
+- the learned prior on at each weight of ``--weights`` for every collection,
 - the learned prior alone (weight 1e6: what the ridge orders without the trees),
 - ``written w=3``: the blend before issue 19, the hand-written ``est_log_total_bytes`` at the
   old default weight 3, and
@@ -39,7 +41,7 @@ import numpy as np
 
 from hpo.data.load import COLLECTIONS, is_layout
 from hpo.features import ExtractOptions, FeatureSpec, build_tables
-from hpo.ranking.blend import BLEND_KEY, WEIGHT_KEY
+from hpo.ranking.blend import BLEND_KEY, WEIGHT_KEY, collection_weights
 from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.spaces import DEFAULT_SPACE, load_space
 from hpo.ranking.training import collection_means, score_table, train_family
@@ -52,6 +54,8 @@ from bench_ablation import noise_ceiling  # noqa: E402
 LAYOUT = tuple(c for c in COLLECTIONS if is_layout(c))
 LABELED = ("train", "valid")
 UNSEEN_OFFSET = 1000
+#: The space's default configuration (each collection at its default blend weight).
+DEFAULT = "default"
 #: The setting chosen per collection on the tuning root's valid split.
 CHOSEN = "valid-chosen"
 
@@ -103,7 +107,9 @@ def judge_law(
     seconds = time.perf_counter() - t0
     ceiling = noise_ceiling(unseen, read_law(unseen) or "first-order", LABELED)
     shares: dict[str, dict[str, float]] = {}
-    settings = [("off", 0.0, fit.prior)] + [(f"on w={w:g}", w, fit.prior) for w in weights]
+    settings: list[tuple[str, Any, Any]] = [("off", 0.0, fit.prior)]
+    settings += [(DEFAULT, collection_weights(hp, LAYOUT), fit.prior)]
+    settings += [(f"on w={w:g}", w, fit.prior) for w in weights]
     settings += [
         ("prior only", 1e6, fit.prior),  # the learned prior alone orders the configs
         ("written w=3", 3.0, None),  # before issue 19: the hand-written estimate column
@@ -191,7 +197,9 @@ def main() -> None:
     parser.add_argument("--scale", default="small", choices=("tiny", "small"))
     parser.add_argument("--space", default=DEFAULT_SPACE)
     parser.add_argument("--rounds", type=int, default=200)
-    parser.add_argument("--weights", default="", help="comma list (default: the space's)")
+    parser.add_argument(
+        "--weights", default="", help="comma list, each for every collection (default: 1)"
+    )
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument(
         "--seed", type=int, default=0, help="the boosters' seed (another one: the seed noise)"
@@ -202,9 +210,8 @@ def main() -> None:
 
     t0 = time.perf_counter()
     hp = dict(load_space(args.space).get_default_configuration())
-    default_weight = float(hp.get(WEIGHT_KEY, 1.0))
-    weights = sorted({default_weight} | {float(w) for w in args.weights.split(",") if w})
-    default_label = f"on w={default_weight:g}"
+    weights = sorted({float(w) for w in args.weights.split(",") if w} or {1.0})
+    default_label = DEFAULT
     cache_dir = args.work / "cache"
     results: dict[str, Any] = {}
     tile = None
@@ -222,8 +229,8 @@ def main() -> None:
             )
         print(f"  law {law}: {time.perf_counter() - t1:.0f} s", flush=True)
     summary = summarize(results, default_label)
-    print(f"\nspace {args.space} defaults ({default_label}, blend "
-          f"{'on' if hp.get(BLEND_KEY, True) else 'off'}); {args.rounds} rounds; "
+    on = collection_weights(hp, LAYOUT) if hp.get(BLEND_KEY, True) else "blend off"
+    print(f"\nspace {args.space} defaults (weights {on}); {args.rounds} rounds; "
           f"scale {args.scale}; shares of the noise ceiling on unseen graphs")  # fmt: skip
     print_report(results, summary)
     print(f"\ntile (top-5 score, unseen graphs of law {args.laws.split(',')[0]}): {tile:.4f}")

@@ -23,13 +23,13 @@ from rss import PeakRss  # noqa: E402
 def main() -> int:
     import hpo
     from hpo.deploy.model import load_model
-    from hpo.features import extract_file, family_of
+    from hpo.features import extract_file
 
     model_dir, graph, collection, scores_out = sys.argv[1:5]
     model = load_model(Path(model_dir))
     X, *_ = extract_file(Path(graph), collection, model.spec, None)
     X = np.asarray(X)
-    family = model.families[family_of(collection)]
+    family = model.family_model(collection)  # routed: the collection's own blend weight
     rss = PeakRss(0.02)
     before = rss.reset()
     rss.start()

@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from hpo.campaign import CampaignConfig, CampaignResult
 from hpo.ranking.spaces import load_space, space_to_dict
 from hpo.runs.campaign_file import CAMPAIGN_FORMAT
@@ -98,6 +100,12 @@ def build_fake_run(
     )
     configs = [dict(c) for c in space.sample_configuration(10)]
     configs = [{k: (v.item() if hasattr(v, "item") else v) for k, v in c.items()} for c in configs]
+    # learning_rate, which drives the score, spread over its range in an order of its own: a
+    # sample of 10 could tie it to another hyperparameter by chance, and importance could not
+    # tell them apart (which one won changed with every hyperparameter a space gained)
+    grid = np.geomspace(0.012, 0.28, 10)[[3, 7, 0, 9, 5, 1, 8, 4, 6, 2]]
+    for config, lr in zip(configs, grid.tolist(), strict=True):
+        config["learning_rate"] = lr
     low = sorted(range(10), key=lambda i: -_score(configs[i], 5.0))
     plan_configs = list(range(10)) + low[:3] + low[:2]
     records: list[dict[str, Any]] = []

@@ -54,6 +54,7 @@ from ConfigSpace.hyperparameters import NumericalHyperparameter
 from ConfigSpace.util import deactivate_inactive_hyperparameters
 
 from hpo.errors import ConfigError, HpoError
+from hpo.ranking.blend import DEFAULT_WEIGHT_KEY, WEIGHT_KEY
 from hpo.runs.folder import CAMPAIGN_FILE
 from hpo.runs.history import load_run, resolve_run_dir
 from hpo.runs.incumbent import config_key
@@ -106,7 +107,9 @@ def map_config(
     is **clipped** to it (the nearest value the new space allows, still informed by the
     source), a categorical value the new space lacks is **dropped** (the new default takes its
     place: there is no nearest category). Hyperparameters the source lacks take the new
-    space's defaults; ones the new space lacks are ignored. Conditions are re-applied (a
+    space's defaults (except ``estimate_weight_default_collections``, which takes the
+    source's ``estimate_weight``: that was its weight on every collection); ones the new
+    space lacks are ignored. Conditions are re-applied (a
     child whose parent now says inactive is removed); a configuration that violates a
     forbidden clause of the new space is dropped as a whole (``None``).
 
@@ -118,6 +121,10 @@ def map_config(
     """
     counts = {"kept": 0, "clipped": 0, "dropped": 0}
     values: dict[str, Any] = {}
+    if WEIGHT_KEY in config and DEFAULT_WEIGHT_KEY not in config:
+        # a source from before the default collections had their own weight blended them at
+        # estimate_weight: keep that, not the new space's default, so it scores as it did
+        config = {**config, DEFAULT_WEIGHT_KEY: config[WEIGHT_KEY]}
     for hp in space.values():
         if hp.name in config:
             values[hp.name], how = _mapped_value(hp, config[hp.name])

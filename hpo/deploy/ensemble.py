@@ -44,13 +44,14 @@ from hpo.deploy.model import (
     FamilyModel,
     _load_families,
     load_model,
+    route_collections,
 )
 from hpo.deploy.out_folder import check_out_dir, install_model_folder
 from hpo.deploy.retrain import ExportOptions, train_families
 from hpo.deploy.scored import copy_scored_boosters, score_on_run_rows
 from hpo.deploy.subsets import validation_entry
 from hpo.errors import ConfigError, UsageError
-from hpo.features import FeatureSpec, by_family, family_of
+from hpo.features import FeatureSpec, family_of
 from hpo.ranking.blend import standardized
 from hpo.runs.folder import (
     ENSEMBLE_FILE,
@@ -116,14 +117,19 @@ def ensemble_families(
         for i, m in enumerate(members)
     ]
     families = {f"m{i}/{f}": model for i, fams in enumerate(loaded) for f, model in fams.items()}
+    # each member blends a collection with its own weight for it (route_collections)
+    routes = [
+        route_collections(fams, m.get("hyperparameters"), collections)
+        for fams, m in zip(loaded, members, strict=True)
+    ]
     combined: dict[str, FamilyModel] = {}
-    for family in by_family(collections):
-        parts = tuple(fams[family] for fams in loaded)
+    for c in collections:
+        parts = tuple(r[c] for r in routes)
         n = parts[0].n_features
-        combined[family] = EnsembleFamilyModel(
-            family, None, np.arange(n, dtype=np.int64), n, members=parts
+        combined[c] = EnsembleFamilyModel(
+            family_of(c), None, np.arange(n, dtype=np.int64), n, members=parts
         )
-    return families, {c: combined[family_of(c)] for c in collections}
+    return families, combined
 
 
 #: Default of ``--ensemble-within``: a member's valid score may lie at most this far below

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,7 @@ __all__ = [
     "GraphPrediction",
     "ProgressFn",
     "load_model",
+    "route_collections",
 ]
 
 MODEL_FILE = "model.json"
@@ -71,13 +72,15 @@ ProgressFn = Callable[[int, int, str], None]
 class FamilyModel:
     """The booster of one family, the feature columns it reads and its estimate blend.
 
-    ``estimate_weight`` is the configuration's blend weight (:mod:`hpo.ranking.blend`; 0 for
-    models exported before it) and ``estimate_column`` the index of the estimate among the
-    family's columns (``None``: the booster does not read it, so no blend), so a prediction
-    is scored exactly as the campaign scored the trial. ``prior`` is the learned cost prior
-    the trial blended (:mod:`hpo.ranking.prior`; ``None`` for models exported before it,
-    which blend the estimate column) and ``prior_columns`` its basis among the family's
-    columns.
+    ``estimate_weight`` is the blend weight of the collections it is routed to
+    (:mod:`hpo.ranking.blend`; 0 for models exported before the blend): a family's model is
+    at ``estimate_weight``, and a copy at ``estimate_weight_default_collections`` serves the
+    default layout collections (:func:`route_collections`). ``estimate_column`` is the index
+    of the estimate among the family's columns (``None``: the booster does not read it, so
+    no blend), so a prediction is scored exactly as the campaign scored the trial. ``prior``
+    is the learned cost prior the trial blended (:mod:`hpo.ranking.prior`; ``None`` for
+    models exported before it, which blend the estimate column) and ``prior_columns`` its
+    basis among the family's columns.
     """
 
     family: str
@@ -271,6 +274,26 @@ def _load_families(
     return families
 
 
+def route_collections(
+    families: dict[str, FamilyModel], hyperparameters: Any, collections: Sequence[str]
+) -> dict[str, FamilyModel]:
+    """``{collection: its family's model}``, each blending with its collection's weight.
+
+    A joint layout model blends the default collections with
+    ``estimate_weight_default_collections`` when the configuration has it
+    (:func:`hpo.ranking.blend.estimate_weight`), so those routes are copies of the family's
+    model with that weight: a graph is scored as its trial scored it.
+    """
+    routes: dict[str, FamilyModel] = {}
+    for c in collections:
+        model = families[family_of(c)]
+        weight = estimate_weight(hyperparameters, c)  # checked by _load_families
+        routes[c] = (
+            model if weight == model.estimate_weight else replace(model, estimate_weight=weight)
+        )
+    return routes
+
+
 def _subset_families(
     folder: Path, meta_file: Path, spec: FeatureSpec, meta: dict[str, Any]
 ) -> tuple[dict[str, FamilyModel], dict[str, FamilyModel]]:
@@ -291,6 +314,7 @@ def _subset_families(
         if not isinstance(entry, dict) or not isinstance(entry.get("collections"), list):
             raise ConfigError(f"{meta_file}: subset '{name}': expected 'collections' (a list)")
         collections = tuple(str(c) for c in entry["collections"])
+        hyperparameters = entry.get("hyperparameters", {})
         loaded = _load_families(
             folder,
             meta_file,
@@ -298,13 +322,13 @@ def _subset_families(
             collections,
             entry.get("families"),
             f"subset '{name}': ",
-            entry.get("hyperparameters", {}),
+            hyperparameters,
         )
         families.update({f"{name}/{f}": m for f, m in loaded.items()})
-        for c in collections:
+        for c, model in route_collections(loaded, hyperparameters, collections).items():
             if c in routes:
                 raise ConfigError(f"{meta_file}: collection {c} is in two subsets")
-            routes[c] = loaded[family_of(c)]
+            routes[c] = model
     return families, routes
 
 
@@ -353,7 +377,7 @@ def load_model(path: Path | str) -> ExportedModel:
         families = _load_families(
             folder, meta_file, spec, collections, family_meta, "", hyperparameters
         )
-        routes = {c: families[family_of(c)] for c in collections}
+        routes = route_collections(families, hyperparameters, collections)
     elif fmt in FORMAT_LOADERS:
         families, routes = FORMAT_LOADERS[fmt](folder, meta_file, spec, collections, meta)
     else:

@@ -27,7 +27,7 @@ from typing import Any
 
 from hpo.errors import ConfigError
 from hpo.features.groups import GROUP_PREFIX
-from hpo.ranking.blend import BLEND_KEY, WEIGHT_KEY
+from hpo.ranking.blend import BLEND_KEY, DEFAULT_WEIGHT_KEY, WEIGHT_KEY
 
 __all__ = [
     "BLEND_SETTINGS",
@@ -42,7 +42,7 @@ __all__ = [
 #: hpo's own settings of the ranker and of the feature selection.
 RANKER_SETTINGS = ("label_levels", "max_group_size", "relative_features")
 #: The settings of the blend with the cost prior (:mod:`hpo.ranking.blend`).
-BLEND_SETTINGS = (WEIGHT_KEY, BLEND_KEY)
+BLEND_SETTINGS = (WEIGHT_KEY, DEFAULT_WEIGHT_KEY, BLEND_KEY)
 #: The owners a key can have, in the order :func:`route_hyperparameters` asks them.
 OWNERS = ("hpo", "blend", "groups", "lightgbm")
 #: LightGBM parameters hpo sets itself on every booster (``LambdaRanker.lightgbm_params``):

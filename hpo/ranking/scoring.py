@@ -17,12 +17,13 @@ pass over every row, whatever the chunk size.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from hpo.data.load import is_layout
+from hpo.errors import ConfigError
 from hpo.features.store import read_rows
 from hpo.features.table import FeatureTable
 from hpo.ranking.blend import blend_scores, estimate_position
@@ -41,6 +42,9 @@ __all__ = [
     "select_rows",
     "valid_rows",
 ]
+
+#: A blend weight: one for every graph, or ``{collection: weight}``.
+Weight = float | Mapping[str, float]
 
 
 def select_rows(table: FeatureTable, collections: Sequence[str]) -> np.ndarray:
@@ -128,8 +132,18 @@ def graph_metrics(table: FeatureTable, view: ValidRows, pred: np.ndarray) -> lis
     ]
 
 
+def _graph_weights(table: FeatureTable, view: ValidRows, weight: Weight) -> np.ndarray:
+    """The blend weight of each scored graph: ``weight``, or its collection's in a mapping."""
+    if not isinstance(weight, Mapping):
+        return np.full(len(view.graphs), float(weight))
+    missing = {table.graphs[g].collection for g in view.graphs} - set(weight)
+    if missing:
+        raise ConfigError(f"blend weights: none for {', '.join(sorted(missing))}")
+    return np.array([float(weight[table.graphs[g].collection]) for g in view.graphs])
+
+
 def _blend_columns(
-    table: FeatureTable, columns: np.ndarray, weight: float, prior: LearnedPrior | None
+    table: FeatureTable, columns: np.ndarray, weight: bool, prior: LearnedPrior | None
 ) -> np.ndarray | None:
     """Table columns the blend reads besides the booster (``None``: scores are the ranker's).
 
@@ -137,7 +151,7 @@ def _blend_columns(
     among the booster's ``columns``); without it, the estimate column if the booster reads it
     (models made before the learned prior).
     """
-    if weight == 0:
+    if not weight:
         return None
     if prior is not None:
         return np.asarray(prior.positions_in(table.feature_names, "blend"), dtype=np.int64)
@@ -150,13 +164,14 @@ def blended_predict(
     table: FeatureTable,
     view: ValidRows,
     columns: np.ndarray,
-    weight: float,
+    weight: Weight,
     prior: LearnedPrior | None = None,
 ) -> np.ndarray:
     """The ranker's scores of a view's rows, blended per graph with the cost prior.
 
     The booster reads ``columns`` (table column indices). The blend
-    (:mod:`hpo.ranking.blend`) applies when ``weight`` > 0: with the learned ``prior``
+    (:mod:`hpo.ranking.blend`) applies where ``weight`` (one for every graph, or
+    ``{collection: weight}``) is > 0: with the learned ``prior``
     (:mod:`hpo.ranking.prior`; its columns are found by name in ``table``) when given,
     otherwise with the estimate column if it is among ``columns`` (models made before the
     learned prior); with neither the scores are the ranker's own. Rows are read and scored in
@@ -164,7 +179,8 @@ def blended_predict(
     chunk size.
     """
     columns = np.asarray(columns, dtype=np.int64)
-    extra = _blend_columns(table, columns, weight, prior)
+    weights = _graph_weights(table, view, weight)
+    extra = _blend_columns(table, columns, bool(np.any(weights > 0)), prior)
     read, at = columns, []
     if extra is not None:  # the blend's columns the booster does not read come after its own
         read = np.r_[columns, np.setdiff1d(extra, columns)]
@@ -183,7 +199,7 @@ def blended_predict(
             continue
         local = view.bounds[g0 : g1 + 1] - a
         estimate = prior.estimate(X, local, at) if prior is not None else X[:, at[0]]
-        out[a:b] = blend_scores(pred, estimate, local, weight)
+        out[a:b] = blend_scores(pred, estimate, local, weights[g0:g1])
     return out
 
 
@@ -193,13 +209,14 @@ def score_table(
     columns: np.ndarray,
     collections: Sequence[str],
     *,
-    weight: float = 0.0,
+    weight: Weight = 0.0,
     prior: LearnedPrior | None = None,
 ) -> list[GraphScore]:
     """Predict every labeled graph of ``collections`` in ``table`` and score each graph.
 
-    ``columns`` are what the booster reads, ``weight`` is the hyperparameters' blend weight
-    and ``prior`` the family's learned prior (:func:`blended_predict`).
+    ``columns`` are what the booster reads, ``weight`` is the blend weight (one, or
+    ``{collection: weight}``: :func:`hpo.ranking.blend.collection_weights`) and ``prior`` the
+    family's learned prior (:func:`blended_predict`).
     """
     view = valid_rows(table, collections)
     if not view.graphs:

@@ -3,7 +3,8 @@
 The objective (every trial), export and the benchmarks call :func:`train_family`, so a trial
 and an exported model are trained and scored the same way. Hyperparameters arrive as one flat
 mapping (a SMAC configuration): ``label_levels``, ``max_group_size``, ``relative_features``,
-``estimate_blend`` and ``estimate_weight`` (:mod:`hpo.ranking.blend`) steer the ranker, the
+``estimate_blend``, ``estimate_weight`` and ``estimate_weight_default_collections``
+(:mod:`hpo.ranking.blend`, a weight per collection) steer the ranker, the
 feature selection and the scoring, ``use_group_<name>`` switches feature groups, every other
 key must be LightGBM's and is passed to it (the owners are declared once, in
 :mod:`hpo.ranking.hyperparameters`; an unknown key is refused). With the blend on, a layout
@@ -25,7 +26,7 @@ import numpy as np
 from hpo.data.load import is_layout
 from hpo.features.groups import live_columns
 from hpo.features.table import FeatureTable
-from hpo.ranking.blend import estimate_position, estimate_weight
+from hpo.ranking.blend import collection_weights, estimate_position
 from hpo.ranking.datasets import binary_path, rows_digest
 from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.hyperparameters import BLEND_SETTINGS, RANKER_SETTINGS, route_hyperparameters
@@ -252,7 +253,7 @@ def train_family(
     live_names = tuple(train.feature_names[j] for j in live)
     cols = np.arange(len(train.feature_names), dtype=np.int64)
     names = tuple(train.feature_names)
-    weight = estimate_weight(hyperparameters)  # checked before any work
+    weights = collection_weights(hyperparameters, collections)  # checked before any work
     selected = select_rows(train, collections) if opt.rows is None else np.asarray(opt.rows)
     parts = [(train, selected)] + [(t, select_rows(t, collections)) for t in opt.extra]
     ranker = make_ranker(
@@ -268,7 +269,7 @@ def train_family(
     def view() -> ValidRows:
         return valid_rows(valid, collections, opt.score_graphs)
 
-    blended = weight > 0 and any(is_layout(c) for c in collections)
+    blended = any(w > 0 and is_layout(c) for c, w in weights.items())
     learned: LearnedPrior | None = None
     if cache is None:
         data, reused = binned(), False
@@ -291,12 +292,12 @@ def train_family(
         elif blended:  # rows seen once (a sample per trial): the live columns only
             learned = fit_family_prior(parts, live)
     if learned is None and estimate_position(live_names) is None:
-        weight = 0.0  # the estimate column is in the view, but switched off: nothing to blend
+        weights = dict.fromkeys(weights, 0.0)  # the estimate column is switched off
     t1 = time.perf_counter()
     ranker.fit_dataset(data, init_model=opt.init_model)
     t2 = time.perf_counter()
     pred = (
-        blended_predict(ranker, valid, valid_view, cols, weight, learned)
+        blended_predict(ranker, valid, valid_view, cols, weights, learned)
         if valid_view.graphs
         else np.zeros(0)
     )

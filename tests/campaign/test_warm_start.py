@@ -85,6 +85,23 @@ def test_map_clips_numbers_drops_unknown_choices_and_reapplies_conditions() -> N
     assert mapped["bagging_fraction"] == full["bagging_fraction"].default_value
 
 
+def test_a_source_from_before_the_default_collections_weight_keeps_its_blend() -> None:
+    """A source without ``estimate_weight_default_collections`` blended every collection at
+    ``estimate_weight``: mapped, it keeps doing so instead of taking the new default 3."""
+    full = load_space("lambdarank")
+    source = dict(full.get_default_configuration())
+    del source["estimate_weight_default_collections"]
+    source["estimate_weight"] = 0.4
+    mapped, _ = map_config(source, full)
+    assert mapped is not None
+    assert mapped["estimate_weight"] == mapped["estimate_weight_default_collections"] == 0.4
+    # a source that has the key keeps its own value
+    source["estimate_weight_default_collections"] = 6.0
+    mapped, _ = map_config(source, full)
+    assert mapped is not None
+    assert (mapped["estimate_weight"], mapped["estimate_weight_default_collections"]) == (0.4, 6.0)
+
+
 # --- seeding ------------------------------------------------------------------------------
 
 

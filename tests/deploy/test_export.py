@@ -336,7 +336,7 @@ def real_run(tmp_path_factory: pytest.TempPathFactory, tiny_root: Path) -> Path:
     cfg = CampaignConfig(
         data_root=tiny_root,
         name="real",
-        collections=("tile:xla", "layout:xla:random"),
+        collections=("tile:xla", "layout:xla:random", "layout:xla:default"),
         space=str(space_file),
         runs_dir=base / "runs",
         trials=16,  # the baseline, 11 trials at 4 rounds, 3 at 12, the first at 36
@@ -383,6 +383,16 @@ def test_export_then_evaluate_reproduces_the_scored_metrics(
 
     model = load_model(out)
     assert model.routes["layout:xla:random"].prior is not None  # the learned prior, copied
+    # one layout booster, each kind of collection at its own weight (the metrics above match)
+    weights = {
+        c: model.routes[c].estimate_weight for c in ("layout:xla:random", "layout:xla:default")
+    }
+    assert weights == {
+        "layout:xla:random": float(inc.config["estimate_weight"]),
+        "layout:xla:default": float(inc.config["estimate_weight_default_collections"]),
+    }
+    assert weights["layout:xla:random"] != weights["layout:xla:default"]
+    assert model.routes["layout:xla:default"].booster is model.routes["layout:xla:random"].booster
     plain = replace(model.routes["layout:xla:random"], estimate_weight=0.0)
     unblended = replace(model, routes={**model.routes, "layout:xla:random": plain})
     data = Path(str(run.settings.data_root))

@@ -21,7 +21,7 @@ from hpo.deploy.model import load_model
 from hpo.deploy.predict import write_submission
 from hpo.errors import ConfigError
 from hpo.features import FEATURE_VERSION, FeatureSpec, extract_file, family_of, feature_names
-from hpo.ranking.blend import ESTIMATE_COLUMN, WEIGHT_KEY, blend_scores
+from hpo.ranking.blend import DEFAULT_WEIGHT_KEY, ESTIMATE_COLUMN, WEIGHT_KEY, blend_scores
 
 SPEC = FeatureSpec()
 _X: dict[tuple[Path, str], np.ndarray] = {}
@@ -228,4 +228,33 @@ def test_each_subset_blends_with_its_own_estimate_weight(tmp_path: Path, tiny_ro
         X = _features(path, c)
         plain = -fam.booster.predict(X[:, [column]])
         expected = plain if w is None else blend_scores(plain, X[:, column], None, w)
+        np.testing.assert_allclose(model.predict_graph(path, c), expected)
+
+
+def test_a_joint_layout_model_blends_default_collections_with_their_own_weight(
+    tmp_path: Path, tiny_root: Path
+) -> None:
+    """Format 1: one layout booster, ``estimate_weight`` for the random collections and
+    ``estimate_weight_default_collections`` for the default ones, as the trial scored them."""
+    column = feature_names("layout", SPEC).index(ESTIMATE_COLUMN)
+    folder = tmp_path / "model"
+    layout = [c for c in COLLECTIONS if family_of(c) == "layout"]
+    meta = {
+        "format": 1,
+        "feature_version": FEATURE_VERSION,
+        "feature_spec": SPEC.to_dict(),
+        "collections": layout,
+        "hyperparameters": {WEIGHT_KEY: 0.5, DEFAULT_WEIGHT_KEY: 4.0},
+        "families": {"layout": _entry(folder, tiny_root, "layout.txt", "layout", column, -1.0)},
+    }
+    (folder / "model.json").write_text(json.dumps(meta))
+    model = load_model(folder)
+    for c in layout:
+        weight = 4.0 if c.endswith(":default") else 0.5
+        fam = model.family_model(c)
+        assert fam.estimate_weight == weight
+        assert fam.booster is model.families["layout"].booster  # one booster, not a copy
+        path = list_graphs(tiny_root, c, "valid")[0]
+        X = _features(path, c)
+        expected = blend_scores(-fam.booster.predict(X[:, [column]]), X[:, column], None, weight)
         np.testing.assert_allclose(model.predict_graph(path, c), expected)

@@ -7,9 +7,11 @@ from scipy.stats import kendalltau
 from hpo.errors import ConfigError
 from hpo.ranking.blend import (
     BLEND_KEY,
+    DEFAULT_WEIGHT_KEY,
     ESTIMATE_COLUMN,
     WEIGHT_KEY,
     blend_scores,
+    collection_weights,
     estimate_position,
     estimate_weight,
 )
@@ -108,3 +110,43 @@ def test_the_switch_decides_before_the_weight(hp: dict, weight: float) -> None:
 def test_bad_switch_is_one_line() -> None:
     with pytest.raises(ConfigError, match=r"^estimate_blend: expected true or false, found 1"):
         estimate_weight({BLEND_KEY: 1, WEIGHT_KEY: 3.0})
+
+
+def test_default_collections_have_their_own_weight_when_the_configuration_says_so() -> None:
+    hp = {WEIGHT_KEY: 1.0, DEFAULT_WEIGHT_KEY: 3.0}
+    layout = ["layout:xla:default", "layout:xla:random", "layout:nlp:default", "layout:nlp:random"]
+    assert collection_weights(hp, layout) == {
+        "layout:xla:default": 3.0,
+        "layout:xla:random": 1.0,
+        "layout:nlp:default": 3.0,
+        "layout:nlp:random": 1.0,
+    }
+    assert estimate_weight(hp) == 1.0  # no collection: the family's weight
+    assert estimate_weight(hp, "tile:xla") == 1.0
+    # runs and models made before the key: one weight for every collection
+    assert collection_weights({WEIGHT_KEY: 2.0}, layout) == dict.fromkeys(layout, 2.0)
+    # the switch decides for both weights
+    assert collection_weights({**hp, BLEND_KEY: False}, layout) == dict.fromkeys(layout, 0.0)
+
+
+@pytest.mark.parametrize("value", [-1.0, float("nan"), "heavy", None, True])
+def test_a_bad_default_collections_weight_is_one_line_whatever_the_collection(
+    value: object,
+) -> None:
+    with pytest.raises(ConfigError, match=rf"^{DEFAULT_WEIGHT_KEY}: expected a"):
+        estimate_weight({WEIGHT_KEY: 1.0, DEFAULT_WEIGHT_KEY: value}, "layout:xla:random")
+
+
+def test_one_weight_per_graph_blends_each_graph_as_its_own_weight_would() -> None:
+    scores, estimate, bounds = _graphs()
+    both = blend_scores(scores, estimate, bounds, np.array([0.5, 4.0]))
+    first = blend_scores(scores[:40], estimate[:40], None, 0.5)
+    second = blend_scores(scores[40:], estimate[40:], None, 4.0)
+    np.testing.assert_allclose(both, np.r_[first, second])
+    np.testing.assert_array_equal(blend_scores(scores, estimate, bounds, np.zeros(2)), scores)
+    # a graph at weight 0 keeps its own scores, as a model at weight 0 gives them
+    np.testing.assert_array_equal(
+        blend_scores(scores, estimate, bounds, np.array([0.0, 4.0]))[:40], scores[:40]
+    )
+    with pytest.raises(ConfigError, match=r"^weight: expected one per graph \(2\), found \(3,\)$"):
+        blend_scores(scores, estimate, bounds, np.ones(3))

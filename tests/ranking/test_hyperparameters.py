@@ -41,8 +41,9 @@ def test_an_unknown_key_is_refused_naming_it_and_the_source() -> None:
     with pytest.raises(
         ConfigError,
         match=r"^my\.json: hyperparameter 'leaves' is neither an hpo setting "
-        r"\(label_levels, max_group_size, relative_features, estimate_weight, estimate_blend, "
-        r"use_group_<group>\) nor a LightGBM parameter$",
+        r"\(label_levels, max_group_size, relative_features, estimate_weight, "
+        r"estimate_weight_default_collections, estimate_blend, use_group_<group>\) nor a "
+        r"LightGBM parameter$",
     ):
         route_hyperparameters({"num_leaves": 3, "leaves": 3}, "my.json")
 

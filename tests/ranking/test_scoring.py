@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hpo.errors import ConfigError
 from hpo.features import store
 from hpo.features.table import FeatureTable, GraphRef
 from hpo.ranking import scoring
@@ -177,3 +178,16 @@ def test_valid_rows_keep_rows_not_features(fitted) -> None:
     empty = valid_rows(valid, ("tile:xla",))
     assert empty.graphs == ()
     assert graph_metrics(valid, empty, np.zeros(0)) == []
+
+
+def test_a_mapping_of_weights_scores_each_collection_at_its_own(fitted) -> None:
+    _, valid, ranker, prior = fitted
+    columns = np.arange(len(NAMES))
+    present = sorted({g.collection for g in valid.graphs if g.labeled})
+    weights = {c: (4.0 if i % 2 else 0.5) for i, c in enumerate(present)}
+    mixed = score_table(ranker, valid, columns, LAYOUT, weight=weights, prior=prior)
+    for c, w in weights.items():  # each collection as if the whole table had its weight
+        alone = score_table(ranker, valid, columns, LAYOUT, weight=w, prior=prior)
+        assert [s for s in mixed if s.collection == c] == [s for s in alone if s.collection == c]
+    with pytest.raises(ConfigError, match=rf"^blend weights: none for {present[0]}"):
+        score_table(ranker, valid, columns, LAYOUT, weight={present[-1]: 1.0}, prior=prior)

@@ -73,7 +73,8 @@ def test_bagging_fraction_is_active_only_with_bagging() -> None:
 
 
 def test_small_space_has_a_handful_of_hyperparameters() -> None:
-    assert 4 <= len(list(load_space("lambdarank_small").keys())) <= 8
+    # the blend's two weights and switch are three of them
+    assert 4 <= len(list(load_space("lambdarank_small").keys())) <= 9
 
 
 def test_seed_makes_sampling_reproducible() -> None:
@@ -223,3 +224,15 @@ def test_every_space_searches_truncation_beyond_lightgbm_default(name: str) -> N
     hp = load_space(name)["lambdarank_truncation_level"]
     assert hp.default_value == 256
     assert hp.upper >= 1024
+
+
+@pytest.mark.parametrize("name", ["lambdarank", "lambdarank_small", "lambdarank_groups"])
+def test_default_collections_have_their_own_blend_weight_in_every_packaged_space(name: str) -> None:
+    """Default 3 against ``estimate_weight``'s 1 (bench/README.md, "The default at the
+    campaign's largest budget"), searched like it: log 0.1-10, only while the blend is on."""
+    space = load_space(name)
+    own, shared = space["estimate_weight_default_collections"], space["estimate_weight"]
+    assert (own.lower, own.upper, own.log) == (shared.lower, shared.upper, shared.log)
+    assert (own.default_value, shared.default_value) == (3.0, 1.0)
+    parents = {c.child.name: c.parent.name for c in space.conditions}
+    assert parents["estimate_weight_default_collections"] == "estimate_blend"

@@ -12,7 +12,13 @@ from hpo.errors import ConfigError
 from hpo.features import store
 from hpo.features.groups import GROUP_PREFIX
 from hpo.features.table import FeatureTable, GraphRef
-from hpo.ranking.blend import BLEND_KEY, ESTIMATE_COLUMN, WEIGHT_KEY, blend_scores
+from hpo.ranking.blend import (
+    BLEND_KEY,
+    DEFAULT_WEIGHT_KEY,
+    ESTIMATE_COLUMN,
+    WEIGHT_KEY,
+    blend_scores,
+)
 from hpo.ranking.datasets import DatasetCache
 from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.metrics import kendall_tau, tile_score
@@ -196,6 +202,29 @@ def test_estimate_weight_blends_what_is_scored(tiny_tables) -> None:
         pred = blend_scores(blended.ranker.predict(X), estimate, None, 50.0)
         assert s.metric == pytest.approx(kendall_tau(pred, valid.target[rows]))
     assert blended.metrics != plain.metrics  # a weight this large reorders configs
+
+
+def test_default_collections_are_scored_with_their_own_weight(tiny_tables) -> None:
+    """A joint layout trial scores each collection with its weight: the default collections'
+    metrics follow ``estimate_weight_default_collections``, the random ones' ``estimate_weight``."""
+    split = _fit(tiny_tables, hp={**TINY_HP, WEIGHT_KEY: 0.1, DEFAULT_WEIGHT_KEY: 50.0})
+    low = _fit(tiny_tables, hp={**TINY_HP, WEIGHT_KEY: 0.1})
+    high = _fit(tiny_tables, hp={**TINY_HP, WEIGHT_KEY: 50.0})
+    assert DEFAULT_WEIGHT_KEY not in split.ranker.lightgbm_params()
+    for c in LAYOUT:
+        same = high if c.endswith(":default") else low
+        assert split.metrics[c] == same.metrics[c]
+    assert any(low.metrics[c] != high.metrics[c] for c in LAYOUT if c.endswith(":default"))
+
+
+def test_the_prior_is_fitted_when_only_the_default_collections_blend(tiny_tables) -> None:
+    fit = _fit(tiny_tables, hp={**TINY_HP, WEIGHT_KEY: 0.0, DEFAULT_WEIGHT_KEY: 50.0})
+    assert fit.prior is not None
+    plain = _fit(tiny_tables)
+    for c in LAYOUT:
+        if not c.endswith(":default"):  # weight 0: the ranker's own order
+            assert fit.metrics[c] == pytest.approx(plain.metrics[c], abs=1e-12)
+    assert any(fit.metrics[c] != plain.metrics[c] for c in LAYOUT if c.endswith(":default"))
 
 
 def test_the_prior_is_fitted_on_the_training_rows_only(tiny_tables) -> None:

@@ -13,6 +13,7 @@ from hpo.runs.importance import BUDGET_FEATURE, encode_trials, hyperparameter_im
 SPACE_NAMES = {
     "estimate_blend",
     "estimate_weight",
+    "estimate_weight_default_collections",
     "feature_fraction",
     "lambdarank_truncation_level",
     "learning_rate",
