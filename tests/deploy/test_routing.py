@@ -258,3 +258,41 @@ def test_a_joint_layout_model_blends_default_collections_with_their_own_weight(
         X = _features(path, c)
         expected = blend_scores(-fam.booster.predict(X[:, [column]]), X[:, column], None, weight)
         np.testing.assert_allclose(model.predict_graph(path, c), expected)
+
+
+def test_ensemble_members_blend_a_default_collection_each_at_its_own_weight(
+    tmp_path: Path, tiny_root: Path
+) -> None:
+    """Format 3: every member routes the default collection at its own
+    ``estimate_weight_default_collections``; the ensemble averages those blended scores."""
+    from hpo.ranking.blend import standardized
+
+    column = feature_names("layout", SPEC).index(ESTIMATE_COLUMN)
+    folder = tmp_path / "model"
+    collections = ["layout:xla:default", "layout:xla:random"]
+    weights = [(0.5, 4.0), (2.0, 0.25)]  # (estimate_weight, the default collections')
+    members = []
+    for i, (w, d) in enumerate(weights):
+        entry = _entry(folder, tiny_root, f"m{i}/layout.txt", "layout", column, -1.0 + 2 * i)
+        hp = {WEIGHT_KEY: w, DEFAULT_WEIGHT_KEY: d}
+        members.append({"hyperparameters": hp, "families": {"layout": entry}})
+    meta = {
+        "format": 3,
+        "feature_version": FEATURE_VERSION,
+        "feature_spec": SPEC.to_dict(),
+        "collections": collections,
+        "members": members,
+    }
+    (folder / "model.json").write_text(json.dumps(meta))
+    model = load_model(folder)
+    for c in collections:
+        parts = model.family_model(c).members  # type: ignore[attr-defined]
+        own = [d if c.endswith(":default") else w for w, d in weights]
+        assert [m.estimate_weight for m in parts] == own
+        path = list_graphs(tiny_root, c, "valid")[0]
+        X = _features(path, c)
+        each = [
+            standardized(blend_scores(-m.booster.predict(X[:, [column]]), X[:, column], None, w))
+            for m, w in zip(parts, own, strict=True)
+        ]
+        np.testing.assert_allclose(model.predict_graph(path, c), np.mean(each, axis=0))
