@@ -214,10 +214,7 @@ def blend_scores(
     if weights.ndim and weights.shape != (n_graphs,):
         raise ConfigError(f"weight: expected one per graph ({n_graphs}), found {weights.shape}")
     gid = np.repeat(np.arange(n_graphs), np.diff(edges))
-    if not weights.ndim:
-        return _standardized(scores, gid, n_graphs) + weights * _standardized(
-            estimate, gid, n_graphs
-        )
-    scale = weights[gid]
+    scale = weights[gid] if weights.ndim else weights
     blended = _standardized(scores, gid, n_graphs) + scale * _standardized(estimate, gid, n_graphs)
-    return np.where(scale > 0, blended, scores)  # a graph at weight 0 keeps its own scores
+    # one weight is > 0 here; per graph, a graph at weight 0 keeps its own scores
+    return np.where(scale > 0, blended, scores) if weights.ndim else blended
