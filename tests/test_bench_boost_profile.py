@@ -2,24 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
-
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-
-
-def _load() -> ModuleType:
-    path = BENCH / "bench_boost_profile.py"
-    spec = importlib.util.spec_from_file_location("bench_boost_profile", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from bench_modules import load_bench
 
 
 def _brute_pairs(sizes: list[int], truncation: int) -> int:
@@ -30,7 +17,7 @@ def _brute_pairs(sizes: list[int], truncation: int) -> int:
 @pytest.mark.parametrize("truncation", [1, 3, 10, 100])
 def test_pairs_match_lightgbms_loop(truncation: int) -> None:
     sizes = [1, 2, 5, 17, 40]
-    got = _load().lambdarank_pairs(np.array(sizes), truncation)
+    got = load_bench("bench_boost_profile").lambdarank_pairs(np.array(sizes), truncation)
     assert got == _brute_pairs(sizes, truncation)
 
 
@@ -41,7 +28,7 @@ def test_profile_runs_on_a_tiny_table(tmp_path: Path, capsys: pytest.CaptureFixt
     np.save(f"{prefix}.X.npy", rng.normal(size=(len(group), 5)).astype(np.float32))
     np.save(f"{prefix}.target.npy", rng.random(len(group)))
     np.save(f"{prefix}.group.npy", group)
-    module = _load()
+    module = load_bench("bench_boost_profile")
     assert module.main([str(prefix), "--rounds", "2", "--threads", "1"]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
     assert len(rows) == 1 + len(module.VARIANTS)  # header and one row per objective

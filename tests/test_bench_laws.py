@@ -2,31 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from bench_modules import load_bench
 
 from hpo.ranking.spaces import load_space
 from hpo.synth.law_family import draw_law, read_law
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-
-
-def _load() -> ModuleType:
-    sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location("bench_laws", BENCH / "bench_laws.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 def test_summary_median_worst_and_loss_against_the_better_setting() -> None:
-    bench = _load()
+    bench = load_bench("bench_laws")
     layout = bench.LAYOUT
 
     def shares(off: float, on: float) -> dict:
@@ -41,7 +27,7 @@ def test_summary_median_worst_and_loss_against_the_better_setting() -> None:
 
 
 def test_one_random_law_end_to_end_on_tiny(tmp_path: Path) -> None:
-    bench = _load()
+    bench = load_bench("bench_laws")
     tuning, unseen = bench.law_roots(tmp_path, "4", "tiny")
     assert read_law(tuning) == read_law(unseen) == draw_law(4)
     again = bench.law_roots(tmp_path, "4", "tiny")  # kept, not generated again

@@ -3,30 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
-
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-
-
-def _load() -> ModuleType:
-    sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location(
-        "bench_laws_campaign", BENCH / "bench_laws_campaign.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from bench_modules import load_bench
 
 
 def test_summary_against_the_default_of_bench_laws() -> None:
-    bench = _load()
+    bench = load_bench("bench_laws_campaign")
     layout = bench.LAYOUT
 
     def run(share: float, gain: float) -> dict:
@@ -53,7 +37,7 @@ def test_summary_against_the_default_of_bench_laws() -> None:
 
 
 def test_one_law_campaign_export_and_unseen_shares(tmp_path: Path) -> None:
-    bench = _load()
+    bench = load_bench("bench_laws_campaign")
     extra = ["--trials", "2", "--min-budget", "4", "--max-budget", "8", "--train-configs", "40"]
     args = argparse.Namespace(work=tmp_path, scale="tiny", walltime="5m", seed=0, extra=extra)
     out = bench.judge_campaign("3", args)

@@ -3,26 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
-from pathlib import Path
-from types import ModuleType
 
 import pytest
-
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_per_subset", BENCH / "bench_per_subset.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from bench_modules import load_bench
 
 
 def test_gap_is_selection_minus_unseen_with_an_overall_row() -> None:
-    bench = _load()
+    bench = load_bench("bench_per_subset")
     rows = bench.gap_rows("family", 0, {"tile:xla": 0.9, "layout:xla:default": 0.5},
                           {"tile:xla": 0.7, "layout:xla:default": 0.6})  # fmt: skip
     by = {r["collection"]: r for r in rows}
@@ -39,7 +26,7 @@ def test_gap_is_selection_minus_unseen_with_an_overall_row() -> None:
 
 
 def test_summary_averages_over_seeds_in_mode_order() -> None:
-    bench = _load()
+    bench = load_bench("bench_per_subset")
     rows = [
         *bench.gap_rows("collection", 0, {"tile:xla": 1.0}, {"tile:xla": 0.5}),
         *bench.gap_rows("collection", 1, {"tile:xla": 0.8}, {"tile:xla": 0.7}),
@@ -51,7 +38,7 @@ def test_summary_averages_over_seeds_in_mode_order() -> None:
 
 
 def test_modes_combine_a_per_mode_with_folds() -> None:
-    bench = _load()
+    bench = load_bench("bench_per_subset")
     assert bench.parse_mode("collection+cv5") == ("collection", 5)
     assert bench.parse_mode("none") == ("none", 0)
     assert bench.parse_modes("none, none+cv3,family") == ["none", "none+cv3", "family"]
@@ -66,7 +53,7 @@ def test_modes_combine_a_per_mode_with_folds() -> None:
 
 
 def test_unseen_means_pool_every_graph_of_a_collection() -> None:
-    bench = _load()
+    bench = load_bench("bench_per_subset")
     graphs = [
         {"collection": "tile:xla", "metric": 0.5},
         {"collection": "layout:xla:random", "metric": 0.2},
