@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
 from hpo.data.load import TileGraph
+from hpo.data.opcodes import PARAMETER
 from hpo.features.graph import graph_descriptor, graph_descriptor_names
 from hpo.features.hashing import hash_rows
 from hpo.features.relative import relative_features, relative_names
@@ -44,6 +46,14 @@ _DERIVED_GROUPS: dict[str, str] = {
     "log_vmem_bytes": "tile_vmem",
     "vmem_over_16mib": "tile_vmem",
     "log_est_compute": "tile_shape",
+    # feature version 5: the same quantities under the other reading of a tile's dims, and a
+    # working set that holds a tile of each kernel input (see _working_set)
+    "tp_hw_tile_waste_last": "tile_padding",
+    "tp_log_padded_work_last": "tile_padding",
+    "tp_log_vmem_bytes_last": "tile_vmem",
+    "tp_vmem_over_16mib_last": "tile_vmem",
+    "tp_log_vmem_inputs_bytes": "tile_vmem",
+    "tp_vmem_inputs_over_16mib": "tile_vmem",
 }
 _DERIVED_NAMES = list(_DERIVED_GROUPS)
 _STATIC_NAMES = [*(f"root_dim_{i}" for i in range(6)), "log_root_volume"]
@@ -76,6 +86,13 @@ class _Kernel:
     second: int  # index of the second-minor output dim, -1 for rank 1
     k_dim: float  # size of the contracted dim (largest dim of the root's first operand)
     elem_bytes: float
+    n_inputs: float = 1.0  # the kernel's inputs (parameter nodes), at least 1
+
+    def last_minor(self) -> _Kernel:
+        """The kernel read with the bound vector's last dim as the most minor, the second
+        last as the second minor: the layout when the node's own is the default."""
+        r = len(self.shape)
+        return dataclasses.replace(self, minor=r - 1, second=r - 2 if r > 1 else -1)
 
 
 def _kernel(graph: TileGraph) -> _Kernel:
@@ -97,6 +114,7 @@ def _kernel(graph: TileGraph) -> _Kernel:
         second=int(layout[1]) if r > 1 else -1,
         k_dim=k_dim,
         elem_bytes=elem_bytes,
+        n_inputs=max(float(np.count_nonzero(graph.node_opcode == PARAMETER)), 1.0),
     )
 
 
@@ -112,6 +130,23 @@ def _hw_volume(t: np.ndarray, kernel: _Kernel) -> np.ndarray:
     if kernel.second >= 0:
         hw[:, kernel.second] = np.ceil(hw[:, kernel.second] / 8) * 8
     return hw.prod(axis=1)
+
+
+def _working_set(
+    out_t: np.ndarray, k_tile: np.ndarray | None, kernel: _Kernel, inputs: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Hardware-padded output tile volume and double-buffered working set in bytes.
+
+    The working set holds the padded output tile and ``inputs`` input tiles: a K strip of the
+    two minor dims when the kernel contracts (``k_tile`` given), else an output-sized tile.
+    """
+    hw = _hw_volume(out_t, kernel)
+    if k_tile is None:
+        strip = hw
+    else:
+        second = out_t[:, kernel.second] if kernel.second >= 0 else np.ones(len(out_t))
+        strip = k_tile * (out_t[:, kernel.minor] + second)
+    return hw, 2.0 * kernel.elem_bytes * (hw + inputs * strip)
 
 
 def extract_tile_features(
@@ -143,20 +178,23 @@ def extract_tile_features(
     n_ker = np.ceil(shape / ker_t).prod(axis=1)
     waste_out = (np.ceil(shape / out_t) * out_t).prod(axis=1) / volume
     waste_ker = (np.ceil(shape / ker_t) * ker_t).prod(axis=1) / volume
-    hw = _hw_volume(out_t, kernel)
     ratio = out_t / shape[None, :]
     second = out_t[:, kernel.second] if kernel.second >= 0 else np.ones(len(cfg))
     r = len(shape)
-    if kernel.k_dim > 0 and r < 6:
+    contracts = kernel.k_dim > 0 and r < 6
+    if contracts:
         k_tile = np.where(cfg[:, r] > 0, np.minimum(cfg[:, r], kernel.k_dim), kernel.k_dim)
         k_steps = np.ceil(kernel.k_dim / k_tile)
         k_waste = k_steps * k_tile / kernel.k_dim
-        strip = k_tile * (out_t[:, kernel.minor] + second)
     else:
         k_tile, k_steps, k_waste = np.ones(len(cfg)), np.ones(len(cfg)), np.ones(len(cfg))
-        strip = hw
-    vmem = 2.0 * kernel.elem_bytes * (hw + strip)
+    strips = k_tile if contracts else None
+    hw, vmem = _working_set(out_t, strips, kernel, 1.0)
     compute = n_out * hw * k_steps * k_tile * waste_ker
+    # the format does not say whether a tile's bounds follow the node's layout (above) or
+    # their own order, last dim most minor (below): the trees learn which reading holds
+    _, vmem_in = _working_set(out_t, strips, kernel, kernel.n_inputs)
+    hw_last, vmem_last = _working_set(out_t, strips, kernel.last_minor(), kernel.n_inputs)
     derived = np.column_stack(
         [
             np.log1p(out_t.prod(axis=1)),
@@ -180,6 +218,12 @@ def extract_tile_features(
             np.log1p(vmem),
             np.maximum(vmem / _VMEM_BYTES - 1.0, 0.0),
             np.log1p(compute),
+            hw_last / out_t.prod(axis=1),
+            np.log1p(n_out * hw_last),
+            np.log1p(vmem_last),
+            np.maximum(vmem_last / _VMEM_BYTES - 1.0, 0.0),
+            np.log1p(vmem_in),
+            np.maximum(vmem_in / _VMEM_BYTES - 1.0, 0.0),
         ]
     )
     per_config = np.concatenate([cfg, derived], axis=1)

@@ -32,10 +32,19 @@ def test_version_2_names_are_todays_without_the_cost_estimates() -> None:
     assert kept == [n for n in feature_names("layout", new) if n in kept]
     assert len(kept) == 286  # the width feature version 2 had
     assert len(feature_names("layout", new)) == 286 + 3 * 5  # 5 estimates, _dmed, _prank
-    assert feature_names("tile", old) == feature_names("tile", new)
+    assert feature_names("tile", old) == feature_names("tile", FeatureSpec(version=4))
 
 
-@pytest.mark.parametrize("version", [1, 2])
+def test_version_4_names_are_todays_without_the_tile_readings() -> None:
+    old, new = FeatureSpec(version=4), FeatureSpec()
+    assert feature_names("layout", old) == feature_names("layout", new)
+    kept, today = feature_names("tile", old), feature_names("tile", new)
+    assert not any(n.startswith("tp_") for n in kept)
+    assert kept == [n for n in today if n in kept]
+    assert len(today) == len(kept) + 2 * 6  # 6 columns and their _dmed
+
+
+@pytest.mark.parametrize("version", [1, 2, 4])
 def test_older_version_tables_are_todays_columns(
     tiny_root: Path, tmp_path: Path, version: int
 ) -> None:

@@ -1,0 +1,91 @@
+"""Tile features under the two readings of a tile's dims, and the working set with inputs.
+
+The format does not say whether a tile's bounds follow the root's layout or their own order
+(last dim most minor); the ``tp_*_last`` columns give the second reading, and the
+``tp_*_inputs`` ones count a tile of each kernel input in the working set.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+from graphs import write_tile
+
+from hpo.data.load import TileGraph, load_tile_graph
+from hpo.data.opcodes import PARAMETER
+from hpo.features import FeatureSpec
+from hpo.features.tile import extract_tile_features, tile_feature_names
+
+SPEC = FeatureSpec(relative=False, graph_descriptor=False)
+
+
+def _columns(graph: TileGraph) -> dict[str, np.ndarray]:
+    X, _ = extract_tile_features(graph, "tile:xla", SPEC)
+    return {n: X[:, i].astype(np.float64) for i, n in enumerate(tile_feature_names(SPEC))}
+
+
+def _root(graph: TileGraph) -> int:
+    return int(np.flatnonzero(graph.node_feat[:, 0] > 0.5)[-1])
+
+
+def _with_root(graph: TileGraph, dims: list[int], minor_to_major: list[int]) -> TileGraph:
+    """The graph with its root's output shape and layout replaced; no parameter node."""
+    nf = graph.node_feat.copy()
+    root = _root(graph)
+    nf[root, 21:27] = 0
+    nf[root, 21 : 21 + len(dims)] = dims
+    nf[root, 134:140] = 0
+    nf[root, 134 : 134 + len(dims)] = minor_to_major
+    opcode = np.where(graph.node_opcode == PARAMETER, 1, graph.node_opcode).astype(np.uint8)
+    return dataclasses.replace(graph, node_feat=nf, node_opcode=opcode)
+
+
+def _graph(tmp_path: Path, minor_to_major: list[int]) -> TileGraph:
+    g = _with_root(load_tile_graph(write_tile(tmp_path / "t.npz", c=40)), [64, 96], minor_to_major)
+    cfg = g.config_feat.copy()
+    cfg[:, 8:14] = 0
+    rng = np.random.default_rng(1)
+    cfg[:, 8:10] = rng.choice([1, 2, 8, 16, 32, 64], size=(len(cfg), 2))
+    return dataclasses.replace(g, config_feat=cfg)
+
+
+def test_default_layout_gives_both_readings_the_same_values(tmp_path: Path) -> None:
+    cols = _columns(_graph(tmp_path, [1, 0]))  # dim 1 most minor: the XLA default
+    np.testing.assert_allclose(cols["tp_hw_tile_waste_last"], cols["hw_tile_waste"])
+    np.testing.assert_allclose(cols["tp_log_padded_work_last"], cols["log_padded_work"])
+    # one input (no parameter node counts as one): the working set is the old column's
+    np.testing.assert_allclose(cols["tp_log_vmem_inputs_bytes"], cols["log_vmem_bytes"])
+    np.testing.assert_allclose(cols["tp_log_vmem_bytes_last"], cols["log_vmem_bytes"])
+
+
+def test_a_transposed_layout_pads_other_dims_under_the_last_dim_reading(tmp_path: Path) -> None:
+    g = _graph(tmp_path, [0, 1])  # dim 0 most minor
+    cols = _columns(g)
+    t = g.config_feat[:, 8:10].astype(np.float64)
+    by_layout = np.ceil(t[:, 0] / 128) * 128 * np.ceil(t[:, 1] / 8) * 8
+    by_order = np.ceil(t[:, 0] / 8) * 8 * np.ceil(t[:, 1] / 128) * 128
+    np.testing.assert_allclose(cols["hw_tile_waste"], by_layout / t.prod(axis=1), rtol=1e-6)
+    np.testing.assert_allclose(cols["tp_hw_tile_waste_last"], by_order / t.prod(axis=1), rtol=1e-6)
+    assert not np.allclose(cols["tp_hw_tile_waste_last"], cols["hw_tile_waste"])
+
+
+def test_each_kernel_input_adds_a_tile_to_the_working_set(tmp_path: Path) -> None:
+    g = _graph(tmp_path, [1, 0])
+    before = _columns(g)
+    opcode = g.node_opcode.copy()
+    opcode[:3] = PARAMETER  # three inputs
+    after = _columns(dataclasses.replace(g, node_opcode=opcode))
+    np.testing.assert_allclose(after["log_vmem_bytes"], before["log_vmem_bytes"])
+    # 2 * bytes * (output tile + n input tiles): two more inputs add twice an input's share
+    one = np.expm1(before["log_vmem_bytes"])
+    output_share = 2 * _elem_bytes(g) * np.expm1(before["log_out_tile_hw_volume"])
+    three = one + 2 * (one - output_share)
+    np.testing.assert_allclose(np.expm1(after["tp_log_vmem_inputs_bytes"]), three, rtol=1e-3)
+    assert np.all(after["tp_log_vmem_inputs_bytes"] > before["tp_log_vmem_inputs_bytes"])
+
+
+def _elem_bytes(graph: TileGraph) -> float:
+    nf = graph.node_feat[_root(graph)]
+    return 2.0 if nf[15] > 0 else (1.0 if nf[3] > 0 else 4.0)
