@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,18 @@ def test_one_random_law_end_to_end_on_tiny(tmp_path: Path) -> None:
     for c in bench.LAYOUT:  # the default: weight 3 on the default collections, 1 on the random
         weight = "on w=3" if c.endswith(":default") else "on w=1"
         assert out["shares"]["default"][c] == pytest.approx(out["shares"][weight][c], abs=1e-12)
+
+
+def test_tile_only_scores_every_laws_roots(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    bench = load_bench("bench_laws")
+    out = tmp_path / "tile.json"
+    argv = ["bench_laws.py", "--work", str(tmp_path), "--laws", "first-order,4", "--scale",
+            "tiny", "--space", "lambdarank_small", "--rounds", "5", "--tile-only",
+            "--json", str(out)]  # fmt: skip
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("sys.argv", argv)
+        bench.main()
+    record = json.loads(out.read_text())
+    assert set(record["tile"]) == {"first-order", "4"}
+    assert all(-10 < v <= 1 for v in record["tile"].values())
+    assert "median" in capsys.readouterr().out
