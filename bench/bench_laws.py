@@ -23,6 +23,8 @@ law's noiseless cost and the measured runtimes of the same graphs) with
 then the median and the worst share over laws per collection, and per law the loss of each
 setting against the better of prior on (at the default weight) and off. Tile, whose runtimes
 do not depend on the layout law, is scored once (first law's roots): the mean top-5 score.
+``--tile-only`` scores tile alone on every law's roots instead (``first-order`` and
+``second-order`` share data seed 0, so list only one of them to count each root once).
 
     python bench/bench_laws.py --work /tmp/bench/laws --laws first-order,second-order,1,2,3,4,5,6 \
         --scale small --rounds 200 --threads 1 --weights 0.3,1,3 --json /tmp/bench/laws.json
@@ -235,7 +237,7 @@ def main() -> None:
         "--tile-only",
         action="store_true",
         help="score only tile, on every law's roots (tile runtimes follow no layout law: the "
-        "laws differ only in their graphs)",
+        "laws differ only in their graphs; first-order and second-order share one root)",
     )
     args = parser.parse_args()
     if args.tile_only:

@@ -46,8 +46,9 @@ _DERIVED_GROUPS: dict[str, str] = {
     "log_vmem_bytes": "tile_vmem",
     "vmem_over_16mib": "tile_vmem",
     "log_est_compute": "tile_shape",
-    # feature version 5: the same quantities under the other reading of a tile's dims, and a
-    # working set that holds a tile of each kernel input (see _working_set)
+    # feature version 5: padding and working set with the bounds' last dim most minor (the
+    # other reading of a tile's dims), and working sets that hold a tile of each kernel input
+    # under either reading (see _working_set)
     "tp_hw_tile_waste_last": "tile_padding",
     "tp_log_padded_work_last": "tile_padding",
     "tp_log_vmem_bytes_last": "tile_vmem",
@@ -89,8 +90,11 @@ class _Kernel:
     n_inputs: float = 1.0  # the kernel's inputs (parameter nodes), at least 1
 
     def last_minor(self) -> _Kernel:
-        """The kernel read with the bound vector's last dim as the most minor, the second
-        last as the second minor: the layout when the node's own is the default."""
+        """The kernel with the bounds' last dim most minor and the one before second minor.
+
+        The format does not say whether tile bounds follow the root's layout or their own
+        order; under the default layout the two readings are the same kernel.
+        """
         r = len(self.shape)
         return dataclasses.replace(self, minor=r - 1, second=r - 2 if r > 1 else -1)
 
@@ -139,6 +143,8 @@ def _working_set(
 
     The working set holds the padded output tile and ``inputs`` input tiles: a K strip of the
     two minor dims when the kernel contracts (``k_tile`` given), else an output-sized tile.
+    Every operand of a fused kernel streams its own tile through on-chip memory, so a kernel
+    with many inputs overflows it at smaller tiles than one with a single input.
     """
     hw = _hw_volume(out_t, kernel)
     if k_tile is None:

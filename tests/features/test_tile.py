@@ -1,8 +1,8 @@
 """Tile features under the two readings of a tile's dims, and the working set with inputs.
 
 The format does not say whether a tile's bounds follow the root's layout or their own order
-(last dim most minor); the ``tp_*_last`` columns give the second reading, and the
-``tp_*_inputs`` ones count a tile of each kernel input in the working set.
+(last dim most minor); the ``tp_*_last`` columns give the second reading, and every ``tp_``
+working set counts a tile of each kernel input.
 """
 
 from __future__ import annotations
@@ -42,13 +42,25 @@ def _with_root(graph: TileGraph, dims: list[int], minor_to_major: list[int]) -> 
     return dataclasses.replace(graph, node_feat=nf, node_opcode=opcode)
 
 
-def _graph(tmp_path: Path, minor_to_major: list[int]) -> TileGraph:
-    g = _with_root(load_tile_graph(write_tile(tmp_path / "t.npz", c=40)), [64, 96], minor_to_major)
+def _graph(
+    tmp_path: Path,
+    minor_to_major: list[int],
+    dims: tuple[int, int] = (64, 96),
+    tiles: tuple[int, ...] = (1, 2, 8, 16, 32, 64),
+) -> TileGraph:
+    g = load_tile_graph(write_tile(tmp_path / "t.npz", c=40))
+    g = _with_root(g, list(dims), minor_to_major)
     cfg = g.config_feat.copy()
     cfg[:, 8:14] = 0
     rng = np.random.default_rng(1)
-    cfg[:, 8:10] = rng.choice([1, 2, 8, 16, 32, 64], size=(len(cfg), 2))
+    cfg[:, 8:10] = rng.choice(tiles, size=(len(cfg), 2))
     return dataclasses.replace(g, config_feat=cfg)
+
+
+def _inputs(graph: TileGraph, n: int) -> TileGraph:
+    opcode = graph.node_opcode.copy()
+    opcode[:n] = PARAMETER
+    return dataclasses.replace(graph, node_opcode=opcode)
 
 
 def test_default_layout_gives_both_readings_the_same_values(tmp_path: Path) -> None:
@@ -69,14 +81,20 @@ def test_a_transposed_layout_pads_other_dims_under_the_last_dim_reading(tmp_path
     np.testing.assert_allclose(cols["hw_tile_waste"], by_layout / t.prod(axis=1), rtol=1e-6)
     np.testing.assert_allclose(cols["tp_hw_tile_waste_last"], by_order / t.prod(axis=1), rtol=1e-6)
     assert not np.allclose(cols["tp_hw_tile_waste_last"], cols["hw_tile_waste"])
+    n_out = np.expm1(cols["log_n_out_tiles"])
+    work = np.expm1(cols["tp_log_padded_work_last"])
+    np.testing.assert_allclose(work, n_out * by_order, rtol=1e-5)
+    # with three inputs: a 2-D transpose swaps which dim is padded, not the K strip (both
+    # minor dims), so the two working sets differ by the output tile's padding alone
+    three = _columns(_inputs(g, 3))
+    gap = np.expm1(three["tp_log_vmem_bytes_last"]) - np.expm1(three["tp_log_vmem_inputs_bytes"])
+    np.testing.assert_allclose(gap, 2 * _elem_bytes(g) * (by_order - by_layout), rtol=1e-3, atol=64)
 
 
 def test_each_kernel_input_adds_a_tile_to_the_working_set(tmp_path: Path) -> None:
     g = _graph(tmp_path, [1, 0])
     before = _columns(g)
-    opcode = g.node_opcode.copy()
-    opcode[:3] = PARAMETER  # three inputs
-    after = _columns(dataclasses.replace(g, node_opcode=opcode))
+    after = _columns(_inputs(g, 3))
     np.testing.assert_allclose(after["log_vmem_bytes"], before["log_vmem_bytes"])
     # 2 * bytes * (output tile + n input tiles): two more inputs add twice an input's share
     one = np.expm1(before["log_vmem_bytes"])
@@ -84,6 +102,19 @@ def test_each_kernel_input_adds_a_tile_to_the_working_set(tmp_path: Path) -> Non
     three = one + 2 * (one - output_share)
     np.testing.assert_allclose(np.expm1(after["tp_log_vmem_inputs_bytes"]), three, rtol=1e-3)
     assert np.all(after["tp_log_vmem_inputs_bytes"] > before["tp_log_vmem_inputs_bytes"])
+
+
+def test_working_sets_past_16_mib_are_measured_by_how_far(tmp_path: Path) -> None:
+    g = _inputs(_graph(tmp_path, [0, 1], dims=(8192, 8192), tiles=(128, 1024, 4096, 8192)), 6)
+    cols = _columns(g)
+    for size, over in (
+        ("tp_log_vmem_bytes_last", "tp_vmem_over_16mib_last"),
+        ("tp_log_vmem_inputs_bytes", "tp_vmem_inputs_over_16mib"),
+    ):
+        expect = np.maximum(np.expm1(cols[size]) / 2**24 - 1, 0)
+        np.testing.assert_allclose(cols[over], expect, rtol=1e-3, atol=1e-6)
+        assert (cols[over] > 0).any()
+        assert (cols[over] == 0).any()
 
 
 def _elem_bytes(graph: TileGraph) -> float:
