@@ -120,3 +120,24 @@ def test_working_sets_past_16_mib_are_measured_by_how_far(tmp_path: Path) -> Non
 def _elem_bytes(graph: TileGraph) -> float:
     nf = graph.node_feat[_root(graph)]
     return 2.0 if nf[15] > 0 else (1.0 if nf[3] > 0 else 4.0)
+
+
+#: Sum, sum of a fixed projection and sum of log1p(|x|) of the version-4 tile columns
+#: (no relative, no descriptor) of ``write_tile(n=12, c=30, seed=s)``, recorded with the
+#: extractor of feature version 4 (commit e26307d), before the ``tp_`` columns were added.
+RECORDED_V4 = {
+    0: (3603737.974967627, -2603325.176592005, 2599.221867880451),
+    1: (18628093.810714263, -13592832.96551386, 2522.2639671799543),
+    2: (2663046.651240629, -1911251.7583266278, 2446.767479558762),
+}
+
+
+def test_version_4_columns_keep_the_values_version_4_extracted(tmp_path: Path) -> None:
+    names = tile_feature_names(SPEC)
+    keep = [i for i, n in enumerate(names) if not n.startswith("tp_")]
+    for seed, recorded in RECORDED_V4.items():
+        g = load_tile_graph(write_tile(tmp_path / f"t{seed}.npz", n=12, c=30, seed=seed))
+        X = extract_tile_features(g, "tile:xla", SPEC)[0][:, keep].astype(np.float64)
+        w = np.random.default_rng(0).standard_normal(X.shape[1])
+        got = (X.sum(), (X @ w).sum(), np.log1p(np.abs(X)).sum())
+        np.testing.assert_allclose(got, recorded, rtol=1e-6)
