@@ -48,7 +48,7 @@ _DERIVED_GROUPS: dict[str, str] = {
     "log_est_compute": "tile_shape",
     # feature version 5: padding and working set with the bounds' last dim most minor (the
     # other reading of a tile's dims), and working sets that hold a tile of each kernel input
-    # under either reading (see _working_set)
+    # under either reading (see _footprint)
     "tp_hw_tile_waste_last": "tile_padding",
     "tp_log_padded_work_last": "tile_padding",
     "tp_log_vmem_bytes_last": "tile_vmem",
@@ -136,23 +136,22 @@ def _hw_volume(t: np.ndarray, kernel: _Kernel) -> np.ndarray:
     return hw.prod(axis=1)
 
 
-def _working_set(
-    out_t: np.ndarray, k_tile: np.ndarray | None, kernel: _Kernel, inputs: float
+def _footprint(
+    out_t: np.ndarray, k_tile: np.ndarray | None, kernel: _Kernel
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Hardware-padded output tile volume and double-buffered working set in bytes.
+    """Hardware-padded output tile volume and the volume of one input tile.
 
-    The working set holds the padded output tile and ``inputs`` input tiles: a K strip of the
-    two minor dims when the kernel contracts (``k_tile`` given), else an output-sized tile.
-    Every operand of a fused kernel streams its own tile through on-chip memory, so a kernel
-    with many inputs overflows it at smaller tiles than one with a single input.
+    An input tile is a K strip of the two minor dims when the kernel contracts (``k_tile``
+    given), else an output-sized tile. The double-buffered working set is
+    ``2 x bytes x (output + inputs x strip)``: every operand of a fused kernel streams its own
+    tile through on-chip memory, so a kernel with many inputs overflows it at smaller tiles
+    than one with a single input.
     """
     hw = _hw_volume(out_t, kernel)
     if k_tile is None:
-        strip = hw
-    else:
-        second = out_t[:, kernel.second] if kernel.second >= 0 else np.ones(len(out_t))
-        strip = k_tile * (out_t[:, kernel.minor] + second)
-    return hw, 2.0 * kernel.elem_bytes * (hw + inputs * strip)
+        return hw, hw
+    second = out_t[:, kernel.second] if kernel.second >= 0 else np.ones(len(out_t))
+    return hw, k_tile * (out_t[:, kernel.minor] + second)
 
 
 def extract_tile_features(
@@ -195,12 +194,15 @@ def extract_tile_features(
     else:
         k_tile, k_steps, k_waste = np.ones(len(cfg)), np.ones(len(cfg)), np.ones(len(cfg))
     strips = k_tile if contracts else None
-    hw, vmem = _working_set(out_t, strips, kernel, 1.0)
+    hw, strip = _footprint(out_t, strips, kernel)
+    # the format does not say whether a tile's bounds follow the node's layout (hw) or their
+    # own order, last dim most minor (hw_last): the trees learn which reading holds
+    hw_last, strip_last = _footprint(out_t, strips, kernel.last_minor())
+    double = 2.0 * kernel.elem_bytes  # double-buffered bytes per element
+    vmem = double * (hw + strip)  # one input tile (feature versions 1-4)
+    vmem_in = double * (hw + kernel.n_inputs * strip)
+    vmem_last = double * (hw_last + kernel.n_inputs * strip_last)
     compute = n_out * hw * k_steps * k_tile * waste_ker
-    # the format does not say whether a tile's bounds follow the node's layout (above) or
-    # their own order, last dim most minor (below): the trees learn which reading holds
-    _, vmem_in = _working_set(out_t, strips, kernel, kernel.n_inputs)
-    hw_last, vmem_last = _working_set(out_t, strips, kernel.last_minor(), kernel.n_inputs)
     derived = np.column_stack(
         [
             np.log1p(out_t.prod(axis=1)),
