@@ -188,29 +188,28 @@ def print_report(results: dict[str, Any], summary: dict[str, Any]) -> None:
             print(f"{'':<14}{label:<12}" + "".join(f"{vals[c]:>13.3f}" for c in LAYOUT))
 
 
-def tile_roots(work: Path, laws: list[str], hp: dict[str, Any], args: argparse.Namespace
-               ) -> dict[str, float]:  # fmt: skip
-    """Tile's top-5 score on every law's unseen root, trained on its tuning root."""
-    out = {}
-    for law in laws:
-        tuning, unseen = law_roots(work, law, args.scale)
-        out[law] = tile_score(
-            tuning, unseen, hp, args.rounds, args.threads, args.jobs, work / "cache", args.seed
+def write_record(path: Path | None, args: argparse.Namespace, record: dict[str, Any]) -> None:
+    """Write ``record`` and the command's arguments as JSON to ``path`` (``None``: nothing)."""
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {"args": {k: str(v) for k, v in vars(args).items()}, **record}
+    path.write_text(json.dumps(record, indent=1, default=float))
+
+
+def tile_only(args: argparse.Namespace, hp: dict[str, Any]) -> None:
+    """``--tile-only``: tile's top-5 score on every law's unseen root (trained on its tuning
+    root), then the median and worst over them."""
+    scores = {}
+    for law in args.laws.split(","):
+        tuning, unseen = law_roots(args.work, law, args.scale)
+        scores[law] = tile_score(
+            tuning, unseen, hp, args.rounds, args.threads, args.jobs, args.work / "cache", args.seed
         )
-        print(f"  law {law}: tile {out[law]:.4f}", flush=True)
-    return out
-
-
-def tile_only(args: argparse.Namespace) -> None:
-    """``--tile-only``: the tile score per law's roots, its median and worst."""
-    hp = dict(load_space(args.space).get_default_configuration())
-    scores = tile_roots(args.work, args.laws.split(","), hp, args)
+        print(f"  law {law}: tile {scores[law]:.4f}", flush=True)
     values = list(scores.values())
     print(f"tile over {len(values)} roots: median {np.median(values):.4f}, worst {min(values):.4f}")
-    if args.json is not None:
-        record = {"args": {k: str(v) for k, v in vars(args).items()}, "tile": scores}
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(record, indent=1))
+    write_record(args.json, args, {"tile": scores})
 
 
 def main() -> None:
@@ -240,12 +239,12 @@ def main() -> None:
         "laws differ only in their graphs; first-order and second-order share one root)",
     )
     args = parser.parse_args()
+    hp = dict(load_space(args.space).get_default_configuration())
     if args.tile_only:
-        tile_only(args)
+        tile_only(args, hp)
         return
 
     t0 = time.perf_counter()
-    hp = dict(load_space(args.space).get_default_configuration())
     weights = sorted({float(w) for w in args.weights.split(",") if w} or {1.0})
     default_label = DEFAULT
     cache_dir = args.work / "cache"
@@ -271,16 +270,8 @@ def main() -> None:
     print_report(results, summary)
     print(f"\ntile (top-5 score, unseen graphs of law {args.laws.split(',')[0]}): {tile:.4f}")
     print(f"total {time.perf_counter() - t0:.0f} s")
-    if args.json is not None:
-        record = {
-            "args": {k: str(v) for k, v in vars(args).items()},
-            "hyperparameters": hp,
-            "results": results,
-            "summary": summary,
-            "tile": tile,
-        }
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(record, indent=1, default=float))
+    record = {"hyperparameters": hp, "results": results, "summary": summary, "tile": tile}
+    write_record(args.json, args, record)
 
 
 if __name__ == "__main__":
