@@ -281,16 +281,19 @@ def route_collections(
 
     A joint layout model blends the default collections with
     ``estimate_weight_default_collections`` when the configuration has it
-    (:func:`hpo.ranking.blend.estimate_weight`), so those routes are copies of the family's
-    model with that weight: a graph is scored as its trial scored it.
+    (:func:`hpo.ranking.blend.estimate_weight`), and a random collection with its own prior
+    weights when the prior has them (:meth:`hpo.ranking.prior.LearnedPrior.for_collection`),
+    so those routes are copies of the family's model with that weight and prior: a graph is
+    scored as its trial scored it.
     """
     routes: dict[str, FamilyModel] = {}
     for c in collections:
         model = families[family_of(c)]
         weight = estimate_weight(hyperparameters, c)  # checked by _load_families
-        routes[c] = (
-            model if weight == model.estimate_weight else replace(model, estimate_weight=weight)
-        )
+        prior = model.prior.for_collection(c) if model.prior is not None else None
+        if weight != model.estimate_weight or prior is not model.prior:
+            model = replace(model, estimate_weight=weight, prior=prior)
+        routes[c] = model
     return routes
 
 

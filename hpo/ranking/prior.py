@@ -16,6 +16,12 @@ so the fit orders configs *inside* a graph, as the ranking is scored, whatever e
 scale. The weights are a closed-form ridge (:data:`RIDGE`, relative to the rows' count) on a
 few dozen columns: milliseconds to seconds, negligible next to LightGBM.
 
+Each random layout collection gets weights of its own, fitted on its graphs' rows; the
+default ones share the weights of every row. Why (issue 19): on unseen graphs of 8 laws no
+one had looked at, xla:random's own weights ranked better (median +0.009 of the noise ceiling,
+better on 7 of 8 laws); nlp:random's were even; the default collections' own weights were
+worse (their labels are mostly noise). bench/README.md, "A prior per random collection".
+
 Fitted inside :func:`hpo.ranking.training.train_family` on the rows the trial trains on,
 saved with the booster (booster store, ``model.json``), so the exported model is the model
 that was scored. Its output replaces the estimate column in the blend
@@ -25,15 +31,17 @@ that was scored. Its output replaces the estimate column in the blend
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from hpo.data.load import is_layout
 from hpo.errors import ConfigError
 from hpo.features.relative import RELATIVE_SUFFIXES
 from hpo.features.store import read_rows
 from hpo.features.table import FeatureTable
+from hpo.ranking.blend import is_default_collection
 from hpo.ranking.chunks import graph_bounds, row_spans
 from hpo.ranking.standardize import standardize_within, standardized_spans
 
@@ -42,6 +50,7 @@ __all__ = [
     "LearnedPrior",
     "PriorEquations",
     "design_row_bytes",
+    "has_own_prior",
     "family_equations",
     "fit_family_prior",
     "fit_prior",
@@ -57,6 +66,11 @@ _EXP_CAP = 60.0  # expm1 argument cap: log-bytes columns are < 40, so this only 
 #: float64 arrays of a design's size that :func:`standardize_within` holds at once (the
 #: design, its centred copy, the squares, the result): what a chunk of rows budgets for.
 _DESIGN_COPIES = 4
+
+
+def has_own_prior(collection: str) -> bool:
+    """Whether ``collection`` gets prior weights of its own: the random layout collections."""
+    return is_layout(collection) and not is_default_collection(collection)
 
 
 def prior_basis(column_names: Sequence[str]) -> tuple[tuple[int, ...], tuple[bool, ...]]:
@@ -100,6 +114,13 @@ class LearnedPrior:
     linear: tuple[bool, ...]
     coef: np.ndarray
     ridge: float = RIDGE
+    #: ``{collection: its own prior}`` (:func:`has_own_prior`), on the same basis; other
+    #: collections use these weights. Empty for priors made before it.
+    own: Mapping[str, LearnedPrior] = field(default_factory=dict)
+
+    def for_collection(self, collection: str) -> LearnedPrior:
+        """The prior that scores ``collection``'s graphs: its own, or these pooled weights."""
+        return self.own.get(collection, self)
 
     def estimate(self, X: np.ndarray, bounds: np.ndarray, positions: Sequence[int]) -> np.ndarray:
         """The prior of rows ``X`` (graphs cut by ``bounds``), higher = predicted slower.
@@ -145,6 +166,7 @@ class LearnedPrior:
             "linear": list(self.linear),
             "coef": [float(c) for c in self.coef],
             "ridge": self.ridge,
+            **({"collections": {c: p.to_dict() for c, p in self.own.items()}} if self.own else {}),
         }
 
     @classmethod
@@ -166,7 +188,19 @@ class LearnedPrior:
             )
         if not np.all(np.isfinite(coef)):
             raise ConfigError(f"{where}: malformed prior (non-finite weight)")
-        return cls(names, linear, coef, ridge)
+        own_data = data.get("collections", {})
+        if not isinstance(own_data, Mapping):
+            raise ConfigError(f"{where}: malformed prior ('collections': expected a JSON object)")
+        own = {}
+        for collection, entry in own_data.items():
+            at = f"{where}: collection '{collection}'"
+            if isinstance(entry, Mapping) and "collections" in entry:
+                raise ConfigError(f"{at}: malformed prior (nested 'collections')")
+            prior = cls.from_dict(entry, at)
+            if (prior.names, prior.linear) != (names, linear):  # one basis: shared positions
+                raise ConfigError(f"{at}: malformed prior (another basis than the family's)")
+            own[str(collection)] = prior
+        return cls(names, linear, coef, ridge, own)
 
 
 @dataclass
@@ -181,6 +215,11 @@ class _NormalEquations:
     zy: np.ndarray
     rows: int = 0
     signal: bool = False  # some graph has configs of different runtimes
+
+    def merged(self, other: _NormalEquations) -> _NormalEquations:
+        """The equations of both row sets (graphs are standardized on their own, so sums add)."""
+        gram, zy, rows = self.gram + other.gram, self.zy + other.zy, self.rows + other.rows
+        return _NormalEquations(gram, zy, rows, self.signal or other.signal)
 
     def add_standardized(self, z: np.ndarray, y: np.ndarray) -> None:
         """Add standardized design rows ``z`` and their standardized targets ``y``."""
@@ -227,19 +266,34 @@ class PriorEquations:
     columns: tuple[int, ...]
     linear: tuple[bool, ...]
     sums: _NormalEquations
+    #: ``{collection: the equations of its rows alone}`` for :func:`has_own_prior`'s
+    #: collections; ``sums`` holds every row.
+    own: Mapping[str, _NormalEquations] = field(default_factory=dict)
 
     def solve(self, live: np.ndarray, ridge: float = RIDGE) -> LearnedPrior | None:
         """The prior of the basis of table columns ``live`` (in ``live``'s order), ``None``
-        when nothing is to learn (no basis column among them, no rows, no runtime varies)."""
+        when nothing is to learn (no basis column among them, no rows, no runtime varies).
+
+        A collection of :attr:`own` whose rows teach nothing (one config per graph, equal
+        runtimes) is scored with the pooled weights.
+        """
+        pooled = self._solve(self.sums, live, ridge)
+        if pooled is None:
+            return None
+        own = {c: self._solve(sums, live, ridge) for c, sums in self.own.items()}
+        mine = {c: p for c, p in own.items() if p is not None}
+        return LearnedPrior(pooled.names, pooled.linear, pooled.coef, ridge, mine)
+
+    def _solve(self, sums: _NormalEquations, live: np.ndarray, ridge: float) -> LearnedPrior | None:
         at: dict[int, list[int]] = {}
         for i, c in enumerate(self.columns):
             at.setdefault(c, []).append(i)
         want = [i for c in np.asarray(live, dtype=np.int64).tolist() for i in at.get(c, [])]
-        n = self.sums.rows
-        if not want or n == 0 or not self.sums.signal:
+        n = sums.rows
+        if not want or n == 0 or not sums.signal:
             return None
-        gram = self.sums.gram[np.ix_(want, want)] / n + ridge * np.eye(len(want))
-        coef = np.linalg.solve(gram, self.sums.zy[want] / n)
+        gram = sums.gram[np.ix_(want, want)] / n + ridge * np.eye(len(want))
+        coef = np.linalg.solve(gram, sums.zy[want] / n)
         names = tuple(self.names[i] for i in want)
         return LearnedPrior(names, tuple(self.linear[i] for i in want), coef, ridge)
 
@@ -300,21 +354,30 @@ def family_equations(
     local = inverse.tolist()
     width = len(positions) + 1  # the log runtime rides along as column 0
     row_bytes = 4 * read.size + design_row_bytes(width)
-    sums = _equations(len(positions))
-    for table, rows in parts:
-        rows = np.asarray(rows, dtype=np.int64)
-        bounds = graph_bounds(table.group[rows])
+    by_key: dict[str, _NormalEquations] = {}  # "" holds the rows of no own prior
+    for table, all_rows in parts:
+        all_rows = np.asarray(all_rows, dtype=np.int64)
+        keys = np.array([g.collection if has_own_prior(g.collection) else "" for g in table.graphs])
+        row_keys = keys[table.group[all_rows]] if keys.size else np.zeros(0, dtype=str)
+        for key in np.unique(row_keys).tolist():
+            rows = all_rows[row_keys == key]  # whole graphs: a graph has one collection
+            bounds = graph_bounds(table.group[rows])
+            sums = by_key.setdefault(key, _equations(len(positions)))
 
-        def chunk(a: int, b: int, table: FeatureTable = table, rows: np.ndarray = rows) -> Any:
-            return _chunk(table, rows[a:b], columns[read], local, linear)
+            def chunk(a: int, b: int, table: FeatureTable = table, rows: np.ndarray = rows) -> Any:
+                return _chunk(table, rows[a:b], columns[read], local, linear)
 
-        for _, _, z in standardized_spans(bounds, row_spans(bounds, row_bytes), width, chunk):
-            sums.add_standardized(np.ascontiguousarray(z[:, 1:]), z[:, 0])
+            for _, _, z in standardized_spans(bounds, row_spans(bounds, row_bytes), width, chunk):
+                sums.add_standardized(np.ascontiguousarray(z[:, 1:]), z[:, 0])
+    pooled = _equations(len(positions))
+    for key in sorted(by_key):
+        pooled = pooled.merged(by_key[key])
     return PriorEquations(
         tuple(names[columns[p]] for p in positions),
         tuple(int(columns[p]) for p in positions),
         tuple(linear),
-        sums,
+        pooled,
+        {k: v for k, v in by_key.items() if k},
     )
 
 

@@ -187,6 +187,7 @@ def blended_predict(
         where = {c: i for i, c in enumerate(read.tolist())}
         at = [where[c] for c in extra.tolist()]
     width = columns.size
+    collections = [table.graphs[g].collection for g in view.graphs]
     out = np.empty(view.rows.size, dtype=np.float64)
     design = design_row_bytes(len(at)) if prior is not None else 0
     cuts = graph_chunks(view.bounds, 4 * read.size + design)  # float32 rows, the prior's design
@@ -198,8 +199,29 @@ def blended_predict(
             out[a:b] = pred
             continue
         local = view.bounds[g0 : g1 + 1] - a
-        estimate = prior.estimate(X, local, at) if prior is not None else X[:, at[0]]
+        if prior is None:
+            estimate = X[:, at[0]]
+        else:
+            estimate = _prior_estimate(prior, X, local, at, collections[g0:g1])
         out[a:b] = blend_scores(pred, estimate, local, weights[g0:g1])
+    return out
+
+
+def _prior_estimate(
+    prior: LearnedPrior, X: np.ndarray, bounds: np.ndarray, at: list[int], collections: list[str]
+) -> np.ndarray:
+    """The prior of rows ``X`` (graphs cut by ``bounds``), each graph by its collection's
+    weights (:meth:`LearnedPrior.for_collection`), in runs of graphs of one collection; the
+    estimate of a graph does not depend on its neighbours, so the bits are those of one graph
+    scored alone."""
+    if not prior.own:
+        return prior.estimate(X, bounds, at)
+    out = np.empty(X.shape[0])
+    starts = [0] + [i for i in range(1, len(collections)) if collections[i] != collections[i - 1]]
+    for s0, s1 in zip(starts, [*starts[1:], len(collections)], strict=True):
+        a, b = int(bounds[s0]), int(bounds[s1])
+        own = prior.for_collection(collections[s0])
+        out[a:b] = own.estimate(X[a:b], bounds[s0 : s1 + 1] - a, at)
     return out
 
 

@@ -296,3 +296,41 @@ def test_ensemble_members_blend_a_default_collection_each_at_its_own_weight(
             for m, w in zip(parts, own, strict=True)
         ]
         np.testing.assert_allclose(model.predict_graph(path, c), np.mean(each, axis=0))
+
+
+def test_a_random_collection_is_scored_with_its_own_prior_weights(
+    tmp_path: Path, tiny_root: Path
+) -> None:
+    """Format 1 with a learned prior whose ``collections`` hold xla:random's own weights
+    (of the opposite sign): that collection blends with them, every other with the pooled."""
+    from hpo.ranking.prior import LearnedPrior
+
+    column = _column(tiny_root, "layout")
+    name = feature_names("layout", SPEC)[column]
+    pooled = LearnedPrior((name,), (False,), np.array([1.0]))
+    own = LearnedPrior((name,), (False,), np.array([-1.0]))
+    prior = LearnedPrior(pooled.names, pooled.linear, pooled.coef, own={"layout:xla:random": own})
+    folder = tmp_path / "model"
+    layout = [c for c in COLLECTIONS if family_of(c) == "layout"]
+    entry = _entry(folder, tiny_root, "layout.txt", "layout", column, -1.0)
+    meta = {
+        "format": 1,
+        "feature_version": FEATURE_VERSION,
+        "feature_spec": SPEC.to_dict(),
+        "collections": layout,
+        "hyperparameters": {WEIGHT_KEY: 3.0},
+        "families": {"layout": {**entry, "prior": prior.to_dict()}},
+    }
+    (folder / "model.json").write_text(json.dumps(meta))
+    model = load_model(folder)
+    for c in layout:
+        fam = model.family_model(c)
+        sign = -1.0 if c == "layout:xla:random" else 1.0
+        assert fam.prior is not None
+        assert fam.prior.coef.tolist() == [sign]
+        path = list_graphs(tiny_root, c, "valid")[0]
+        X = _features(path, c)
+        x = X[:, column].astype(np.float64)
+        z = (x - x.mean()) / x.std()  # the prior of one standardized column
+        expected = blend_scores(-fam.booster.predict(X[:, [column]]), sign * z, None, 3.0)
+        np.testing.assert_allclose(model.predict_graph(path, c), expected)

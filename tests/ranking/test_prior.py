@@ -19,6 +19,7 @@ from hpo.ranking.prior import (
     family_equations,
     fit_family_prior,
     fit_prior,
+    has_own_prior,
     prior_basis,
 )
 
@@ -199,3 +200,81 @@ def test_the_estimate_of_a_graph_cut_into_pieces(monkeypatch: pytest.MonkeyPatch
     for g in range(len(bounds) - 1):
         a, b = bounds[g], bounds[g + 1]
         np.testing.assert_array_equal(prior.estimate(X[a:b], np.array([0, b - a]), at), cut[a:b])
+
+
+def _three_collections() -> FeatureTable:
+    """Graphs of xla:random, nlp:random and xla:default whose laws weigh the bytes apart."""
+    parts = [
+        _graphs(np.random.default_rng(i), w, n_graphs=10)
+        for i, w in enumerate([np.array([3.0, 0.2]), np.array([0.1, 4.0]), np.array([1.0, 1.0])])
+    ]
+    tables = [_as_table(*part) for part in parts]
+    names = ("layout:xla:random", "layout:nlp:random", "layout:xla:default")
+    offset = np.cumsum([0] + [len(t.graphs) for t in tables])
+    return dataclasses.replace(
+        tables[0],
+        X=np.concatenate([t.X for t in tables]),
+        target=np.concatenate([t.target for t in tables]),
+        group=np.concatenate([t.group + o for t, o in zip(tables, offset, strict=False)]),
+        config_index=np.concatenate([t.config_index for t in tables]),
+        dup_count=np.concatenate([t.dup_count for t in tables]),
+        graphs=tuple(
+            dataclasses.replace(g, collection=c, stem=f"{c}-{g.stem}")
+            for t, c in zip(tables, names, strict=True)
+            for g in t.graphs
+        ),
+    )
+
+
+def test_each_random_collection_gets_its_own_weights_the_rest_share_the_pooled() -> None:
+    table = _three_collections()
+    columns = np.arange(len(table.feature_names))
+    prior = fit_family_prior([(table, np.arange(table.n_rows))], columns)
+    assert prior is not None
+    assert set(prior.own) == {"layout:xla:random", "layout:nlp:random"}
+    assert [has_own_prior(c) for c in ("layout:xla:random", "layout:xla:default", "tile:xla")] == [
+        True,
+        False,
+        False,
+    ]
+    assert prior.for_collection("layout:xla:default") is prior
+    for c, own in prior.own.items():
+        assert own.names == prior.names  # one basis
+        assert own.linear == prior.linear
+        rows = np.flatnonzero([table.graphs[g].collection == c for g in table.group])
+        alone = fit_family_prior([(table, rows)], columns)
+        assert alone is not None
+        np.testing.assert_array_equal(own.coef, alone.coef)  # its rows only, the same sums
+        assert prior.for_collection(c) is own
+    # the pooled weights are the fit on every row, whatever order the collections' sums add in
+    X = table.X[:, columns]
+    bounds = np.flatnonzero(np.r_[True, table.group[1:] != table.group[:-1], True])
+    whole = fit_prior(X, table.target, bounds, list(table.feature_names))
+    assert whole is not None
+    np.testing.assert_allclose(prior.coef, whole.coef, rtol=1e-9, atol=0)
+    # the two random laws weigh the bytes apart, and so do their own priors
+    xla, nlp = prior.own["layout:xla:random"], prior.own["layout:nlp:random"]
+    lin = [i for i, name in enumerate(prior.names) if prior.linear[i] and name == "log_b0"][0]
+    assert xla.coef[lin] > 0.5 > nlp.coef[lin]
+
+
+def test_own_weights_survive_json_and_bad_ones_are_refused() -> None:
+    table = _three_collections()
+    columns = np.arange(len(table.feature_names))
+    prior = fit_family_prior([(table, np.arange(table.n_rows))], columns)
+    assert prior is not None
+    back = LearnedPrior.from_dict(prior.to_dict(), "m.json")
+    assert set(back.own) == set(prior.own)
+    for c, own in prior.own.items():
+        np.testing.assert_array_equal(back.own[c].coef, own.coef)
+    assert "collections" not in LearnedPrior(("b",), (False,), np.ones(1)).to_dict()  # as before
+    data = prior.to_dict()
+    other = {**data["collections"]["layout:xla:random"], "names": ["x"] * len(prior.names)}
+    bad = {**data, "collections": {"layout:xla:random": other}}
+    with pytest.raises(ConfigError, match=r"^m.json: collection 'layout:xla:random': .*basis"):
+        LearnedPrior.from_dict(bad, "m.json")
+    with pytest.raises(ConfigError, match=r"^m.json: malformed prior \('collections'"):
+        LearnedPrior.from_dict({**data, "collections": [1]}, "m.json")
+    nested = {**data, "collections": {"layout:xla:random": data}}
+    with pytest.raises(ConfigError, match="nested 'collections'"):
+        LearnedPrior.from_dict(nested, "m.json")

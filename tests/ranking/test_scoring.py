@@ -81,10 +81,21 @@ def _one_pass(
     if weight == 0:
         return pred
     if prior is not None:
-        estimate = prior.estimate(X, view.bounds, prior.positions_in(names, "test"))
+        estimate = _by_graph(prior, table, view, X, prior.positions_in(names, "test"))
         return blend_scores(pred, estimate, view.bounds, weight)
     pos = estimate_position(names)
     return pred if pos is None else blend_scores(pred, X[:, pos], view.bounds, weight)
+
+
+def _by_graph(
+    prior: LearnedPrior, table: FeatureTable, view: ValidRows, X: np.ndarray, at: list[int]
+) -> np.ndarray:
+    """The prior of a view's rows ``X`` graph by graph, each with its collection's weights."""
+    parts = [
+        prior.for_collection(table.graphs[g].collection).estimate(X[a:b], np.array([0, b - a]), at)
+        for g, a, b in zip(view.graphs, view.bounds[:-1], view.bounds[1:], strict=True)
+    ]
+    return np.concatenate(parts)
 
 
 def _spy_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -161,7 +172,7 @@ def test_the_prior_may_read_columns_the_booster_does_not(monkeypatch: pytest.Mon
     X = valid.X[view.rows]
     pred = ranker.predict(X[:, booster])
     at = prior.positions_in(NAMES, "test")
-    want = blend_scores(pred, prior.estimate(X, view.bounds, at), view.bounds, 3.0)
+    want = blend_scores(pred, _by_graph(prior, valid, view, X, at), view.bounds, 3.0)
     np.testing.assert_array_equal(got, want)
 
 

@@ -198,7 +198,8 @@ def test_estimate_weight_blends_what_is_scored(tiny_tables) -> None:
     for s, g in zip(blended.scores, [g for g in valid.graphs if g.labeled], strict=True):
         rows = np.flatnonzero(valid.group == valid.graphs.index(g))
         X = valid.X[np.ix_(rows, blended.columns)]
-        estimate = prior.estimate(X, np.array([0, len(rows)]), at)
+        own = prior.for_collection(g.collection)  # a random collection's own weights
+        estimate = own.estimate(X, np.array([0, len(rows)]), at)
         pred = blend_scores(blended.ranker.predict(X), estimate, None, 50.0)
         assert s.metric == pytest.approx(kendall_tau(pred, valid.target[rows]))
     assert blended.metrics != plain.metrics  # a weight this large reorders configs
@@ -234,6 +235,9 @@ def test_the_prior_is_fitted_on_the_training_rows_only(tiny_tables) -> None:
     again = fit_family_prior([(train, select_rows(train, LAYOUT))], blended.columns)
     assert again is not None
     np.testing.assert_array_equal(again.coef, blended.prior.coef)
+    assert set(again.own) == set(blended.prior.own) == {c for c in LAYOUT if "random" in c}
+    for c, own in again.own.items():
+        np.testing.assert_array_equal(own.coef, blended.prior.own[c].coef)
     half = select_rows(train, LAYOUT)[::2]
     other = _fit(tiny_tables, hp={**TINY_HP, WEIGHT_KEY: 1.0}, rows=half)
     assert other.prior is not None
