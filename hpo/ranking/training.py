@@ -29,7 +29,12 @@ from hpo.features.table import FeatureTable
 from hpo.ranking.blend import collection_weights, estimate_position
 from hpo.ranking.datasets import binary_path, rows_digest
 from hpo.ranking.fit_options import FitOptions
-from hpo.ranking.hyperparameters import BLEND_SETTINGS, RANKER_SETTINGS, route_hyperparameters
+from hpo.ranking.hyperparameters import (
+    BLEND_SETTINGS,
+    RANKER_SETTINGS,
+    family_hyperparameters,
+    route_hyperparameters,
+)
 from hpo.ranking.prior import LearnedPrior, family_equations, fit_family_prior
 from hpo.ranking.ranker import LambdaRanker
 from hpo.ranking.sampling import sample_configs
@@ -203,7 +208,9 @@ def save_family_dataset(
         True if the file was built, False if it was there already, None if the table is in
         memory (nothing names it outside this process, so nothing is saved).
     """
-    ranker = make_ranker(hyperparameters, num_boost_round=1, seed=seed, n_threads=n_threads)
+    tile = not any(is_layout(c) for c in collections)
+    family_hp = family_hyperparameters(hyperparameters, tile)
+    ranker = make_ranker(family_hp, num_boost_round=1, seed=seed, n_threads=n_threads)
     rows = select_rows(train, collections)
     disk = binary_path(dataset_dir, [(train.X, rows)], seed, ranker.dataset_key())
     if disk is None:
@@ -256,8 +263,12 @@ def train_family(
     weights = collection_weights(hyperparameters, collections)  # checked before any work
     selected = select_rows(train, collections) if opt.rows is None else np.asarray(opt.rows)
     parts = [(train, selected)] + [(t, select_rows(t, collections)) for t in opt.extra]
+    tile = not any(is_layout(c) for c in collections)
     ranker = make_ranker(
-        hyperparameters, num_boost_round=rounds, seed=seed, n_threads=opt.n_threads
+        family_hyperparameters(hyperparameters, tile),
+        num_boost_round=rounds,
+        seed=seed,
+        n_threads=opt.n_threads,
     )
     contri = feature_contri(len(cols), live)
     if contri is not None:

@@ -11,6 +11,8 @@ from hpo.features.groups import GROUP_PREFIX
 from hpo.ranking.blend import BLEND_KEY, WEIGHT_KEY
 from hpo.ranking.hyperparameters import (
     HPO_SET_PARAMS,
+    TILE_TRUNCATION_KEY,
+    family_hyperparameters,
     lightgbm_aliases,
     route_hyperparameters,
 )
@@ -41,7 +43,8 @@ def test_an_unknown_key_is_refused_naming_it_and_the_source() -> None:
     with pytest.raises(
         ConfigError,
         match=r"^my\.json: hyperparameter 'leaves' is neither an hpo setting "
-        r"\(label_levels, max_group_size, relative_features, estimate_weight, "
+        r"\(label_levels, max_group_size, relative_features, tile_truncation_level, "
+        r"estimate_weight, "
         r"estimate_weight_default_collections, estimate_blend, use_group_<group>\) nor a "
         r"LightGBM parameter$",
     ):
@@ -85,3 +88,19 @@ def test_training_refuses_what_a_space_would() -> None:
         seed=0,
     )
     assert ranker.params == {"num_leaves": 7}
+
+
+def test_the_tile_truncation_replaces_lightgbms_for_tile_only() -> None:
+    hp = {"lambdarank_truncation_level": 256, TILE_TRUNCATION_KEY: 30, "num_leaves": 7}
+    assert family_hyperparameters(hp, tile=True) == {
+        "lambdarank_truncation_level": 30,
+        "num_leaves": 7,
+    }
+    assert family_hyperparameters(hp, tile=False) == {
+        "lambdarank_truncation_level": 256,
+        "num_leaves": 7,
+    }
+    # a configuration made before the key trains both families at one truncation
+    old = {"lambdarank_truncation_level": 256}
+    assert family_hyperparameters(old, tile=True) == old == family_hyperparameters(old, tile=False)
+    assert route_hyperparameters({TILE_TRUNCATION_KEY: 30}).hpo == {TILE_TRUNCATION_KEY: 30}

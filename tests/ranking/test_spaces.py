@@ -41,6 +41,7 @@ def test_packaged_spaces_are_listed() -> None:
         ("lambda_l2", 1e-3, 100.0, True),
         ("label_levels", 4, 31, False),
         ("lambdarank_truncation_level", 10, 1024, True),
+        ("tile_truncation_level", 5, 1024, True),
     ],
 )
 def test_lambdarank_numeric_ranges(name: str, lower: float, upper: float, log: bool) -> None:
@@ -73,8 +74,8 @@ def test_bagging_fraction_is_active_only_with_bagging() -> None:
 
 
 def test_small_space_has_a_handful_of_hyperparameters() -> None:
-    # the blend's two weights and switch are three of them
-    assert 4 <= len(list(load_space("lambdarank_small").keys())) <= 9
+    # the blend's two weights and switch are three of them, tile's own truncation one more
+    assert 4 <= len(list(load_space("lambdarank_small").keys())) <= 10
 
 
 def test_seed_makes_sampling_reproducible() -> None:
@@ -224,6 +225,15 @@ def test_every_space_searches_truncation_beyond_lightgbm_default(name: str) -> N
     hp = load_space(name)["lambdarank_truncation_level"]
     assert hp.default_value == 256
     assert hp.upper >= 1024
+
+
+@pytest.mark.parametrize("name", ["lambdarank", "lambdarank_small", "lambdarank_groups"])
+def test_tile_has_its_own_shallow_truncation_in_every_packaged_space(name: str) -> None:
+    # tile is scored on its top 5: at 30 it scored as at 256 over 7 generated roots, and its
+    # rounds cost 2.6x less (bench/README.md, "Tile at its own truncation level")
+    space = load_space(name)
+    assert space["tile_truncation_level"].default_value == 30
+    assert space["lambdarank_truncation_level"].default_value == 256
 
 
 @pytest.mark.parametrize("name", ["lambdarank", "lambdarank_small", "lambdarank_groups"])

@@ -21,6 +21,7 @@ from hpo.ranking.blend import (
 )
 from hpo.ranking.datasets import DatasetCache
 from hpo.ranking.fit_options import FitOptions
+from hpo.ranking.hyperparameters import TILE_TRUNCATION_KEY
 from hpo.ranking.metrics import kendall_tau, tile_score
 from hpo.ranking.training import (
     feature_columns,
@@ -368,3 +369,21 @@ def test_rows_seen_once_fit_the_prior_on_the_live_columns_only(tiny_tables) -> N
     np.testing.assert_array_equal(alone.prior.coef, direct.coef)
     assert shared.prior.names == alone.prior.names
     np.testing.assert_allclose(shared.prior.coef, alone.prior.coef, rtol=1e-9, atol=1e-12)
+
+
+def test_the_tile_family_trains_at_its_own_truncation(tiny_tables) -> None:
+    hp = {**TINY_HP, "lambdarank_truncation_level": 200, TILE_TRUNCATION_KEY: 7}
+    tile = train_family(
+        tiny_tables[("tile", "train")], tiny_tables[("tile", "valid")], ["tile:xla"], hp,
+        rounds=2, seed=0,
+    )  # fmt: skip
+    layout = _fit(tiny_tables, hp)
+    assert tile.ranker.lightgbm_params()["lambdarank_truncation_level"] == 7
+    assert layout.ranker.lightgbm_params()["lambdarank_truncation_level"] == 200
+    assert TILE_TRUNCATION_KEY not in tile.ranker.lightgbm_params()
+    # the truncation changes the trees: the key is not ignored on the way to LightGBM
+    deep = train_family(
+        tiny_tables[("tile", "train")], tiny_tables[("tile", "valid")], ["tile:xla"],
+        {**hp, TILE_TRUNCATION_KEY: 200}, rounds=2, seed=0,
+    )  # fmt: skip
+    assert tile.ranker.booster_.model_to_string() != deep.ranker.booster_.model_to_string()

@@ -20,6 +20,7 @@ SPACE_NAMES = {
     "min_data_in_leaf",
     "num_leaves",
     "relative_features",
+    "tile_truncation_level",
 }
 
 
