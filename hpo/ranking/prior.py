@@ -357,12 +357,14 @@ def family_equations(
     by_key: dict[str, _NormalEquations] = {}  # "" holds the rows of no own prior
     for table, all_rows in parts:
         all_rows = np.asarray(all_rows, dtype=np.int64)
-        keys = np.array([g.collection if has_own_prior(g.collection) else "" for g in table.graphs])
-        row_keys = keys[table.group[all_rows]] if keys.size else np.zeros(0, dtype=str)
-        for key in np.unique(row_keys).tolist():
-            rows = all_rows[row_keys == key]  # whole graphs: a graph has one collection
+        graph_keys = [g.collection if has_own_prior(g.collection) else "" for g in table.graphs]
+        keys = sorted(set(graph_keys))  # a small code per row, not a string (rows: millions)
+        codes = np.array([keys.index(k) for k in graph_keys], dtype=np.int16)
+        row_codes = codes[table.group[all_rows]]
+        for code in np.unique(row_codes).tolist():
+            rows = all_rows[row_codes == code]  # whole graphs: a graph has one collection
             bounds = graph_bounds(table.group[rows])
-            sums = by_key.setdefault(key, _equations(len(positions)))
+            sums = by_key.setdefault(keys[code], _equations(len(positions)))
 
             def chunk(a: int, b: int, table: FeatureTable = table, rows: np.ndarray = rows) -> Any:
                 return _chunk(table, rows[a:b], columns[read], local, linear)
