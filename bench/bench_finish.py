@@ -28,7 +28,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-CODE = "import sys; from hpo.cli import main; sys.exit(main())"
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_realscale import tree_code  # noqa: E402
+
 DEFAULT_RUN_ARGS = "--space lambdarank_small --min-budget 16 --max-budget 144"
 #: The issue's bound on the gap between the incumbent and the best score any trial reached.
 TARGET = 0.01
@@ -36,7 +38,7 @@ TARGET = 0.01
 
 def _hpo(tree: Path, args: list[str]) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(tree.resolve())}
-    command = [sys.executable, "-c", CODE, *args]
+    command = [sys.executable, "-c", tree_code(tree), *args]  # not the cwd's hpo
     return subprocess.run(command, capture_output=True, text=True, check=False, env=env)
 
 

@@ -97,7 +97,7 @@ def _case(args: argparse.Namespace, label: str, code: str, caps: int, workers: i
     cmd = [
         sys.executable,
         "-c",
-        "import sys; from hpo.cli import main; sys.exit(main())",
+        tree_code(code),
         "run",
         "--data",
         args.data,
@@ -117,7 +117,7 @@ def _case(args: argparse.Namespace, label: str, code: str, caps: int, workers: i
         "--quiet",
         *args.extra,
     ]
-    env = dict(os.environ, PYTHONPATH=code)
+    env = dict(os.environ, PYTHONPATH=str(Path(code).resolve()))
     start = time.time()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     sampler = _Sampler(proc.pid)
@@ -169,6 +169,22 @@ def _case(args: argparse.Namespace, label: str, code: str, caps: int, workers: i
     if proc.returncode != 0:
         result["output"] = out.decode(errors="replace")[-2000:]
     return result
+
+
+def tree_code(tree: str | Path) -> str:
+    """``python -c`` code that runs hpo's CLI from ``tree`` and fails if hpo comes from elsewhere.
+
+    Why: ``python -c`` puts the current directory ahead of ``PYTHONPATH``, so run from a
+    checkout, both labels would run that checkout's code (a comparison of 2026-12-02 did:
+    its "old" trials held a key only the new space has). The tree goes first on ``sys.path``
+    (and on ``PYTHONPATH``, for the processes the campaign starts), and the child checks it.
+    """
+    root = str(Path(tree).resolve())
+    return (
+        f"import sys; sys.path.insert(0, {root!r}); import hpo; "
+        f"assert hpo.__file__.startswith({root + '/'!r}), 'hpo from ' + hpo.__file__; "
+        "from hpo.cli import main; sys.exit(main())"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

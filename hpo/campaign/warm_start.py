@@ -55,6 +55,7 @@ from ConfigSpace.util import deactivate_inactive_hyperparameters
 
 from hpo.errors import ConfigError, HpoError
 from hpo.ranking.blend import DEFAULT_WEIGHT_KEY, WEIGHT_KEY
+from hpo.ranking.hyperparameters import TILE_TRUNCATION_KEY, TRUNCATION_KEY
 from hpo.runs.folder import CAMPAIGN_FILE
 from hpo.runs.history import load_run, resolve_run_dir
 from hpo.runs.incumbent import config_key
@@ -98,6 +99,11 @@ def _mapped_value(hp: Any, value: Any) -> tuple[Any, str]:
     return hp.default_value, "dropped"
 
 
+#: Keys split off an older key, and that key: a source without them used the older one's
+#: value there (the default collections' blend weight; the tile family's truncation).
+_INHERITED = {DEFAULT_WEIGHT_KEY: WEIGHT_KEY, TILE_TRUNCATION_KEY: TRUNCATION_KEY}
+
+
 def map_config(
     config: Mapping[str, Any], space: ConfigurationSpace
 ) -> tuple[dict[str, Any] | None, dict[str, int]]:
@@ -107,9 +113,10 @@ def map_config(
     is **clipped** to it (the nearest value the new space allows, still informed by the
     source), a categorical value the new space lacks is **dropped** (the new default takes its
     place: there is no nearest category). Hyperparameters the source lacks take the new
-    space's defaults (except ``estimate_weight_default_collections``, which takes the
-    source's ``estimate_weight``: that was its weight on every collection); ones the new
-    space lacks are ignored. Conditions are re-applied (a
+    space's defaults, except a key split off an older one (:data:`_INHERITED`):
+    ``estimate_weight_default_collections`` takes the source's ``estimate_weight`` and
+    ``tile_truncation_level`` its ``lambdarank_truncation_level``, which served every
+    collection or family there; ones the new space lacks are ignored. Conditions are re-applied (a
     child whose parent now says inactive is removed); a configuration that violates a
     forbidden clause of the new space is dropped as a whole (``None``).
 
@@ -121,10 +128,11 @@ def map_config(
     """
     counts = {"kept": 0, "clipped": 0, "dropped": 0}
     values: dict[str, Any] = {}
-    if WEIGHT_KEY in config and DEFAULT_WEIGHT_KEY not in config:
-        # a source from before the default collections had their own weight blended them at
-        # estimate_weight: keep that, not the new space's default, so it scores as it did
-        config = {**config, DEFAULT_WEIGHT_KEY: config[WEIGHT_KEY]}
+    for new_key, old_key in _INHERITED.items():
+        if old_key in config and new_key not in config:
+            # a source from before the key used the older one for it: keep that, not the new
+            # space's default, so it scores as it did
+            config = {**config, new_key: config[old_key]}
     for hp in space.values():
         if hp.name in config:
             values[hp.name], how = _mapped_value(hp, config[hp.name])

@@ -36,6 +36,7 @@ __all__ = [
     "OWNERS",
     "RANKER_SETTINGS",
     "TILE_TRUNCATION_KEY",
+    "TRUNCATION_KEY",
     "RoutedHyperparameters",
     "family_hyperparameters",
     "lightgbm_aliases",

@@ -194,8 +194,9 @@ class LearnedPrior:
         own = {}
         for collection, entry in own_data.items():
             at = f"{where}: collection '{collection}'"
-            if isinstance(entry, Mapping) and "collections" in entry:
-                raise ConfigError(f"{at}: malformed prior (nested 'collections')")
+            nested = isinstance(entry, Mapping) and "collections" in entry
+            if nested or not has_own_prior(str(collection)):
+                raise ConfigError(f"{at}: malformed prior (no own weights there, or nested)")
             prior = cls.from_dict(entry, at)
             if (prior.names, prior.linear) != (names, linear):  # one basis: shared positions
                 raise ConfigError(f"{at}: malformed prior (another basis than the family's)")
@@ -392,8 +393,8 @@ def fit_family_prior(
 
     ``columns`` are the table columns the prior may read (its basis is chosen among their
     names, :func:`prior_basis`), not necessarily those the booster reads. The rows are read
-    in bounded chunks (:func:`family_equations`), so the weights equal :func:`fit_prior`'s on
-    the concatenated rows up to the order of the sums (~1e-12).
+    in bounded chunks (:func:`family_equations`), so the pooled weights equal
+    :func:`fit_prior`'s on the concatenated rows up to the order of the sums (~1e-12).
     """
     equations = family_equations(parts, columns)
     return None if equations is None else equations.solve(columns, ridge)

@@ -102,6 +102,20 @@ def test_a_source_from_before_the_default_collections_weight_keeps_its_blend() -
     assert (mapped["estimate_weight"], mapped["estimate_weight_default_collections"]) == (0.4, 6.0)
 
 
+def test_a_source_from_before_tiles_own_truncation_keeps_its_truncation_for_tile() -> None:
+    full = load_space("lambdarank")
+    source = dict(full.get_default_configuration())
+    del source["tile_truncation_level"]
+    source["lambdarank_truncation_level"] = 300
+    mapped, _ = map_config(source, full)
+    assert mapped is not None
+    assert mapped["tile_truncation_level"] == mapped["lambdarank_truncation_level"] == 300
+    source["tile_truncation_level"] = 12
+    mapped, _ = map_config(source, full)
+    assert mapped is not None
+    assert (mapped["lambdarank_truncation_level"], mapped["tile_truncation_level"]) == (300, 12)
+
+
 # --- seeding ------------------------------------------------------------------------------
 
 

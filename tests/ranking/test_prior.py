@@ -276,5 +276,13 @@ def test_own_weights_survive_json_and_bad_ones_are_refused() -> None:
     with pytest.raises(ConfigError, match=r"^m.json: malformed prior \('collections'"):
         LearnedPrior.from_dict({**data, "collections": [1]}, "m.json")
     nested = {**data, "collections": {"layout:xla:random": data}}
-    with pytest.raises(ConfigError, match="nested 'collections'"):
+    with pytest.raises(ConfigError, match="no own weights there, or nested"):
         LearnedPrior.from_dict(nested, "m.json")
+    default = {
+        **data,
+        "collections": {"layout:xla:default": data["collections"]["layout:xla:random"]},
+    }
+    with pytest.raises(ConfigError, match="'layout:xla:default': .*no own weights there"):
+        LearnedPrior.from_dict(default, "m.json")  # the default collections use the pooled ones
+    with pytest.raises(ConfigError, match="'layout:nlp:random': malformed prior"):
+        LearnedPrior.from_dict({**data, "collections": {"layout:nlp:random": 7}}, "m.json")
