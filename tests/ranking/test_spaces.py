@@ -228,12 +228,16 @@ def test_every_space_searches_truncation_beyond_lightgbm_default(name: str) -> N
 
 
 @pytest.mark.parametrize("name", ["lambdarank", "lambdarank_small", "lambdarank_groups"])
-def test_tile_has_its_own_shallow_truncation_in_every_packaged_space(name: str) -> None:
-    # tile is scored on its top 5: at 30 it scored as at 256 over 7 generated roots, and its
-    # rounds cost 2.6x less (bench/README.md, "Tile at its own truncation level")
+def test_tile_has_its_own_truncation_at_the_layout_default_in_every_packaged_space(
+    name: str,
+) -> None:
+    # searched on its own; its default stays 256: 30 held on small generated roots but lost
+    # 0.04 of the top-5 score on real-size tile graphs (bench/README.md, "Tile at its own
+    # truncation level")
     space = load_space(name)
-    assert space["tile_truncation_level"].default_value == 30
+    assert space["tile_truncation_level"].default_value == 256
     assert space["lambdarank_truncation_level"].default_value == 256
+    assert space["tile_truncation_level"].lower <= 30
 
 
 @pytest.mark.parametrize("name", ["lambdarank", "lambdarank_small", "lambdarank_groups"])
