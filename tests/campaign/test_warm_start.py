@@ -85,35 +85,32 @@ def test_map_clips_numbers_drops_unknown_choices_and_reapplies_conditions() -> N
     assert mapped["bagging_fraction"] == full["bagging_fraction"].default_value
 
 
-def test_a_source_from_before_the_default_collections_weight_keeps_its_blend() -> None:
-    """A source without ``estimate_weight_default_collections`` blended every collection at
-    ``estimate_weight``: mapped, it keeps doing so instead of taking the new default 3."""
+@pytest.mark.parametrize(
+    ("new_key", "old_key", "old_value", "own_value"),
+    [
+        ("estimate_weight_default_collections", "estimate_weight", 0.4, 6.0),
+        ("tile_truncation_level", "lambdarank_truncation_level", 300, 12),
+    ],
+)
+def test_a_source_from_before_a_split_key_keeps_the_older_keys_value_there(
+    new_key: str, old_key: str, old_value: float, own_value: float
+) -> None:
+    """A source without ``new_key`` used ``old_key``'s value where ``new_key`` now applies
+    (the default collections' blend, the tile family's truncation): mapped, it keeps doing
+    so instead of taking the new space's default."""
     full = load_space("lambdarank")
     source = dict(full.get_default_configuration())
-    del source["estimate_weight_default_collections"]
-    source["estimate_weight"] = 0.4
+    del source[new_key]
+    source[old_key] = old_value
     mapped, _ = map_config(source, full)
     assert mapped is not None
-    assert mapped["estimate_weight"] == mapped["estimate_weight_default_collections"] == 0.4
+    assert mapped[old_key] == mapped[new_key] == old_value
+    assert full[new_key].default_value != old_value  # not the default by chance
     # a source that has the key keeps its own value
-    source["estimate_weight_default_collections"] = 6.0
+    source[new_key] = own_value
     mapped, _ = map_config(source, full)
     assert mapped is not None
-    assert (mapped["estimate_weight"], mapped["estimate_weight_default_collections"]) == (0.4, 6.0)
-
-
-def test_a_source_from_before_tiles_own_truncation_keeps_its_truncation_for_tile() -> None:
-    full = load_space("lambdarank")
-    source = dict(full.get_default_configuration())
-    del source["tile_truncation_level"]
-    source["lambdarank_truncation_level"] = 300
-    mapped, _ = map_config(source, full)
-    assert mapped is not None
-    assert mapped["tile_truncation_level"] == mapped["lambdarank_truncation_level"] == 300
-    source["tile_truncation_level"] = 12
-    mapped, _ = map_config(source, full)
-    assert mapped is not None
-    assert (mapped["lambdarank_truncation_level"], mapped["tile_truncation_level"]) == (300, 12)
+    assert (mapped[old_key], mapped[new_key]) == (old_value, own_value)
 
 
 # --- seeding ------------------------------------------------------------------------------
