@@ -22,10 +22,11 @@ key with only a warning, and a trial would tune nothing.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hpo.data.load import is_layout
 from hpo.errors import ConfigError
 from hpo.features.groups import GROUP_PREFIX
 from hpo.ranking.blend import BLEND_KEY, DEFAULT_WEIGHT_KEY, WEIGHT_KEY
@@ -117,16 +118,19 @@ def _owner(key: str) -> str | None:
     return None
 
 
-def family_hyperparameters(hyperparameters: Mapping[str, Any], tile: bool) -> dict[str, Any]:
-    """The configuration one family trains with: :data:`TILE_TRUNCATION_KEY` resolved.
+def family_hyperparameters(
+    hyperparameters: Mapping[str, Any], collections: Sequence[str]
+) -> dict[str, Any]:
+    """The configuration the family of ``collections`` trains with: :data:`TILE_TRUNCATION_KEY`
+    resolved.
 
-    For the tile family (``tile`` true) its value replaces LightGBM's truncation (which has
-    no alias); the layout family drops it. A configuration
-    without it (runs and spaces made before it) trains both families at one truncation.
+    For the tile family (no layout collection) its value replaces LightGBM's truncation (which
+    has no alias); the layout family drops it. A configuration without it (runs and spaces
+    made before it) trains both families at one truncation.
     """
     out = dict(hyperparameters)
     own = out.pop(TILE_TRUNCATION_KEY, None)
-    if tile and own is not None:
+    if own is not None and not any(is_layout(c) for c in collections):
         out[TRUNCATION_KEY] = own
     return out
 

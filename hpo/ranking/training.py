@@ -208,8 +208,7 @@ def save_family_dataset(
         True if the file was built, False if it was there already, None if the table is in
         memory (nothing names it outside this process, so nothing is saved).
     """
-    tile = not any(is_layout(c) for c in collections)
-    family_hp = family_hyperparameters(hyperparameters, tile)
+    family_hp = family_hyperparameters(hyperparameters, collections)
     ranker = make_ranker(family_hp, num_boost_round=1, seed=seed, n_threads=n_threads)
     rows = select_rows(train, collections)
     disk = binary_path(dataset_dir, [(train.X, rows)], seed, ranker.dataset_key())
@@ -263,9 +262,8 @@ def train_family(
     weights = collection_weights(hyperparameters, collections)  # checked before any work
     selected = select_rows(train, collections) if opt.rows is None else np.asarray(opt.rows)
     parts = [(train, selected)] + [(t, select_rows(t, collections)) for t in opt.extra]
-    tile = not any(is_layout(c) for c in collections)
     ranker = make_ranker(
-        family_hyperparameters(hyperparameters, tile),
+        family_hyperparameters(hyperparameters, collections),
         num_boost_round=rounds,
         seed=seed,
         n_threads=opt.n_threads,

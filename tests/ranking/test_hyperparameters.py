@@ -92,15 +92,16 @@ def test_training_refuses_what_a_space_would() -> None:
 
 def test_the_tile_truncation_replaces_lightgbms_for_tile_only() -> None:
     hp = {"lambdarank_truncation_level": 256, TILE_TRUNCATION_KEY: 30, "num_leaves": 7}
-    assert family_hyperparameters(hp, tile=True) == {
+    assert family_hyperparameters(hp, ["tile:xla"]) == {
         "lambdarank_truncation_level": 30,
         "num_leaves": 7,
     }
-    assert family_hyperparameters(hp, tile=False) == {
+    assert family_hyperparameters(hp, ["layout:xla:random"]) == {
         "lambdarank_truncation_level": 256,
         "num_leaves": 7,
     }
     # a configuration made before the key trains both families at one truncation
     old = {"lambdarank_truncation_level": 256}
-    assert family_hyperparameters(old, tile=True) == old == family_hyperparameters(old, tile=False)
+    assert family_hyperparameters(old, ["tile:xla"]) == old
+    assert family_hyperparameters(old, ["layout:nlp:default"]) == old
     assert route_hyperparameters({TILE_TRUNCATION_KEY: 30}).hpo == {TILE_TRUNCATION_KEY: 30}
