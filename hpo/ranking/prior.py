@@ -278,18 +278,18 @@ class PriorEquations:
         A collection of :attr:`own` whose rows teach nothing (one config per graph, equal
         runtimes) is scored with the pooled weights.
         """
-        pooled = self._solve(self.sums, live, ridge)
-        if pooled is None:
-            return None
-        own = {c: self._solve(sums, live, ridge) for c, sums in self.own.items()}
-        mine = {c: p for c, p in own.items() if p is not None}
-        return LearnedPrior(pooled.names, pooled.linear, pooled.coef, ridge, mine)
-
-    def _solve(self, sums: _NormalEquations, live: np.ndarray, ridge: float) -> LearnedPrior | None:
         at: dict[int, list[int]] = {}
         for i, c in enumerate(self.columns):
             at.setdefault(c, []).append(i)
         want = [i for c in np.asarray(live, dtype=np.int64).tolist() for i in at.get(c, [])]
+        pooled = self._solve(self.sums, want, ridge)
+        if pooled is None:
+            return None
+        own = {c: self._solve(sums, want, ridge) for c, sums in self.own.items()}
+        mine = {c: p for c, p in own.items() if p is not None}
+        return LearnedPrior(pooled.names, pooled.linear, pooled.coef, ridge, mine)
+
+    def _solve(self, sums: _NormalEquations, want: list[int], ridge: float) -> LearnedPrior | None:
         n = sums.rows
         if not want or n == 0 or not sums.signal:
             return None
