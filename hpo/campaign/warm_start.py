@@ -55,7 +55,12 @@ from ConfigSpace.util import deactivate_inactive_hyperparameters
 
 from hpo.errors import ConfigError, HpoError
 from hpo.ranking.blend import DEFAULT_WEIGHT_KEY, WEIGHT_KEY
-from hpo.ranking.hyperparameters import TILE_TRUNCATION_KEY, TRUNCATION_KEY
+from hpo.ranking.hyperparameters import (
+    TILE_LABEL_LEVELS_KEY,
+    TILE_OBJECTIVE_KEY,
+    TILE_TRUNCATION_KEY,
+    TRUNCATION_KEY,
+)
 from hpo.runs.folder import CAMPAIGN_FILE
 from hpo.runs.history import load_run, resolve_run_dir
 from hpo.runs.incumbent import config_key
@@ -100,8 +105,29 @@ def _mapped_value(hp: Any, value: Any) -> tuple[Any, str]:
 
 
 #: Keys split off an older key, and that key: a source without them used the older one's
-#: value there (the default collections' blend weight; the tile family's truncation).
-_INHERITED = {DEFAULT_WEIGHT_KEY: WEIGHT_KEY, TILE_TRUNCATION_KEY: TRUNCATION_KEY}
+#: value there (the default collections' blend weight; the tile family's truncation and
+#: label levels).
+_INHERITED = {
+    DEFAULT_WEIGHT_KEY: WEIGHT_KEY,
+    TILE_TRUNCATION_KEY: TRUNCATION_KEY,
+    TILE_LABEL_LEVELS_KEY: "label_levels",
+}
+#: Keys whose absence meant one value: a source without them trained that way (the tile
+#: family with lambdarank, every family at the ranker's 16 levels).
+_ABSENT_MEANS = {TILE_OBJECTIVE_KEY: "lambdarank", "label_levels": 16}
+
+
+def _as_trained(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` with what its run trained with where it lacks a key (:data:`_ABSENT_MEANS`,
+    then :data:`_INHERITED`), so a source from before a key scores as it did, not as the new
+    space's default would."""
+    out = {**_ABSENT_MEANS, **config}
+    for new_key, old_key in _INHERITED.items():
+        # a source whose tile did not use a truncation lacks it for that reason
+        unused = new_key == TILE_TRUNCATION_KEY and out[TILE_OBJECTIVE_KEY] != "lambdarank"
+        if old_key in out and new_key not in out and not unused:
+            out[new_key] = out[old_key]
+    return out
 
 
 def map_config(
@@ -113,12 +139,13 @@ def map_config(
     is **clipped** to it (the nearest value the new space allows, still informed by the
     source), a categorical value the new space lacks is **dropped** (the new default takes its
     place: there is no nearest category). Hyperparameters the source lacks take the new
-    space's defaults, except a key split off an older one (:data:`_INHERITED`):
-    ``estimate_weight_default_collections`` takes the source's ``estimate_weight`` and
-    ``tile_truncation_level`` its ``lambdarank_truncation_level``, which served every
-    collection or family there; ones the new space lacks are ignored. Conditions are re-applied (a
-    child whose parent now says inactive is removed); a configuration that violates a
-    forbidden clause of the new space is dropped as a whole (``None``).
+    space's defaults, except where the source's run trained with a value (:func:`_as_trained`):
+    ``estimate_weight_default_collections`` takes the source's ``estimate_weight``,
+    ``tile_truncation_level`` its ``lambdarank_truncation_level`` and ``tile_label_levels``
+    its ``label_levels``, which served every collection or family there, ``tile_objective`` is
+    lambdarank and ``label_levels`` 16; ones the new space lacks are ignored. Conditions are
+    re-applied (a child whose parent now says inactive is removed); a configuration that
+    violates a forbidden clause of the new space is dropped as a whole (``None``).
 
     Returns
     -------
@@ -128,11 +155,7 @@ def map_config(
     """
     counts = {"kept": 0, "clipped": 0, "dropped": 0}
     values: dict[str, Any] = {}
-    for new_key, old_key in _INHERITED.items():
-        if old_key in config and new_key not in config:
-            # a source from before the key used the older one for it: keep that, not the new
-            # space's default, so it scores as it did
-            config = {**config, new_key: config[old_key]}
+    config = _as_trained(config)
     for hp in space.values():
         if hp.name in config:
             values[hp.name], how = _mapped_value(hp, config[hp.name])

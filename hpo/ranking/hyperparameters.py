@@ -3,8 +3,8 @@
 A configuration (a point of a search space) is one flat mapping. Each key has one owner:
 
 - ``hpo`` (:data:`RANKER_SETTINGS`): the ranker's labels and sub-queries, the relative
-  feature columns (:mod:`hpo.ranking.training`) and the tile family's own truncation
-  (:data:`TILE_TRUNCATION_KEY`, :func:`family_hyperparameters`);
+  feature columns (:mod:`hpo.ranking.training`) and the tile family's own objective, levels
+  and truncation (:data:`TILE_KEYS`, :func:`family_hyperparameters`);
 - ``blend`` (:data:`BLEND_SETTINGS`): the blend of scores with the cost prior
   (:mod:`hpo.ranking.blend`);
 - ``groups``: ``use_group_<name>`` switches a feature group (:mod:`hpo.features.groups`);
@@ -36,6 +36,9 @@ __all__ = [
     "HPO_SET_PARAMS",
     "OWNERS",
     "RANKER_SETTINGS",
+    "TILE_KEYS",
+    "TILE_LABEL_LEVELS_KEY",
+    "TILE_OBJECTIVE_KEY",
     "TILE_TRUNCATION_KEY",
     "TRUNCATION_KEY",
     "RoutedHyperparameters",
@@ -52,8 +55,31 @@ TRUNCATION_KEY = "lambdarank_truncation_level"
 #: while the layout collections, scored on the whole order, need a deep one. The packaged
 #: spaces search it from the layout default (256): 30 lost top-5 score on real-size tile graphs.
 TILE_TRUNCATION_KEY = "tile_truncation_level"
+#: The tile family's ranking objective (:data:`hpo.ranking.ranker.OBJECTIVES`); the layout
+#: family always trains with lambdarank. Why its own: at 31 label levels (its own too,
+#: :data:`TILE_LABEL_LEVELS_KEY`) ``rank_xendcg`` boosts tile about 3x faster than lambdarank
+#: and ranks its top 5 as well, on small and real-size graphs (bench/README.md, "Tile's
+#: objective"). A configuration without it trains tile with lambdarank, as runs made before
+#: it did.
+TILE_OBJECTIVE_KEY = "tile_objective"
+#: The tile family's relevance levels (``label_levels`` then serves the layout family). At 16
+#: levels the top level of a real-size tile graph holds its fastest ~100 configs, and
+#: ``rank_xendcg`` put a config 25x slower than the best in one graph's top 5.
+TILE_LABEL_LEVELS_KEY = "tile_label_levels"
+#: The tile family's own keys, and the key each takes the place of when tile trains (the
+#: objective is its own: :func:`hpo.ranking.training.make_ranker` reads it).
+TILE_KEYS = {
+    TILE_TRUNCATION_KEY: TRUNCATION_KEY,
+    TILE_LABEL_LEVELS_KEY: "label_levels",
+    TILE_OBJECTIVE_KEY: TILE_OBJECTIVE_KEY,
+}
 #: hpo's own settings of the ranker and of the feature selection.
-RANKER_SETTINGS = ("label_levels", "max_group_size", "relative_features", TILE_TRUNCATION_KEY)
+RANKER_SETTINGS = (
+    "label_levels",
+    "max_group_size",
+    "relative_features",
+    *TILE_KEYS,
+)
 #: The settings of the blend with the cost prior (:mod:`hpo.ranking.blend`).
 BLEND_SETTINGS = (WEIGHT_KEY, DEFAULT_WEIGHT_KEY, BLEND_KEY)
 #: The owners a key can have, in the order :func:`route_hyperparameters` asks them.
@@ -121,17 +147,19 @@ def _owner(key: str) -> str | None:
 def family_hyperparameters(
     hyperparameters: Mapping[str, Any], collections: Sequence[str]
 ) -> dict[str, Any]:
-    """The configuration the family of ``collections`` trains with: :data:`TILE_TRUNCATION_KEY`
-    resolved.
+    """The configuration the family of ``collections`` trains with: the tile family's own keys
+    (:data:`TILE_KEYS`) resolved.
 
-    For the tile family (no layout collection) its value replaces LightGBM's truncation (which
-    has no alias); the layout family drops it. A configuration without it (runs and spaces
-    made before it) trains both families at one truncation.
+    For the tile family (no layout collection) each own key's value takes the place of the key
+    it stands for there (LightGBM's truncation has no alias; the objective stays, for
+    :func:`hpo.ranking.training.make_ranker`); the layout family drops them. A configuration
+    without them (runs and spaces made before them) trains both families at one truncation
+    and one number of levels, with lambdarank.
     """
     out = dict(hyperparameters)
-    own = out.pop(TILE_TRUNCATION_KEY, None)
-    if own is not None and not any(is_layout(c) for c in collections):
-        out[TRUNCATION_KEY] = own
+    own = {key: out.pop(key) for key in TILE_KEYS if key in out}
+    if not any(is_layout(c) for c in collections):
+        out.update({TILE_KEYS[key]: value for key, value in own.items()})
     return out
 
 

@@ -6,6 +6,10 @@ lambdarank's cost grows with the square of the query size, so a graph with more 
 ``max_group_size`` rows is split at random into balanced sub-queries of at most that size
 *after* its labels are computed over the whole graph: every pair inside a sub-query is still
 a correctly ordered pair of the graph.
+
+The objective is lambdarank unless the ranker is given LightGBM's listwise ``rank_xendcg``
+(:data:`OBJECTIVES`; the tile family's ``tile_objective``): the same labels and sub-queries,
+a gradient linear in a query's rows instead of one per pair.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from hpo.errors import ConfigError  # noqa: E402
 __all__ = [
     "DATASET_PARAMS",
     "LIGHTGBM_QUERY_LIMIT",
+    "OBJECTIVES",
     "LambdaRanker",
     "RowOrder",
     "relevance_labels",
@@ -39,6 +44,11 @@ __all__ = [
 ]
 
 LIGHTGBM_QUERY_LIMIT = 10_000
+#: LightGBM's ranking objectives a ranker may train with. ``lambdarank`` (pairwise, its cost
+#: set by the truncation level) is the default; ``rank_xendcg`` (a listwise cross-entropy,
+#: linear in a query's rows) costs a third of it per round on tile at the same trees, and
+#: ranks tile's top 5 as well or better (bench/README.md, "Tile's objective").
+OBJECTIVES = ("lambdarank", "rank_xendcg")
 #: LightGBM parameters fixed when a Dataset is constructed (binning, bundling, sampling), with
 #: their aliases: LightGBM refuses to train a constructed Dataset with other values of them
 #: (``Booster::CheckDatasetResetConfig``; ``lightgbm.Dataset.get_params`` lists the same set).
@@ -181,6 +191,8 @@ class LambdaRanker(BaseEstimator):
     params
         LightGBM parameters (``learning_rate``, ``num_leaves`` ...); objective and metric are
         set by the ranker.
+    objective
+        One of :data:`OBJECTIVES`.
     num_boost_round
         Boosting rounds.
     label_levels
@@ -202,6 +214,7 @@ class LambdaRanker(BaseEstimator):
         max_group_size: int = 1024,
         seed: int = 0,
         n_threads: int = 1,
+        objective: str = "lambdarank",
     ) -> None:
         self.params = params
         self.num_boost_round = num_boost_round
@@ -209,12 +222,17 @@ class LambdaRanker(BaseEstimator):
         self.max_group_size = max_group_size
         self.seed = seed
         self.n_threads = n_threads
+        self.objective = objective
 
     def lightgbm_params(self) -> dict[str, Any]:
         """The full LightGBM parameter dict used for training."""
+        if self.objective not in OBJECTIVES:
+            raise ConfigError(
+                f"ranking objective '{self.objective}': expected one of {', '.join(OBJECTIVES)}"
+            )
         p: dict[str, Any] = dict(self.params or {})
         p.update(
-            objective="lambdarank",
+            objective=self.objective,
             metric="none",
             label_gain=list(range(self.label_levels)),
             seed=self.seed,

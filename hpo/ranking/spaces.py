@@ -22,12 +22,14 @@ from ConfigSpace.read_and_write.dictionary import (
 )
 
 from hpo.errors import ConfigError
-from hpo.ranking.hyperparameters import HPO_SET_PARAMS, route_hyperparameters
+from hpo.ranking.hyperparameters import HPO_SET_PARAMS, TILE_OBJECTIVE_KEY, route_hyperparameters
+from hpo.ranking.ranker import OBJECTIVES
 
 __all__ = [
     "DEFAULT_SPACE",
     "HPO_SET_PARAMS",
     "check_space_keys",
+    "check_space_values",
     "list_spaces",
     "load_space",
     "space_from_dict",
@@ -129,6 +131,29 @@ def _check_clause(
             _check_clause(source, f"{where}.{sub_key}[{j}]", sub, decoders, names)
 
 
+def check_space_values(source: str, space: ConfigurationSpace) -> None:
+    """Refuse a ``tile_objective`` that can take a value the ranker does not train with.
+
+    Checked when the space loads, so a bad choice stops the campaign before its first trial
+    instead of crashing every trial that draws it.
+
+    Raises
+    ------
+    ConfigError
+        Naming the file and the value.
+    """
+    if TILE_OBJECTIVE_KEY not in space:
+        return
+    hp = space[TILE_OBJECTIVE_KEY]
+    values = getattr(hp, "choices", None) or getattr(hp, "sequence", None) or (hp.default_value,)
+    for value in values:
+        if value not in OBJECTIVES:
+            raise ConfigError(
+                f"{source}: {TILE_OBJECTIVE_KEY} value {value!r} is not a ranking objective "
+                f"({', '.join(OBJECTIVES)})"
+            )
+
+
 def check_space_keys(source: str, names: list[str]) -> None:
     """Refuse a hyperparameter that hpo sets itself, or that nobody owns.
 
@@ -186,7 +211,8 @@ def load_space(name_or_path: str | Path, seed: int | None = None) -> Configurati
     ConfigError
         If the space is unknown, the file is missing or is not valid JSON, a hyperparameter
         has an unknown type or a name hpo sets itself or nobody knows
-        (:func:`check_space_keys`), or a condition or forbidden clause is invalid.
+        (:func:`check_space_keys`), a ``tile_objective`` LightGBM is not trained with
+        (:func:`check_space_values`), or a condition or forbidden clause is invalid.
     """
     path = _resolve(name_or_path)
     try:
@@ -197,6 +223,7 @@ def load_space(name_or_path: str | Path, seed: int | None = None) -> Configurati
         raise ConfigError(f"{path}: unreadable ({_one_line(exc)})") from exc
     space = space_from_dict(data, source=str(path))
     check_space_keys(str(path), list(space.keys()))
+    check_space_values(str(path), space)
     if seed is not None:
         space.seed(seed)
     return space

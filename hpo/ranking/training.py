@@ -32,6 +32,7 @@ from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.hyperparameters import (
     BLEND_SETTINGS,
     RANKER_SETTINGS,
+    TILE_OBJECTIVE_KEY,
     family_hyperparameters,
     route_hyperparameters,
 )
@@ -90,7 +91,9 @@ def make_ranker(
 ) -> LambdaRanker:
     """Build an unfitted :class:`LambdaRanker` from a flat hyperparameter mapping.
 
-    The LightGBM parameters are the keys :func:`route_hyperparameters` gives LightGBM.
+    The LightGBM parameters are the keys :func:`route_hyperparameters` gives LightGBM; the
+    objective is :data:`TILE_OBJECTIVE_KEY`'s, which only a tile family's configuration holds
+    (:func:`family_hyperparameters`), else lambdarank.
 
     Raises
     ------
@@ -107,6 +110,7 @@ def make_ranker(
         max_group_size=int(hyperparameters.get("max_group_size", 1024)),
         seed=seed,
         n_threads=n_threads,
+        objective=str(hyperparameters.get(TILE_OBJECTIVE_KEY, "lambdarank")),
     )
 
 

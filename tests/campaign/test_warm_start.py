@@ -17,6 +17,7 @@ from toy_objectives import run_toy as _run
 from hpo.campaign import read_campaign
 from hpo.campaign.warm_start import WARM_CONFIGS, map_config, warm_configs, warm_start_record
 from hpo.errors import ConfigError, UsageError
+from hpo.ranking.hyperparameters import TILE_OBJECTIVE_KEY
 from hpo.ranking.spaces import load_space, space_to_dict
 from hpo.runs.folder import read_trials
 from hpo.runs.history import load_run
@@ -60,8 +61,9 @@ def test_map_keeps_shared_values_and_defaults_the_rest() -> None:
     assert mapped["learning_rate"] == 0.2
     assert mapped["num_leaves"] == 99
     assert "max_bin" not in mapped
-    assert set(mapped) == set(small.keys())
-    assert counts == {"kept": len(small.keys()), "clipped": 0, "dropped": 0}
+    # tile's truncation is inactive under the default objective, in the source and the map
+    assert set(mapped) == set(small.keys()) - {"tile_truncation_level"}
+    assert counts == {"kept": len(small.keys()) - 1, "clipped": 0, "dropped": 0}
 
 
 def test_map_clips_numbers_drops_unknown_choices_and_reapplies_conditions() -> None:
@@ -90,6 +92,7 @@ def test_map_clips_numbers_drops_unknown_choices_and_reapplies_conditions() -> N
     [
         ("estimate_weight_default_collections", "estimate_weight", 0.4, 6.0),
         ("tile_truncation_level", "lambdarank_truncation_level", 300, 12),
+        ("tile_label_levels", "label_levels", 20, 8),
     ],
 )
 def test_a_source_from_before_a_split_key_keeps_the_older_keys_value_there(
@@ -100,7 +103,8 @@ def test_a_source_from_before_a_split_key_keeps_the_older_keys_value_there(
     so instead of taking the new space's default."""
     full = load_space("lambdarank")
     source = dict(full.get_default_configuration())
-    del source[new_key]
+    for key in (new_key, TILE_OBJECTIVE_KEY):  # a source from before both keys
+        source.pop(key, None)
     source[old_key] = old_value
     mapped, _ = map_config(source, full)
     assert mapped is not None
@@ -111,6 +115,25 @@ def test_a_source_from_before_a_split_key_keeps_the_older_keys_value_there(
     mapped, _ = map_config(source, full)
     assert mapped is not None
     assert (mapped[old_key], mapped[new_key]) == (old_value, own_value)
+
+
+def test_a_source_without_the_tile_objective_trained_tile_with_lambdarank() -> None:
+    """Runs made before ``tile_objective`` trained tile with lambdarank at their truncation:
+    mapped onto a space whose default is another objective, they keep doing so."""
+    full = load_space("lambdarank")
+    assert full[TILE_OBJECTIVE_KEY].default_value != "lambdarank"
+    source = dict(full.get_default_configuration())
+    del source[TILE_OBJECTIVE_KEY]
+    source["lambdarank_truncation_level"] = 300
+    mapped, _ = map_config(source, full)
+    assert mapped is not None
+    assert (mapped[TILE_OBJECTIVE_KEY], mapped["tile_truncation_level"]) == ("lambdarank", 300)
+    # a source with the key keeps it, and the truncation it does not use stays inactive
+    source[TILE_OBJECTIVE_KEY] = "rank_xendcg"
+    mapped, _ = map_config(source, full)
+    assert mapped is not None
+    assert mapped[TILE_OBJECTIVE_KEY] == "rank_xendcg"
+    assert "tile_truncation_level" not in mapped
 
 
 # --- seeding ------------------------------------------------------------------------------

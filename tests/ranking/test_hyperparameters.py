@@ -11,6 +11,8 @@ from hpo.features.groups import GROUP_PREFIX
 from hpo.ranking.blend import BLEND_KEY, WEIGHT_KEY
 from hpo.ranking.hyperparameters import (
     HPO_SET_PARAMS,
+    TILE_LABEL_LEVELS_KEY,
+    TILE_OBJECTIVE_KEY,
     TILE_TRUNCATION_KEY,
     family_hyperparameters,
     lightgbm_aliases,
@@ -44,6 +46,7 @@ def test_an_unknown_key_is_refused_naming_it_and_the_source() -> None:
         ConfigError,
         match=r"^my\.json: hyperparameter 'leaves' is neither an hpo setting "
         r"\(label_levels, max_group_size, relative_features, tile_truncation_level, "
+        r"tile_label_levels, tile_objective, "
         r"estimate_weight, "
         r"estimate_weight_default_collections, estimate_blend, use_group_<group>\) nor a "
         r"LightGBM parameter$",
@@ -105,3 +108,13 @@ def test_the_tile_truncation_replaces_lightgbms_for_tile_only() -> None:
     assert family_hyperparameters(old, ["tile:xla"]) == old
     assert family_hyperparameters(old, ["layout:nlp:default"]) == old
     assert route_hyperparameters({TILE_TRUNCATION_KEY: 30}).hpo == {TILE_TRUNCATION_KEY: 30}
+
+
+def test_the_tile_objective_and_levels_reach_the_tile_family_only() -> None:
+    hp = {TILE_OBJECTIVE_KEY: "rank_xendcg", TILE_LABEL_LEVELS_KEY: 31, "label_levels": 16}
+    assert family_hyperparameters(hp, ["tile:xla"]) == {
+        TILE_OBJECTIVE_KEY: "rank_xendcg",
+        "label_levels": 31,
+    }
+    assert family_hyperparameters(hp, ["layout:nlp:random"]) == {"label_levels": 16}
+    assert route_hyperparameters(hp).hpo == hp

@@ -65,6 +65,26 @@ def test_fit_predict_ranks_within_groups() -> None:
     assert kendall_tau(pred, target[:300]) > 0.7
 
 
+def test_the_listwise_objective_ranks_too_and_grows_other_trees() -> None:
+    X, target, group = _ranking()
+    fits = {
+        objective: LambdaRanker(
+            {"learning_rate": 0.1}, num_boost_round=30, max_group_size=100, objective=objective
+        ).fit(X, target, group)
+        for objective in ("lambdarank", "rank_xendcg")
+    }
+    xendcg = fits["rank_xendcg"]
+    assert xendcg.booster_.params["objective"] == "rank_xendcg"
+    assert kendall_tau(xendcg.predict(X[:300]), target[:300]) > 0.7
+    assert xendcg.booster_.model_to_string() != fits["lambdarank"].booster_.model_to_string()
+
+
+def test_an_unknown_objective_is_refused_naming_it() -> None:
+    X, target, group = _ranking(n_groups=1, size=10)
+    with pytest.raises(ConfigError, match="ranking objective 'regression': expected one of"):
+        LambdaRanker(num_boost_round=1, objective="regression").fit(X, target, group)
+
+
 def test_group_larger_than_lightgbm_limit() -> None:
     X, target, group = _ranking(n_groups=1, size=12_000)
     ranker = LambdaRanker(num_boost_round=3, max_group_size=4096).fit(X, target, group)

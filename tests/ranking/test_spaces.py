@@ -74,8 +74,9 @@ def test_bagging_fraction_is_active_only_with_bagging() -> None:
 
 
 def test_small_space_has_a_handful_of_hyperparameters() -> None:
-    # the blend's two weights and switch are three of them, tile's own truncation one more
-    assert 4 <= len(list(load_space("lambdarank_small").keys())) <= 10
+    # the blend's two weights and switch are three of them, tile's own objective, levels and
+    # truncation (searched only under lambdarank) three more
+    assert 4 <= len(list(load_space("lambdarank_small").keys())) <= 12
 
 
 def test_seed_makes_sampling_reproducible() -> None:
@@ -135,6 +136,11 @@ def _bad_condition_type(data: dict[str, Any]) -> None:
     data["conditions"][0]["type"] = "SOMETIMES"
 
 
+def _bad_tile_objective(data: dict[str, Any]) -> None:
+    hp = next(h for h in data["hyperparameters"] if h["name"] == "tile_objective")
+    hp["choices"] = ["lambdarank", "rank_xendcg", "regression"]
+
+
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
@@ -145,6 +151,11 @@ def _bad_condition_type(data: dict[str, Any]) -> None:
         (_duplicate, r"bad\.json: hyperparameter '\w+' is defined twice"),
         (_no_hyperparameters, r"bad\.json: key 'hyperparameters': expected a non-empty list"),
         (_bad_condition_type, r"bad\.json: condition #0: unknown type 'SOMETIMES'"),
+        (
+            _bad_tile_objective,
+            r"bad\.json: tile_objective value 'regression' is not a ranking objective "
+            r"\(lambdarank, rank_xendcg\)$",
+        ),
     ],
 )
 def test_invalid_space_files(tmp_path: Path, mutate: Any, message: str) -> None:
@@ -238,6 +249,24 @@ def test_tile_has_its_own_truncation_at_the_layout_default_in_every_packaged_spa
     assert space["tile_truncation_level"].default_value == 256
     assert space["lambdarank_truncation_level"].default_value == 256
     assert space["tile_truncation_level"].lower <= 30
+
+
+@pytest.mark.parametrize("name", ["lambdarank", "lambdarank_small", "lambdarank_groups"])
+def test_tile_searches_its_objective_and_its_truncation_only_under_lambdarank(name: str) -> None:
+    # default rank_xendcg at 31 levels: a third of lambdarank's time on tile, and its top-5
+    # score as high on small and real-size graphs (bench/README.md, "Tile's objective")
+    space = load_space(name)
+    objective = space["tile_objective"]
+    assert isinstance(objective, CategoricalHyperparameter)
+    assert (tuple(objective.choices), objective.default_value) == (
+        ("lambdarank", "rank_xendcg"),
+        "rank_xendcg",
+    )
+    levels = space["tile_label_levels"]
+    assert (levels.lower, levels.upper, levels.default_value) == (4, 31, 31)
+    assert "tile_truncation_level" not in dict(space.get_default_configuration())
+    parents = space.parents_of["tile_truncation_level"]
+    assert [p.name for p in parents] == ["tile_objective"]
 
 
 @pytest.mark.parametrize("name", ["lambdarank", "lambdarank_small", "lambdarank_groups"])

@@ -21,7 +21,11 @@ from hpo.ranking.blend import (
 )
 from hpo.ranking.datasets import DatasetCache
 from hpo.ranking.fit_options import FitOptions
-from hpo.ranking.hyperparameters import TILE_TRUNCATION_KEY
+from hpo.ranking.hyperparameters import (
+    TILE_LABEL_LEVELS_KEY,
+    TILE_OBJECTIVE_KEY,
+    TILE_TRUNCATION_KEY,
+)
 from hpo.ranking.metrics import kendall_tau, tile_score
 from hpo.ranking.training import (
     feature_columns,
@@ -387,3 +391,24 @@ def test_the_tile_family_trains_at_its_own_truncation(tiny_tables) -> None:
         {**hp, TILE_TRUNCATION_KEY: 200}, rounds=2, seed=0,
     )  # fmt: skip
     assert tile.ranker.booster_.model_to_string() != deep.ranker.booster_.model_to_string()
+
+
+def test_the_tile_family_trains_with_its_own_objective_and_levels(tiny_tables) -> None:
+    hp = {**TINY_HP, TILE_OBJECTIVE_KEY: "rank_xendcg", TILE_LABEL_LEVELS_KEY: 31}
+    tile = train_family(
+        tiny_tables[("tile", "train")], tiny_tables[("tile", "valid")], ["tile:xla"], hp,
+        rounds=2, seed=0,
+    )  # fmt: skip
+    assert tile.ranker.lightgbm_params()["objective"] == "rank_xendcg"
+    assert TILE_OBJECTIVE_KEY not in tile.ranker.lightgbm_params()
+    assert tile.ranker.label_levels == 31
+    layout = _fit(tiny_tables, hp).ranker
+    assert layout.lightgbm_params()["objective"] == "lambdarank"
+    assert layout.label_levels == hp["label_levels"] != 31
+    # without the key (runs made before it) tile trains with lambdarank
+    before = train_family(
+        tiny_tables[("tile", "train")], tiny_tables[("tile", "valid")], ["tile:xla"], TINY_HP,
+        rounds=2, seed=0,
+    )  # fmt: skip
+    assert before.ranker.lightgbm_params()["objective"] == "lambdarank"
+    assert tile.ranker.booster_.model_to_string() != before.ranker.booster_.model_to_string()

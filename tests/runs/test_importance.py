@@ -20,6 +20,8 @@ SPACE_NAMES = {
     "min_data_in_leaf",
     "num_leaves",
     "relative_features",
+    "tile_label_levels",
+    "tile_objective",
     "tile_truncation_level",
 }
 
