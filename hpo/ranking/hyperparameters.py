@@ -53,7 +53,7 @@ TRUNCATION_KEY = "lambdarank_truncation_level"
 #: is scored on its top 5 only, and a round's time follows the pairs the truncation visits
 #: (bench/README.md, "Where a boosting round goes at real size": 2.6x from 30 to 256 on tile),
 #: while the layout collections, scored on the whole order, need a deep one. The packaged
-#: spaces search it from the layout default (256): 30 lost top-5 score on real-size tile graphs.
+#: spaces search it from the layout default (256), only while tile trains with lambdarank.
 TILE_TRUNCATION_KEY = "tile_truncation_level"
 #: The tile family's ranking objective (:data:`hpo.ranking.ranker.OBJECTIVES`); the layout
 #: family always trains with lambdarank. Why its own: at 31 label levels (its own too,
