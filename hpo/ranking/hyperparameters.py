@@ -57,14 +57,14 @@ TRUNCATION_KEY = "lambdarank_truncation_level"
 TILE_TRUNCATION_KEY = "tile_truncation_level"
 #: The tile family's ranking objective (:data:`hpo.ranking.ranker.OBJECTIVES`); the layout
 #: family always trains with lambdarank. Why its own: at 31 label levels (its own too,
-#: :data:`TILE_LABEL_LEVELS_KEY`) ``rank_xendcg`` boosts tile about 3x faster than lambdarank
-#: and ranks its top 5 as well, on small and real-size graphs (bench/README.md, "Tile's
-#: objective"). A configuration without it trains tile with lambdarank, as runs made before
-#: it did.
+#: :data:`TILE_LABEL_LEVELS_KEY`) ``rank_xendcg`` fits tile about 3x faster than lambdarank on
+#: small generated roots and 9x at real size, and ranks its top 5 as well (bench/README.md,
+#: "Tile's objective"). A configuration without it trains tile with lambdarank, as runs made
+#: before it did.
 TILE_OBJECTIVE_KEY = "tile_objective"
 #: The tile family's relevance levels (``label_levels`` then serves the layout family). At 16
-#: levels the top level of a real-size tile graph holds its fastest ~100 configs, and
-#: ``rank_xendcg`` put a config 25x slower than the best in one graph's top 5.
+#: levels the top level of a real-size tile graph holds its fastest ~100 configs; tile's
+#: default, ``rank_xendcg`` at 31 levels, was judged at that size (bench/README.md).
 TILE_LABEL_LEVELS_KEY = "tile_label_levels"
 #: The tile family's own keys, and the key each takes the place of when tile trains (the
 #: objective is its own: :func:`hpo.ranking.training.make_ranker` reads it).

@@ -46,8 +46,8 @@ __all__ = [
 LIGHTGBM_QUERY_LIMIT = 10_000
 #: LightGBM's ranking objectives a ranker may train with. ``lambdarank`` (pairwise, its cost
 #: set by the truncation level) is the default; ``rank_xendcg`` (a listwise cross-entropy,
-#: linear in a query's rows) costs a third of it per round on tile at the same trees, and
-#: ranks tile's top 5 as well or better (bench/README.md, "Tile's objective").
+#: linear in a query's rows) fits tile 3x (small roots) to 9x (real size) faster at the same
+#: trees' settings, and ranks tile's top 5 as well (bench/README.md, "Tile's objective").
 OBJECTIVES = ("lambdarank", "rank_xendcg")
 #: LightGBM parameters fixed when a Dataset is constructed (binning, bundling, sampling), with
 #: their aliases: LightGBM refuses to train a constructed Dataset with other values of them

@@ -6,7 +6,8 @@ Why keep boosters
   continues its booster from the lower budget (LightGBM ``init_model``) instead of
   retraining from scratch.
 - *Exact export*: a continued booster is not the booster a fresh training would give
-  (LightGBM restarts its bagging and feature-fraction random streams when it continues; for
+  (LightGBM restarts its bagging and feature-fraction random streams, and ``rank_xendcg``'s
+  per-query draws, when it continues; for
   two trials in ``bench/README.md`` the score moved by more than 0.05). ``hpo export``
   therefore copies the booster that was scored, for either fidelity.
 
