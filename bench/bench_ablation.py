@@ -57,7 +57,6 @@ from hpo.features.groups import GROUP_PREFIX, GROUPS, group_of
 from hpo.features.layout_second_order import SECOND_ORDER_GROUPS, second_order_names
 from hpo.features.table import FeatureTable
 from hpo.ranking.blend import collection_weights
-from hpo.ranking.hyperparameters import family_hyperparameters
 from hpo.ranking.spaces import load_space
 from hpo.ranking.training import (
     GraphScore,
@@ -126,8 +125,7 @@ def fit_and_score(
     train = variant.train
     columns = feature_columns(train, variant.hp)
     rows = select_rows(train, LAYOUT)
-    hp = family_hyperparameters(variant.hp, LAYOUT)  # the layout family's keys, as training
-    ranker = make_ranker(hp, num_boost_round=rounds, seed=seed, n_threads=threads)
+    ranker = make_ranker(variant.hp, LAYOUT, num_boost_round=rounds, seed=seed, n_threads=threads)
     ranker.fit(train.X[rows][:, columns], train.target[rows], train.group[rows])
     weight = collection_weights(variant.hp, LAYOUT)  # each collection's, as a trial scores
     blended = max(weight.values()) > 0

@@ -87,13 +87,20 @@ def feature_columns(table: FeatureTable, hyperparameters: Mapping[str, Any]) -> 
 
 
 def make_ranker(
-    hyperparameters: Mapping[str, Any], *, num_boost_round: int, seed: int, n_threads: int = 1
+    hyperparameters: Mapping[str, Any],
+    collections: Sequence[str],
+    *,
+    num_boost_round: int,
+    seed: int,
+    n_threads: int = 1,
 ) -> LambdaRanker:
-    """Build an unfitted :class:`LambdaRanker` from a flat hyperparameter mapping.
+    """Build an unfitted :class:`LambdaRanker` of the family of ``collections`` from a flat
+    hyperparameter mapping.
 
-    The LightGBM parameters are the keys :func:`route_hyperparameters` gives LightGBM; the
-    objective is :data:`TILE_OBJECTIVE_KEY`'s, which only a tile family's configuration holds
-    (:func:`family_hyperparameters`), else lambdarank.
+    The configuration is the family's first (:func:`family_hyperparameters`: tile's own keys
+    in place for tile, dropped for layout), so no caller can hand the layout family tile's
+    objective. The LightGBM parameters are the keys :func:`route_hyperparameters` gives
+    LightGBM; the objective is :data:`TILE_OBJECTIVE_KEY`'s (tile only), else lambdarank.
 
     Raises
     ------
@@ -101,6 +108,7 @@ def make_ranker(
         If a key is owned by nobody, or is one hpo sets itself (``num_boost_round``: the
         rounds are the argument).
     """
+    hyperparameters = family_hyperparameters(hyperparameters, collections)
     routed = route_hyperparameters(hyperparameters)
     params = {k: v.item() if isinstance(v, np.generic) else v for k, v in routed.lightgbm.items()}
     return LambdaRanker(
@@ -212,8 +220,9 @@ def save_family_dataset(
         True if the file was built, False if it was there already, None if the table is in
         memory (nothing names it outside this process, so nothing is saved).
     """
-    family_hp = family_hyperparameters(hyperparameters, collections)
-    ranker = make_ranker(family_hp, num_boost_round=1, seed=seed, n_threads=n_threads)
+    ranker = make_ranker(
+        hyperparameters, collections, num_boost_round=1, seed=seed, n_threads=n_threads
+    )
     rows = select_rows(train, collections)
     disk = binary_path(dataset_dir, [(train.X, rows)], seed, ranker.dataset_key())
     if disk is None:
@@ -267,7 +276,8 @@ def train_family(
     selected = select_rows(train, collections) if opt.rows is None else np.asarray(opt.rows)
     parts = [(train, selected)] + [(t, select_rows(t, collections)) for t in opt.extra]
     ranker = make_ranker(
-        family_hyperparameters(hyperparameters, collections),
+        hyperparameters,
+        collections,
         num_boost_round=rounds,
         seed=seed,
         n_threads=opt.n_threads,

@@ -124,7 +124,11 @@ def test_hyperparameters_switch_groups_in_feature_columns() -> None:
 
 def test_group_switches_are_not_passed_to_lightgbm() -> None:
     ranker = make_ranker(
-        {"use_group_mxu": False, "num_leaves": 7}, num_boost_round=1, seed=0, n_threads=1
+        {"use_group_mxu": False, "num_leaves": 7},
+        ["layout:xla:default"],
+        num_boost_round=1,
+        seed=0,
+        n_threads=1,
     )
     assert not any(k.startswith(GROUP_PREFIX) for k in ranker.params)
 

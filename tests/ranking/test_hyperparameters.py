@@ -82,11 +82,12 @@ def test_every_packaged_space_routes(space: str) -> None:
 
 def test_training_refuses_what_a_space_would() -> None:
     with pytest.raises(ConfigError, match="hyperparameter 'leaves' is neither an hpo setting"):
-        make_ranker({"leaves": 31}, num_boost_round=3, seed=0)
+        make_ranker({"leaves": 31}, ["tile:xla"], num_boost_round=3, seed=0)
     with pytest.raises(ConfigError, match="hyperparameter 'num_boost_round' is set by hpo"):
-        make_ranker({"num_boost_round": 31}, num_boost_round=3, seed=0)
+        make_ranker({"num_boost_round": 31}, ["tile:xla"], num_boost_round=3, seed=0)
     ranker = make_ranker(
         {"num_leaves": 7, f"{GROUP_PREFIX}cost_estimate": True, WEIGHT_KEY: 1.0},
+        ["layout:xla:random"],
         num_boost_round=3,
         seed=0,
     )

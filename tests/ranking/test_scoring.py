@@ -161,7 +161,7 @@ def test_the_prior_may_read_columns_the_booster_does_not(monkeypatch: pytest.Mon
     booster = np.array([1, 3, 5])  # the prior's log_a and the estimate are not among them
     # a booster of selected columns: what models made before one Dataset of all columns hold
     rows = select_rows(train, LAYOUT)
-    ranker = make_ranker(HP, num_boost_round=4, seed=0)
+    ranker = make_ranker(HP, LAYOUT, num_boost_round=4, seed=0)
     ranker.fit(train.X[np.ix_(rows, booster)], train.target[rows], train.group[rows])
     prior = fit_family_prior([(train, select_rows(train, LAYOUT))], np.array([0, 1, 2]))
     assert prior is not None

@@ -94,6 +94,7 @@ def test_make_ranker_splits_hyperparameters() -> None:
             "max_group_size": 256,
             "relative_features": True,
         },
+        LAYOUT,
         num_boost_round=7,
         seed=3,
     )
