@@ -59,6 +59,7 @@ from hpo.ranking.hyperparameters import (
     TILE_LABEL_LEVELS_KEY,
     TILE_OBJECTIVE_KEY,
     TILE_TRUNCATION_KEY,
+    TRAINED_WITHOUT,
     TRUNCATION_KEY,
 )
 from hpo.runs.folder import CAMPAIGN_FILE
@@ -112,16 +113,13 @@ _INHERITED = {
     TILE_TRUNCATION_KEY: TRUNCATION_KEY,
     TILE_LABEL_LEVELS_KEY: "label_levels",
 }
-#: Keys whose absence meant one value: a source without them trained that way (the tile
-#: family with lambdarank, every family at the ranker's 16 levels).
-_ABSENT_MEANS = {TILE_OBJECTIVE_KEY: "lambdarank", "label_levels": 16}
 
 
 def _as_trained(config: Mapping[str, Any]) -> dict[str, Any]:
-    """``config`` with what its run trained with where it lacks a key (:data:`_ABSENT_MEANS`,
-    then :data:`_INHERITED`), so a source from before a key scores as it did, not as the new
-    space's default would."""
-    out = {**_ABSENT_MEANS, **config}
+    """``config`` with what its run trained with where it lacks a key (training's
+    :data:`~hpo.ranking.hyperparameters.TRAINED_WITHOUT`, then :data:`_INHERITED`), so a source
+    from before a key scores as it did, not as the new space's default would."""
+    out = {**TRAINED_WITHOUT, **config}
     for new_key, old_key in _INHERITED.items():
         # a source whose tile did not use a truncation lacks it for that reason
         unused = new_key == TILE_TRUNCATION_KEY and out[TILE_OBJECTIVE_KEY] != "lambdarank"

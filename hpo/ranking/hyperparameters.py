@@ -40,6 +40,7 @@ __all__ = [
     "TILE_LABEL_LEVELS_KEY",
     "TILE_OBJECTIVE_KEY",
     "TILE_TRUNCATION_KEY",
+    "TRAINED_WITHOUT",
     "TRUNCATION_KEY",
     "RoutedHyperparameters",
     "family_hyperparameters",
@@ -73,6 +74,10 @@ TILE_KEYS = {
     TILE_LABEL_LEVELS_KEY: "label_levels",
     TILE_OBJECTIVE_KEY: TILE_OBJECTIVE_KEY,
 }
+#: What a configuration without these keys trains with (:func:`hpo.ranking.training.
+#: make_ranker`): a warm start maps a run made before them by it (:mod:`hpo.campaign.
+#: warm_start`), so the two cannot disagree.
+TRAINED_WITHOUT: dict[str, Any] = {"label_levels": 16, TILE_OBJECTIVE_KEY: "lambdarank"}
 #: hpo's own settings of the ranker and of the feature selection.
 RANKER_SETTINGS = (
     "label_levels",

@@ -33,6 +33,7 @@ from hpo.ranking.hyperparameters import (
     BLEND_SETTINGS,
     RANKER_SETTINGS,
     TILE_OBJECTIVE_KEY,
+    TRAINED_WITHOUT,
     family_hyperparameters,
     route_hyperparameters,
 )
@@ -114,11 +115,11 @@ def make_ranker(
     return LambdaRanker(
         params,
         num_boost_round=num_boost_round,
-        label_levels=int(hyperparameters.get("label_levels", 16)),
+        label_levels=int(hyperparameters.get("label_levels", TRAINED_WITHOUT["label_levels"])),
         max_group_size=int(hyperparameters.get("max_group_size", 1024)),
         seed=seed,
         n_threads=n_threads,
-        objective=str(hyperparameters.get(TILE_OBJECTIVE_KEY, "lambdarank")),
+        objective=str(hyperparameters.get(TILE_OBJECTIVE_KEY, TRAINED_WITHOUT[TILE_OBJECTIVE_KEY])),
     )
 
 
