@@ -26,7 +26,12 @@ from smac.runhistory import StatusType, TrialInfo, TrialValue
 from smac.runner.abstract_runner import AbstractRunner
 from smac.runner.target_function_runner import TargetFunctionRunner
 
-from hpo.campaign.smac_adapter import PendingTrialsHook, runner_crash_cost, runner_target
+from hpo.campaign.smac_adapter import (
+    PendingTrialsHook,
+    runner_crash_cost,
+    runner_target,
+    scattered_names,
+)
 from hpo.runs.boosters import trial_budget
 from hpo.runs.folder import TrialLog, jsonable, this_host
 from hpo.runs.trial import baseline_records
@@ -86,7 +91,7 @@ class CampaignTarget:
     ) -> tuple[float, dict[str, Any]]:
         """Run the objective; raise if it returns no finite cost (SMAC records a crash)."""
         kwargs = dict(self.local_data or {})
-        kwargs.update(data_to_scatter or {})
+        kwargs.update(scattered_names(data_to_scatter or {}))
         if instance is not None:  # a fold (cross-validation); objectives without folds never see it
             kwargs["instance"] = instance
         used_budget = trial_budget(budget, self.default_budget)

@@ -14,6 +14,7 @@ public hooks (:meth:`CampaignFacadeHook.campaign_smbo`, :meth:`PromotionHook.pro
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -46,7 +47,9 @@ __all__ = [
     "runner_crash_cost",
     "runner_target",
     "runner_worker_slots",
+    "scatter_keys",
     "scatter_to_workers",
+    "scattered_names",
     "smbo_configspace",
     "smbo_finished",
     "smbo_runner",
@@ -182,11 +185,35 @@ def runner_worker_slots(runner: AbstractRunner | None) -> int:
     return 1
 
 
+#: what separates a scattered value's name from the token that makes its Dask key unique
+_SCATTER_TOKEN = "@"
+
+
+def scatter_keys(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` under Dask keys of its own: each name followed by one random token.
+
+    ``Client.scatter`` of a dict uses the dict's keys as the cluster's keys, verbatim. A
+    campaign that scatters ``tables`` again (its finishing phase after SMAC's loop, or the
+    next subset on the same client) would reuse a key whose release may still be on its way
+    to the scheduler, and the new trials then fail with "lost dependencies"; two campaigns on
+    one scheduler would even share a key for different tables. The objective gets the plain
+    names back from :func:`scattered_names`.
+    """
+    token = uuid.uuid4().hex
+    return {f"{name}{_SCATTER_TOKEN}{token}": value for name, value in data.items()}
+
+
+def scattered_names(data: dict[str, Any]) -> dict[str, Any]:
+    """The values :func:`scatter_keys` keyed, under their plain names again."""
+    return {name.split(_SCATTER_TOKEN, 1)[0]: value for name, value in data.items()}
+
+
 def scatter_to_workers(runner: AbstractRunner | None, data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` sent once to every Dask worker of ``runner``, as SMAC's loop scatters it;
-    empty for a runner without workers (the objective then holds its data)."""
+    """``data`` sent once to every Dask worker of ``runner``, as SMAC's loop scatters it
+    (under keys of its own, :func:`scatter_keys`); empty for a runner without workers (the
+    objective then holds its data)."""
     if isinstance(runner, DaskParallelRunner) and data:
-        return {"data_to_scatter": runner._client.scatter(data, broadcast=True)}
+        return {"data_to_scatter": runner._client.scatter(scatter_keys(data), broadcast=True)}
     return {}
 
 

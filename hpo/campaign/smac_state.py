@@ -24,7 +24,12 @@ from smac.facade.abstract_facade import AbstractFacade
 from smac.main.smbo import SMBO
 from smac.runhistory import StatusType
 
-from hpo.campaign.smac_adapter import facade_parts, smbo_finished, smbo_scenario
+from hpo.campaign.smac_adapter import (
+    facade_parts,
+    scatter_keys,
+    smbo_finished,
+    smbo_scenario,
+)
 from hpo.errors import ConfigError, HpoError
 from hpo.runs.folder import SMAC_DIR, read_json, write_json_atomic
 
@@ -194,7 +199,7 @@ def optimize_resumably(
     (:func:`repair_smac_state`).
     """
     try:
-        return facade.optimize(data_to_scatter=scatter)
+        return facade.optimize(data_to_scatter=None if scatter is None else scatter_keys(scatter))
     except (HpoError, KeyboardInterrupt):
         raise
     except Exception as exc:

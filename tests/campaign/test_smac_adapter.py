@@ -240,3 +240,39 @@ def test_first_trial_seed_is_the_seed_smac_gives_trials(tmp_path: Path, seed: in
     assert first.seed == adapter.first_trial_seed(seed)
     # another scenario seed gives another trial seed: the function reads its argument
     assert adapter.first_trial_seed(seed) != adapter.first_trial_seed(seed + 1)
+
+
+def test_scatter_keys_are_fresh_and_read_back_under_their_names() -> None:
+    data = {"tables": 1, "datasets": 2}
+    first, second = adapter.scatter_keys(data), adapter.scatter_keys(data)
+    assert set(first).isdisjoint(second)  # a scatter never reuses a key
+    assert adapter.scattered_names(first) == data == adapter.scattered_names(second)
+    assert adapter.scattered_names(data) == data  # plain names stay as they are
+
+
+def _rows(data_to_scatter: dict[str, Any]) -> int:
+    return int(adapter.scattered_names(data_to_scatter)["tables"]["rows"])
+
+
+def test_scattering_again_after_a_release_loses_nothing() -> None:
+    """SMAC's loop scatters the tables and drops them when it returns; the finishing phase
+    scatters them again at once. Under one fixed key the release could reach the scheduler
+    after the new scatter, and the finishing trials failed with "lost dependencies" (a CI
+    run did; so did about one round in 40 of this loop)."""
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        runner = DaskParallelRunner.__new__(DaskParallelRunner)
+        runner._client = client
+        runner._close_client_at_del = False
+        for i in range(60):
+            data = {"tables": {"rows": i}}
+            loop = client.scatter(adapter.scatter_keys(data), broadcast=True)  # as SMAC's loop
+            assert client.submit(_rows, loop, pure=False).result() == i
+            del loop  # SMAC's loop returned
+            extra = adapter.scatter_to_workers(runner, data)
+            assert client.submit(_rows, extra["data_to_scatter"], pure=False).result() == i
