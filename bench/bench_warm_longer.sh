@@ -7,7 +7,10 @@
 # bench_ensemble_warm.sh: it must have been run with the same WALL and budgets, which the
 # report checks for the walltime), then again$t (WALL, seed t+10, --warm-start cold$t) and long$t
 # (LONG, seed t: the source's own campaign, run on instead of stopped and warm-started).
+# Then ext$t: a copy of cold$t extended to LONG (hpo run --resume ext$t --walltime LONG), the
+# same campaign continued from its SMAC state. EXTEND_ONLY=1 skips again$t.
 # Budgets: MIN_BUDGET and MAX_BUDGET from the environment (default 42 and 168).
+# Report of the extension: python bench/bench_extend_report.py $B --seeds 1 2 3 4 5 --png F
 # Report: python bench/bench_warm_report.py $B --seeds 0 1 2 3 4 --skip-ensemble --warm again \
 #   --long long --png $B/again.png     (seeds s of the report are runs t = s + 1)
 set -euo pipefail
@@ -20,8 +23,13 @@ for t in $SEEDS; do
     hpo run --name "cold$t" --seed "$t" --walltime "$WALL" "${common[@]}" --overwrite \
       > "$B/cold$t.log"
   fi
-  hpo run --name "again$t" --seed "$((t + 10))" --walltime "$WALL" "${common[@]}" --overwrite \
-    --warm-start "cold$t" > "$B/again$t.log"
+  if [ -z "${EXTEND_ONLY:-}" ]; then
+    hpo run --name "again$t" --seed "$((t + 10))" --walltime "$WALL" "${common[@]}" --overwrite \
+      --warm-start "cold$t" > "$B/again$t.log"
+  fi
+  # the source itself, extended to LONG (a copy, so cold$t stays the 2-minute source)
+  rm -rf "$R/ext$t" && cp -r "$R/cold$t" "$R/ext$t"
+  hpo run --runs-dir "$R" --resume "ext$t" --walltime "$LONG" --quiet > "$B/ext$t.log"
   hpo run --name "long$t" --seed "$t" --walltime "$LONG" "${common[@]}" --overwrite \
     > "$B/long$t.log"
 done

@@ -192,3 +192,25 @@ def test_wilcoxon_pairs_by_seed_and_handles_zeros_and_missing() -> None:
     assert with_floor.p is not None
     assert math.isfinite(with_floor.p)
     assert rep.wilcoxon_vs({9: 1.0}, ref) == rep.PairedTest(None, 0, 0)
+
+
+def test_an_extended_campaign_is_timed_on_its_own_clock(tmp_path: Path) -> None:
+    import dataclasses
+    import time
+
+    from toy_objectives import ToyObjective, run_toy, toy_config
+
+    root = tmp_path / "data"
+    for split in ("train", "valid"):
+        (root / "npz" / "tile" / "xla" / split).mkdir(parents=True)
+        (root / "npz" / "tile" / "xla" / split / "g.npz").write_bytes(b"toy")
+    cfg = toy_config(tmp_path / "runs", root, trials=6)
+    run_toy(cfg, ToyObjective(sleep=0.02))
+    first = rep.hpo_evaluations(cfg.run_dir)
+    time.sleep(3.0)  # between the two commands: not the campaign's time
+    run_toy(dataclasses.replace(cfg, trials=10), ToyObjective(sleep=0.02), resume=True)
+    evals = rep.hpo_evaluations(cfg.run_dir)
+    assert evals[: len(first)] == first
+    later = [e.end for e in evals[len(first) :]]
+    assert later
+    assert 0.0 <= min(later) - max(e.end for e in first) < 2.0

@@ -8,19 +8,15 @@ a multi-fidelity campaign keeps back a *reserve* (:func:`reserve_seconds`,
 
 - with a walltime, the estimated time to take the ``finish`` (K) configurations it would
   finish now to the largest budget, over the workers (before there are any, K baseline
-  durations: the baseline at the largest budget is every campaign's first trial), with
-  :data:`FINISH_MARGIN`, at most :data:`FINISH_SHARE` of the walltime;
-- with a trial limit, its last K trials (at most that share), if there is anything to
-  finish by then.
+  durations), with :data:`FINISH_MARGIN`, at most :data:`FINISH_SHARE` of the walltime;
+- with a trial limit, its last K trials (at most that share), if there is any to finish.
 
-SMAC's loop stops when it reaches the reserve (:class:`ReserveStop`); then
-:func:`finish_campaign` runs the K most promising configurations that did not reach the
-largest budget (:func:`finish_candidates`) there, through the campaign's own runner (Dask
-workers included) and objective (with the ``rounds`` fidelity a trial continues the booster
-of its highest budget). Each is told to SMAC, whose state is saved after every trial, and
-logged in ``trials.jsonl`` with ``"finish": true``. A campaign interrupted in its finishing
-phase resumes there: SMAC's loop is not started again, logged finishing trials SMAC had not
-saved are told to it, and only the configurations still unfinished run.
+SMAC's loop stops at the reserve (:class:`ReserveStop`); :func:`finish_campaign` runs the K
+most promising configurations short of the largest budget (:func:`finish_candidates`) there,
+through the campaign's runner and objective (a trial continues the booster of its highest
+budget). Each is told to SMAC (state saved after every trial) and logged with
+``"finish": true``. Interrupted while finishing, a campaign resumes there; extended
+(``--resume`` with higher limits), it searches and finishes again.
 
 With cross-validation (budgets count folds) and with the single-fidelity optimizers (``bo``,
 ``random``: every trial runs at the largest budget) there is nothing to finish: no reserve,
@@ -74,8 +70,7 @@ __all__ = [
     "reserved_trials",
 ]
 
-#: Largest share of the walltime (or trials) the reserve may take: the search keeps most of
-#: the campaign; a quarter was too little in 2-minute campaigns (bench/README.md).
+#: Largest share of the walltime (or trials) the reserve may take (a quarter was too little)
 FINISH_SHARE = 1 / 3
 #: Candidates, best placed within their budget first, compared pairwise.
 PAIRWISE = 64
@@ -293,11 +288,14 @@ def finish_campaign(
     recorder: TrialRecorder,
     progress: CampaignProgress,
     scatter: dict[str, Any] | None,
+    since: int = 0,
 ) -> int:
     """The finishing phase, once SMAC's loop has stopped; returns the trials it ran.
 
-    ``scatter`` is the objective's data for Dask workers (``None`` in-process). Marks SMAC's
-    state finished at the end, so ``--resume`` of the campaign knows it is over.
+    ``scatter`` is the objective's data for Dask workers (``None`` in-process); ``since``
+    the first ``trials.jsonl`` record of this stretch of the campaign (an extended one
+    finishes again: its earlier finishing trials do not count). Marks SMAC's state finished
+    at the end, so ``--resume`` of the campaign knows it is over.
     """
     k, smbo = finish_count(cfg), facade.optimizer
     if not k:
@@ -305,7 +303,8 @@ def finish_campaign(
     assert cfg.max_budget is not None
     trials = trials_of(recorder.log.records)
     _restore_logged(smbo, trials, cfg.max_budget)
-    want = k - len({config_key(t.config) for t in trials if t.finish})
+    mine = trials_of(recorder.log.records[since:])
+    want = k - len({config_key(t.config) for t in mine if t.finish})
     want = min(want, cfg.trials - smbo.runhistory.submitted)
     todo = finish_candidates(trials, cfg.max_budget, want)
     ran = 0
@@ -375,12 +374,13 @@ def optimize_and_finish(
     progress: CampaignProgress,
     scatter: dict[str, Any] | None,
     smac_dir: Path,
+    since: int = 0,
 ) -> Any:
     """Run SMAC's loop up to the reserve, then the finishing phase; SMAC's incumbent(s).
 
     SMAC's loop is :func:`hpo.campaign.smac_state.optimize_resumably` (``smac_dir`` its
     folder). A campaign resumed in its finishing phase does not start it again (it would
-    run one more trial before the reserve stops it).
+    run one more trial before the reserve stops it). ``since``: see :func:`finish_campaign`.
     """
 
     def optimize() -> Any:
@@ -396,5 +396,5 @@ def optimize_and_finish(
         return optimize()  # SMAC returns its incumbent at once
     if not stop.reached(facade.optimizer):
         optimize()
-    finish_campaign(facade, cfg, recorder, progress, scatter)
+    finish_campaign(facade, cfg, recorder, progress, scatter, since)
     return facade.intensifier.get_incumbents()

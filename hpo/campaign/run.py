@@ -256,6 +256,16 @@ def _bin_ahead(
     prebuild_datasets(plan, log)
 
 
+def _as_started(cfg: CampaignConfig, saved: Mapping[str, Any]) -> CampaignConfig:
+    """``cfg`` with the limits it had before its first extension (``campaign.json``'s
+    ``extensions``): what SMAC's facade is built with (:func:`~hpo.campaign.smac_adapter.
+    raise_limits`)."""
+    first = (saved.get("extensions") or [None])[0]
+    if first is None:
+        return cfg
+    return dataclasses.replace(cfg, trials=first["trials"][0], walltime=first["walltime"][0])
+
+
 def _run_locked(
     cfg: CampaignConfig,
     progress: CampaignProgress,
@@ -268,6 +278,7 @@ def _run_locked(
     from hpo.campaign.facades import describe_facade, make_facade, make_scenario
     from hpo.campaign.finish import ReserveStop, optimize_and_finish
     from hpo.campaign.runners import CampaignTarget, TrialRecorder
+    from hpo.campaign.smac_adapter import raise_limits
     from hpo.campaign.smac_state import repair_smac_state, smac_output_dir
 
     run_dir, smac_dir = cfg.run_dir, smac_output_dir(cfg.run_dir, cfg.seed)
@@ -275,7 +286,10 @@ def _run_locked(
     if resume:
         finished = _saved_result(cfg, smac_dir)
         if finished is not None:
-            progress.log(f"campaign '{cfg.name}' has already finished")
+            progress.log(
+                f"campaign '{cfg.name}' has already finished (a resume with a higher "
+                "--walltime or --trials extends it)"
+            )
             return finished
         dropped = repair_smac_state(smac_dir)
         if dropped:
@@ -304,9 +318,10 @@ def _run_locked(
         )
         recorder = TrialRecorder(log, progress, cfg.max_budget, baseline=dict(baseline))
         stop = ReserveStop(cfg, log, progress.log)  # SMAC's loop leaves time to finish
+        started = _as_started(cfg, saved)  # SMAC is built as it started, then extended
         facade = make_facade(
-            cfg,
-            make_scenario(cfg, space, run_dir),
+            started,
+            make_scenario(started, space, run_dir),
             target,
             callbacks=[recorder, stop],
             resume=resume,
@@ -314,9 +329,13 @@ def _run_locked(
             dask_client=client,
             warm=warm,
         )
+        raise_limits(facade, cfg.trials, cfg.walltime)
         _record_smac(run_dir, describe_facade(facade))
         scatter = data_to_scatter if client is not None and data_to_scatter else None
-        incumbent = optimize_and_finish(facade, cfg, stop, recorder, progress, scatter, smac_dir)
+        since = (saved.get("extensions") or [{}])[-1].get("records", 0)  # this stretch's first
+        incumbent = optimize_and_finish(
+            facade, cfg, stop, recorder, progress, scatter, smac_dir, since
+        )
     # one rule for the incumbent (hpo.runs.incumbent); SMAC's choice (None when no
     # configuration reached the largest budget, as in a short campaign) settles ties
     trials = trials_of(log.records)

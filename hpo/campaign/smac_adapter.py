@@ -14,6 +14,7 @@ public hooks (:meth:`CampaignFacadeHook.campaign_smbo`, :meth:`PromotionHook.pro
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ __all__ = [
     "first_trial_seed",
     "next_order_seed",
     "order_initial_design",
+    "raise_limits",
     "refresh_intensifier",
     "runner_crash_cost",
     "runner_target",
@@ -300,3 +302,18 @@ class PendingTrialsHook(DaskParallelRunner):
 
     def _process_pending_trials(self) -> None:
         self.collect_finished()
+
+
+def raise_limits(facade: AbstractFacade, trials: int, walltime: float | None) -> None:
+    """Give SMAC's loop a campaign's raised limits (``--resume`` with a higher ``--trials``
+    or ``--walltime``).
+
+    The facade is built with the limits the campaign started with: SMAC sizes its initial
+    design from ``n_trials`` and refuses to resume a run whose saved scenario differs, so an
+    extended campaign keeps the design and the SMAC folder it ran with. Only the loop's
+    stopping rule (:attr:`SMBO.remaining_trials`, :attr:`SMBO.remaining_walltime`) reads
+    the scenario's limits afterwards; the scenario is frozen, hence ``object.__setattr__``.
+    """
+    scenario = facade_parts(facade).scenario
+    object.__setattr__(scenario, "n_trials", int(trials))
+    object.__setattr__(scenario, "walltime_limit", math.inf if walltime is None else walltime)

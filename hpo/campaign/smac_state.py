@@ -39,8 +39,10 @@ __all__ = [
     "campaign_optimizer",
     "note_loop_failure",
     "optimize_resumably",
+    "reopen_smac_state",
     "repair_smac_state",
     "smac_output_dir",
+    "smac_usage",
 ]
 
 STATE_FILES = ("optimization.json", "runhistory.json", "intensifier.json")
@@ -208,3 +210,23 @@ def optimize_resumably(
             f"SMAC's search loop failed ({type(exc).__name__}: {exc}; traceback in {note}); "
             f"its finished trials are kept: 'hpo run --resume {name}' continues the campaign"
         ) from exc
+
+
+def smac_usage(output_dir: Path) -> tuple[float, int] | None:
+    """SMAC's saved walltime used (seconds) and trials submitted; ``None`` before its first
+    save. Read to check that a resume's raised limits leave room for a trial."""
+    output_dir = Path(output_dir)
+    state, history = output_dir / "optimization.json", output_dir / "runhistory.json"
+    if not (state.exists() and history.exists()):
+        return None
+    submitted = (read_json(history).get("stats") or {}).get("submitted", 0)
+    return float(read_json(state).get("used_walltime", 0.0)), int(submitted)
+
+
+def reopen_smac_state(output_dir: Path) -> None:
+    """Mark SMAC's saved run unfinished, so SMAC's loop goes on from its runhistory and
+    racing state instead of returning its incumbent at once: a campaign whose limits a
+    resume raised (:func:`hpo.campaign.preflight.check_saved`) runs again."""
+    state_file = Path(output_dir) / "optimization.json"
+    if state_file.exists():
+        write_json_atomic(state_file, {**read_json(state_file), "finished": False})

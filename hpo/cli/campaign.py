@@ -240,7 +240,10 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument("--quiet", action="store_true", help="plain log lines, no live view")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument(
-        "--resume", metavar="NAME", help="continue the interrupted run NAME with its saved settings"
+        "--resume",
+        metavar="NAME",
+        help="continue the interrupted run NAME with its saved settings; with a higher "
+        "--walltime or --trials (the new totals), extend it, finished or not",
     )
     mode.add_argument(
         "--overwrite", action="store_true", help="delete an existing run of the same name first"
@@ -295,20 +298,29 @@ def _present_collections(root: Path, spec: str, wanted: tuple[str, ...]) -> tupl
 
 
 def _resumed_config(args: argparse.Namespace) -> Any:
+    """The saved settings of the run to resume, with the limits given raised (an extension,
+    checked against the saved ones by :func:`hpo.campaign.preflight.check_saved`)."""
     from hpo.campaign.config import read_campaign
+    from hpo.campaign.preflight import LIMITS
 
-    given = [f"--{o.replace('_', '-')}" for o in _SETTINGS if getattr(args, o) is not None]
+    given = [
+        f"--{o.replace('_', '-')}"
+        for o in _SETTINGS
+        if getattr(args, o) is not None and o not in LIMITS
+    ]
     if given:
         raise UsageError(
-            f"--resume takes every setting from the run folder; drop {', '.join(given)}"
+            "--resume takes every setting from the run folder (but --trials and --walltime, "
+            f"which extend it); drop {', '.join(given)}"
         )
     run_dir = args.runs_dir / args.resume
     if not run_dir.is_dir():
         raise UsageError(f"no run '{args.resume}' in {args.runs_dir}")
     cfg = read_campaign(run_dir)["config"]
+    raised = {o: getattr(args, o) for o in LIMITS if getattr(args, o) is not None}
     # the folder given is the run: a moved runs folder, or a copied or renamed run folder,
     # resumes in place (campaign.json keeps the name it was started with)
-    return dataclasses.replace(cfg, runs_dir=args.runs_dir, name=args.resume)
+    return dataclasses.replace(cfg, runs_dir=args.runs_dir, name=args.resume, **raised)
 
 
 @contextlib.contextmanager

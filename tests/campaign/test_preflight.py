@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from toy_objectives import toy_config
 
-from hpo.campaign import CampaignConfig
+from hpo.campaign import CampaignConfig, read_campaign
 from hpo.campaign.preflight import Start, campaign_record, check_saved, locked_run
 from hpo.errors import ConfigError, DataFormatError, UsageError
 from hpo.ranking.spaces import load_space
@@ -60,8 +61,8 @@ def test_a_moved_run_resumes_and_a_changed_one_does_not(data_root: Path, tmp_pat
     here = dataclasses.replace(cfg, runs_dir=moved.parent, name="renamed")
     logged: list[str] = []
     assert check_saved(here, logged.append)["config"].trials == cfg.trials
-    with pytest.raises(ConfigError, match=r"different settings: trials \(saved 12, now 13\)"):
-        check_saved(dataclasses.replace(here, trials=13), logged.append)
+    with pytest.raises(ConfigError, match=r"different settings: eta \(saved 3, now 2\)"):
+        check_saved(dataclasses.replace(here, eta=2), logged.append)
     (data_root / "npz" / "tile" / "xla" / "train" / "new.npz").write_bytes(b"more data")
     with pytest.raises(ConfigError, match="changed since campaign 'renamed' started"):
         check_saved(here, logged.append)
@@ -102,3 +103,25 @@ def test_a_new_run_refused_before_its_first_trial_leaves_nothing(
     with pytest.raises(DataFormatError):
         refused(Start(resume=True), None, False)
     assert (cfg.run_dir / CAMPAIGN_FILE).is_file()
+
+
+def test_raised_limits_extend_the_campaign_and_are_recorded(
+    data_root: Path, tmp_path: Path
+) -> None:
+    cfg = toy_config(tmp_path / "runs", data_root, walltime=60.0)
+    _new_run(cfg)
+    logged: list[str] = []
+    longer = dataclasses.replace(cfg, trials=20, walltime=120.0)
+    assert check_saved(longer, logged.append)["config"] == longer
+    assert logged == ["campaign 'toy' extended: trials 12 -> 20, walltime 60.0 -> 120.0"]
+    record = json.loads((cfg.run_dir / CAMPAIGN_FILE).read_text())
+    assert record["config"]["trials"] == 20
+    assert record["config"]["name"] == "toy"
+    (entry,) = record["extensions"]
+    assert (entry["trials"], entry["walltime"], entry["records"]) == ([12, 20], [60.0, 120.0], 0)
+    assert check_saved(longer, logged.append)["config"] == longer  # recorded once
+    assert len(read_campaign(cfg.run_dir)["extensions"]) == 1
+    with pytest.raises(UsageError, match=r"--walltime 90: .* already has walltime 120"):
+        check_saved(dataclasses.replace(longer, walltime=90.0), logged.append)
+    with pytest.raises(UsageError, match=r"--walltime none: .* a resumed campaign's limits"):
+        check_saved(dataclasses.replace(longer, walltime=None), logged.append)

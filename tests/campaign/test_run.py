@@ -353,8 +353,53 @@ def test_resume_without_a_campaign(data_root: Path, runs: Path) -> None:
 def test_resume_with_other_settings_is_refused(data_root: Path, runs: Path) -> None:
     cfg = toy_config(runs, data_root, trials=8)
     _interrupted(cfg, calls=3)
-    with pytest.raises(ConfigError, match=r"cannot resume with different settings: trials"):
-        _run(dataclasses.replace(cfg, trials=9), resume=True)
+    with pytest.raises(ConfigError, match=r"cannot resume with different settings: eta"):
+        _run(dataclasses.replace(cfg, eta=2, trials=9), resume=True)
+    with pytest.raises(UsageError, match=r"--trials 6: campaign 'toy' already has trials 8"):
+        _run(dataclasses.replace(cfg, trials=6), resume=True)  # limits are only raised
+
+
+def test_a_finished_campaign_extended_goes_on_from_its_state(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=12, finish=2)
+    _run(cfg)
+    before = _records(cfg)
+    assert len(before) == 12
+    longer = dataclasses.replace(cfg, trials=24)
+    result = _run(longer, resume=True)
+    after = _records(cfg)
+    assert after[:12] == before  # nothing redone, nothing lost
+    assert len(after) == 24
+    assert result.n_trials == 24
+    assert len({trial_key(r) for r in after}) == 24
+    assert read_campaign(cfg.run_dir)["config"].trials == 24
+    (entry,) = json.loads((cfg.run_dir / "campaign.json").read_text())["extensions"]
+    assert (entry["trials"], entry["walltime"], entry["records"]) == ([12, 24], [None, None], 12)
+    # SMAC went on from its saved state: its runhistory holds both stretches
+    smac_dir = smac_output_dir(cfg.run_dir, cfg.seed)
+    assert json.loads((smac_dir / "runhistory.json").read_text())["stats"]["submitted"] == 24
+    # and the extension finished again (its earlier finishing trials do not count)
+    assert [r for r in before if r.get("finish")]
+    assert [r for r in after[12:] if r.get("finish")]
+    again = _run(longer, always_crash, resume=True)  # the extended campaign is finished
+    assert len(_records(cfg)) == 24
+    assert again.trial == result.trial
+
+
+def test_an_extension_must_leave_room_for_a_trial(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=4, walltime=3600.0)
+    _run(cfg)
+    with pytest.raises(UsageError, match=r"--trials 4: campaign 'toy' has run 4 trials"):
+        _run(dataclasses.replace(cfg, walltime=7200.0), resume=True)  # the trial limit ended it
+    state = smac_output_dir(cfg.run_dir, cfg.seed) / "optimization.json"
+    state.write_text(json.dumps({**json.loads(state.read_text()), "used_walltime": 5000.0}))
+    with pytest.raises(UsageError, match=r"--walltime 4000: campaign 'toy' has used 5000 s"):
+        _run(dataclasses.replace(cfg, trials=8, walltime=4000.0), resume=True)
+    other = toy_config(runs, data_root, trials=4, name="other")
+    _run(other)
+    with pytest.raises(UsageError, match=r"--walltime: campaign 'other' runs without a walltime"):
+        _run(dataclasses.replace(other, walltime=9.0), resume=True)
+    assert len(_records(cfg)) == 4
+    assert "extensions" not in json.loads((cfg.run_dir / "campaign.json").read_text())
 
 
 def test_resume_after_the_data_changed_is_refused(data_root: Path, runs: Path) -> None:

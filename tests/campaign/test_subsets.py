@@ -121,6 +121,24 @@ def test_resume_continues_the_interrupted_subset_and_leaves_the_finished_one(
     assert run_state(cfg.run_dir) == "finished"
 
 
+def test_a_finished_run_extended_extends_every_subset(tmp_path: Path, data_root: Path) -> None:
+    cfg = _cfg(tmp_path, data_root, trials=6)
+    _run(cfg)
+    subsets = [cfg.run_dir / "tile-xla", cfg.run_dir / "layout-xla-default"]
+    before = [read_trials(d / "trials.jsonl") for d in subsets]
+    assert [len(b) for b in before] == [6, 6]
+    result = _run(dataclasses.replace(cfg, trials=10), resume=True)
+    after = [read_trials(d / "trials.jsonl") for d in subsets]
+    assert [a[:6] for a in after] == before
+    # the last trials of the limit are kept for finishing, and run only for candidates
+    assert all(6 < len(a) <= 10 for a in after)
+    assert [r.n_trials for r in result.subsets.values()] == [len(a) for a in after]
+    for folder in (cfg.run_dir, *subsets):  # the run and each subset record the extension
+        (entry,) = read_json(folder / "campaign.json")["extensions"]
+        assert entry["trials"] == [6, 10]
+    assert run_state(cfg.run_dir) == "finished"
+
+
 def test_resume_with_other_settings_is_refused(tmp_path: Path, data_root: Path) -> None:
     cfg = _cfg(tmp_path, data_root)
     with pytest.raises(KeyboardInterrupt, match="injected interrupt"):

@@ -75,8 +75,18 @@ def test_run_then_refuse_then_resume(
     assert err.count("\n") == 1
     assert "hpo: error: run 'demo' already exists" in err
 
-    assert main(["run", "--runs-dir", str(runs), "--resume", "demo", "--quiet"]) == 0
+    resume = ["run", "--runs-dir", str(runs), "--resume", "demo", "--quiet"]
+    assert main(resume) == 0
     assert "campaign 'demo' has already finished" in capsys.readouterr().out
+    assert main([*resume, "--seed", "5"]) == 2
+    err = capsys.readouterr().err
+    assert "takes every setting from the run folder (but --trials and --walltime" in err
+    assert err.strip().endswith("drop --seed")
+    assert main([*resume, "--trials", "12"]) == 0  # extends the finished campaign
+    assert "campaign 'demo' extended: trials 6 -> 12" in capsys.readouterr().out
+    assert 6 < len(read_trials(runs / "demo" / "trials.jsonl")) <= 12
+    assert main([*resume, "--trials", "7"]) == 2
+    assert "--trials 7: campaign 'demo' already has trials 12" in capsys.readouterr().err
 
     argv = _argv(data_root, runs, "--name", "demo", "--trials", "4", "--n-init", "3")
     assert main([*argv, "--overwrite"]) == 0
@@ -120,7 +130,7 @@ def test_warm_start_reaches_the_campaign(
     ("argv", "message"),
     [
         (["run"], "hpo: error: --data ROOT is required (unless --resume NAME)"),
-        (["run", "--resume", "demo", "--trials", "5"], "drop --trials"),
+        (["run", "--resume", "demo", "--eta", "5"], "drop --eta"),
         (["run", "--resume", "nope"], "hpo: error: no run 'nope' in"),
         (["run", "--data", "DATA", "--collection", "tiles"], "unknown collection 'tiles'"),
         (["run", "--data", "DATA", "--space", "nope"], "unknown search space 'nope'"),
