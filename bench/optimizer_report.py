@@ -56,31 +56,19 @@ def hpo_evaluations(run_dir: Path) -> list[Evaluation]:
     """Evaluations of an hpo campaign folder (``trials.jsonl``), timed from its first start.
 
     An extended campaign (``hpo run --resume NAME --walltime ...``) is timed on its own
-    clock: each stretch after an extension starts where the one before it ended (its last
-    trial's end), so the idle time between the two commands, and the second start-up, are
-    not counted (``campaign.json``'s ``extensions`` say where each stretch begins).
+    clock (:meth:`hpo.runs.history.RunHistory.elapsed`): the idle time between the two
+    commands is not counted, the second start-up is.
     """
     run = load_run(run_dir)
-    saved = json.loads((run_dir / "campaign.json").read_text())
-    bounds = [int(e["records"]) for e in saved.get("extensions") or []]
-    stretches: list[list[Any]] = [[] for _ in range(len(bounds) + 1)]
-    for t in run.trials:
-        stretches[sum(t.trial > b for b in bounds)].append(t)
-    out: list[Evaluation] = []
-    clock = 0.0  # where the current stretch starts on the campaign's clock
-    for trials in stretches:
-        starts = [t.start for t in trials if t.start is not None]
-        if not starts:
-            continue
-        t0 = min(starts)
-        ends = [t.end - t0 + clock for t in trials if t.end is not None]
-        out += [
-            Evaluation(t.end - t0 + clock, t.budget, t.score if t.ok else None, dict(t.config))
-            for t in trials
-            if t.end is not None
-        ]
-        clock = max(ends, default=clock)
-    return out
+    starts = [t.start for t in run.trials if t.start is not None]
+    if not starts:
+        return []
+    t0 = run.elapsed(min(starts))
+    return [
+        Evaluation(run.elapsed(t.end) - t0, t.budget, t.score if t.ok else None, dict(t.config))
+        for t in run.trials
+        if t.end is not None
+    ]
 
 
 def optuna_evaluations(path: Path) -> list[Evaluation]:

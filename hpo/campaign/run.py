@@ -123,9 +123,10 @@ def _result(cfg: CampaignConfig, best: Trial | None, trials: list[Trial]) -> Cam
 def _keep_incumbent_boosters(cfg: CampaignConfig, best: Trial | None, trials: list[Trial]) -> int:
     """Prune the finished campaign's booster store to the boosters of its best configurations.
 
-    Nothing is continued any more; export needs the incumbent's boosters (one per family, at
-    its budget) and ``hpo export --ensemble`` those of the next best distinct configurations
-    at that budget: :data:`KEPT_CONFIGS` in all. Returns how many files were deleted.
+    Nothing is continued any more (an extended campaign trains the configurations it promotes
+    afresh); export needs the incumbent's boosters (one per family, at its budget) and
+    ``hpo export --ensemble`` those of the next best distinct configurations at that budget:
+    :data:`KEPT_CONFIGS` in all. Returns how many files were deleted.
     """
     keep: list[tuple[str, int]] = []
     if best is not None and best.budget is not None and not cfg.cv:  # cv keeps no boosters

@@ -127,6 +127,24 @@ class RunHistory(SettingsView):
             return created
         return min(starts) if starts else created
 
+    def elapsed(self, epoch: float | None) -> float:
+        """Seconds of the campaign's own time from its start to ``epoch`` (0 for ``None``).
+
+        An extended campaign (``hpo run --resume NAME --walltime ...``, recorded under
+        ``extensions`` in ``campaign.json``) is not charged the idle time between its last
+        trial before an extension and the extension's start, so its curves read as one
+        campaign's; its second start-up counts.
+        """
+        if epoch is None:
+            return 0.0
+        idle = 0.0
+        for e in self.campaign.get("extensions") or []:
+            ends = [t.end for t in self.trials if t.end is not None and t.trial <= e["records"]]
+            last, at = max(ends, default=None), _float(e.get("at"))
+            if last is not None and at is not None and last < epoch:
+                idle += max(0.0, min(epoch, at) - last)
+        return max(0.0, epoch - (self.started or 0.0) - idle)
+
     # ---- trials --------------------------------------------------------------------------
     @property
     def successful(self) -> list[Trial]:
@@ -197,7 +215,6 @@ class RunHistory(SettingsView):
         With cross-validation a point is a configuration's mean over the folds, when its last
         fold finished.
         """
-        t0 = self.started or 0.0
         ok = sorted(self.scored, key=lambda t: (t.end if t.end is not None else 0.0, t.trial))
         out: list[TrajectoryPoint] = []
         best = -math.inf
@@ -205,8 +222,7 @@ class RunHistory(SettingsView):
             assert t.score is not None
             if t.score > best:
                 best = t.score
-                elapsed = (t.end - t0) if t.end is not None else 0.0
-                out.append(TrajectoryPoint(max(0.0, elapsed), t.trial, t.budget, t.score))
+                out.append(TrajectoryPoint(self.elapsed(t.end), t.trial, t.budget, t.score))
         return out
 
     def incumbent_trajectory(self) -> list[TrajectoryPoint]:
@@ -217,7 +233,6 @@ class RunHistory(SettingsView):
         a first trial reaches a higher budget; its last point is the score ``runs list`` and
         ``runs show`` give the run, so ``runs plot`` and ``runs compare`` draw this curve.
         """
-        t0 = self.started or 0.0
         ok = sorted(self.scored, key=lambda t: (t.end if t.end is not None else 0.0, t.trial))
         out: list[TrajectoryPoint] = []
         top, best = -math.inf, -math.inf
@@ -226,8 +241,7 @@ class RunHistory(SettingsView):
             budget = t.budget if t.budget is not None else -math.inf
             if budget > top or (budget == top and t.score > best):
                 top, best = budget, t.score
-                elapsed = (t.end - t0) if t.end is not None else 0.0
-                out.append(TrajectoryPoint(max(0.0, elapsed), t.trial, t.budget, t.score))
+                out.append(TrajectoryPoint(self.elapsed(t.end), t.trial, t.budget, t.score))
         return out
 
     def top(self, n: int = 5) -> list[Trial]:

@@ -76,7 +76,7 @@ def _budget_colors(run: RunHistory) -> tuple[dict[float, Any], Any, Any]:
 
 
 def _elapsed(run: RunHistory, end: float | None) -> float:
-    return max(0.0, (end or 0.0) - (run.started or 0.0))
+    return run.elapsed(end)
 
 
 def _clip_outliers(ax: Any, ok: Sequence[Trial], x_of: Callable[[Trial], float]) -> None:
