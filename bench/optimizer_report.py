@@ -55,9 +55,9 @@ class Evaluation:
 def hpo_evaluations(run_dir: Path) -> list[Evaluation]:
     """Evaluations of an hpo campaign folder (``trials.jsonl``), timed from its first start.
 
-    An extended campaign (``hpo run --resume NAME --walltime ...``) is timed on its own
-    clock (:meth:`hpo.runs.history.RunHistory.elapsed`): the idle time between the two
-    commands is not counted, the second start-up is.
+    A resumed campaign (extended with ``hpo run --resume NAME --walltime ...``, say) is
+    timed on its own clock (:meth:`hpo.runs.history.RunHistory.elapsed`): the idle time
+    between the two commands is not counted, the second start-up is.
     """
     run = load_run(run_dir)
     starts = [t.start for t in run.trials if t.start is not None]

@@ -208,6 +208,16 @@ def _record_smac(run_dir: Path, smac: dict[str, Any]) -> None:
         write_json_atomic(path, {**data, "smac": smac})
 
 
+def _record_resume(run_dir: Path, records: int) -> None:
+    """Add this resume to ``campaign.json``'s ``resumes``: when, and how many trials were
+    logged by then. :meth:`hpo.runs.history.RunHistory.elapsed` leaves the idle time before
+    each resume out of the run's curves, as SMAC leaves it out of its walltime."""
+    path = run_dir / CAMPAIGN_FILE
+    data = read_json(path)
+    entry = {"at": time.time(), "records": records}
+    write_json_atomic(path, {**data, "resumes": [*data.get("resumes", []), entry]})
+
+
 #: Training rows of a family from which a one-worker campaign bins its Datasets ahead, in a
 #: separate process: below it LightGBM's bin sample (all rows up to 200,000) is small.
 BIN_AHEAD_ROWS = 100_000
@@ -297,6 +307,8 @@ def _run_locked(
             progress.log(f"{dropped} trial(s) running at the interruption will run again")
     space = space_from_dict(saved["space"], str(run_dir / CAMPAIGN_FILE))
     log = TrialLog(run_dir / TRIALS_FILE)
+    if resume:
+        _record_resume(run_dir, len(log.records))
     progress.add_previous(log.records)
     progress.log(
         f"campaign '{cfg.name}': {cfg.optimizer}, {cfg.trials} trials, run folder {run_dir}"

@@ -130,15 +130,16 @@ class RunHistory(SettingsView):
     def elapsed(self, epoch: float | None) -> float:
         """Seconds of the campaign's own time from its start to ``epoch`` (0 for ``None``).
 
-        An extended campaign (``hpo run --resume NAME --walltime ...``, recorded under
-        ``extensions`` in ``campaign.json``) is not charged the idle time between its last
-        trial before an extension and the extension's start, so its curves read as one
-        campaign's; its second start-up counts.
+        A resumed campaign (interrupted, or extended with ``hpo run --resume NAME --walltime
+        ...``; each resume is recorded under ``resumes`` in ``campaign.json``) is not charged
+        the idle time between its last trial before a resume and the resume's start, as SMAC
+        does not charge it to the walltime; so its curves read as one campaign's. Each
+        start-up counts.
         """
         if epoch is None:
             return 0.0
         idle = 0.0
-        for e in self.campaign.get("extensions") or []:
+        for e in self.campaign.get("resumes") or []:
             ends = [t.end for t in self.trials if t.end is not None and t.trial <= e["records"]]
             last, at = max(ends, default=None), _float(e.get("at"))
             if last is not None and at is not None and last < epoch:

@@ -296,6 +296,10 @@ def test_resume_after_interrupt_keeps_trials_and_reaches_the_limit(
     after = _records(cfg)
     assert after[:6] == before
     assert len(after) == 14
+    # the resume is recorded, so the run's curves leave out the time before it
+    (entry,) = json.loads((cfg.run_dir / "campaign.json").read_text())["resumes"]
+    assert entry["records"] == 6
+    assert entry["at"] >= max(r["end"] for r in before)
     assert len({trial_key(r) for r in after}) == 14
     assert result.n_trials == 14
 

@@ -194,13 +194,13 @@ def test_load_run_by_path(runs_dir: Path) -> None:
     assert load_run(runs_dir / "fake").name == "fake"
 
 
-def test_an_extended_run_is_timed_without_its_idle_time(tmp_path: Path, tiny_root: Path) -> None:
+def test_a_resumed_run_is_timed_without_its_idle_time(tmp_path: Path, tiny_root: Path) -> None:
     runs = tmp_path / "runs"
     folder = build_fake_run(runs, tiny_root, name="ext", duplicate_and_truncate=False)
     before = load_run("ext", runs)
     times = [before.elapsed(t.end) for t in before.trials]
     trajectory = before.incumbent_trajectory()
-    # the same trials, run as 5 then an extension started 1,000 s after the fifth ended
+    # the same trials, run as 5 then resumed 1,000 s after the fifth ended
     lines = (folder / "trials.jsonl").read_text().splitlines()
     records = [json.loads(line) for line in lines]
     end5 = records[4]["end"]
@@ -209,13 +209,13 @@ def test_an_extended_run_is_timed_without_its_idle_time(tmp_path: Path, tiny_roo
         r["end"] += 1000.0
     (folder / "trials.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     campaign = json.loads((folder / "campaign.json").read_text())
-    campaign["extensions"] = [{"at": end5 + 1000.0, "trials": [5, 15], "records": 5}]
+    campaign["resumes"] = [{"at": end5 + 1000.0, "records": 5}]
     (folder / "campaign.json").write_text(json.dumps(campaign))
     after = load_run("ext", runs)
     assert [after.elapsed(t.end) for t in after.trials] == pytest.approx(times)
     assert after.incumbent_trajectory() == pytest.approx(trajectory)
     assert after.elapsed(end5 + 500.0) == pytest.approx(after.elapsed(end5))  # idle: no time
-    del campaign["extensions"]  # the same folder read as one campaign: the gap counts
+    del campaign["resumes"]  # the same folder read as one campaign: the gap counts
     (folder / "campaign.json").write_text(json.dumps(campaign))
     plain = load_run("ext", runs)
     assert plain.elapsed(records[-1]["end"]) == pytest.approx(times[-1] + 1000.0)
