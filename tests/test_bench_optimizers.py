@@ -196,7 +196,7 @@ def test_wilcoxon_pairs_by_seed_and_handles_zeros_and_missing() -> None:
 
 def test_an_extended_campaign_is_timed_on_its_own_clock(tmp_path: Path) -> None:
     import dataclasses
-    import time
+    import json
 
     from toy_objectives import ToyObjective, run_toy, toy_config
 
@@ -205,12 +205,23 @@ def test_an_extended_campaign_is_timed_on_its_own_clock(tmp_path: Path) -> None:
         (root / "npz" / "tile" / "xla" / split).mkdir(parents=True)
         (root / "npz" / "tile" / "xla" / split / "g.npz").write_bytes(b"toy")
     cfg = toy_config(tmp_path / "runs", root, trials=6)
-    run_toy(cfg, ToyObjective(sleep=0.02))
-    first = rep.hpo_evaluations(cfg.run_dir)
-    time.sleep(3.0)  # between the two commands: not the campaign's time
-    run_toy(dataclasses.replace(cfg, trials=10), ToyObjective(sleep=0.02), resume=True)
-    evals = rep.hpo_evaluations(cfg.run_dir)
-    assert evals[: len(first)] == first
-    later = [e.end for e in evals[len(first) :]]
-    assert later
-    assert 0.0 <= min(later) - max(e.end for e in first) < 2.0
+    run_toy(cfg, ToyObjective())
+    run_toy(dataclasses.replace(cfg, trials=10), ToyObjective(), resume=True)
+    ends = [e.end for e in rep.hpo_evaluations(cfg.run_dir)]
+    trials, record = cfg.run_dir / "trials.jsonl", cfg.run_dir / "campaign.json"
+    saved = json.loads(record.read_text())
+    (resume,) = saved["resumes"]
+    n = resume["records"]  # the trials of the first stretch
+    assert 0 < n < len(ends)
+    # the same campaign, as if the extension had been started 1,000 s later
+    rows = [json.loads(line) for line in trials.read_text().splitlines()]
+    for r in rows[n:]:
+        r["start"] += 1000.0
+        r["end"] += 1000.0
+    trials.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    resume["at"] += 1000.0
+    record.write_text(json.dumps(saved))
+    assert [e.end for e in rep.hpo_evaluations(cfg.run_dir)] == pytest.approx(ends)
+    record.write_text(json.dumps({**saved, "resumes": []}))  # read as one stretch: it counts
+    later = [e.end for e in rep.hpo_evaluations(cfg.run_dir)][n:]
+    assert later == pytest.approx([e + 1000.0 for e in ends[n:]])

@@ -8,15 +8,21 @@ a multi-fidelity campaign keeps back a *reserve* (:func:`reserve_seconds`,
 
 - with a walltime, the estimated time to take the ``finish`` (K) configurations it would
   finish now to the largest budget, over the workers (before there are any, K baseline
-  durations), with :data:`FINISH_MARGIN`, at most :data:`FINISH_SHARE` of the walltime;
-- with a trial limit, its last K trials (at most that share), if there is any to finish.
+  durations: the baseline at the largest budget is every campaign's first trial), with
+  :data:`FINISH_MARGIN`, at most :data:`FINISH_SHARE` of the walltime;
+- with a trial limit, its last K trials (at most that share), if there is anything to
+  finish by then.
 
-SMAC's loop stops at the reserve (:class:`ReserveStop`); :func:`finish_campaign` runs the K
-most promising configurations short of the largest budget (:func:`finish_candidates`) there,
-through the campaign's runner and objective (a trial continues the booster of its highest
-budget). Each is told to SMAC (state saved after every trial) and logged with
-``"finish": true``. Interrupted while finishing, a campaign resumes there; extended
-(``--resume`` with higher limits), it searches and finishes again.
+SMAC's loop stops when it reaches the reserve (:class:`ReserveStop`); then
+:func:`finish_campaign` runs the K most promising configurations that did not reach the
+largest budget (:func:`~hpo.campaign.candidates.finish_candidates`) there, through the
+campaign's own runner (Dask workers included) and objective (with the ``rounds`` fidelity a
+trial continues the booster of its highest budget). Each is told to SMAC, whose state is
+saved after every trial, and logged in ``trials.jsonl`` with ``"finish": true``. A campaign
+interrupted in its finishing phase resumes there: SMAC's loop is not started again, logged
+finishing trials SMAC had not saved are told to it, and only the configurations still
+unfinished run. An extended campaign (:mod:`hpo.campaign.extend`) searches and finishes
+again; the trials it finished before do not count against its new reserve.
 
 With cross-validation (budgets count folds) and with the single-fidelity optimizers (``bo``,
 ``random``: every trial runs at the largest budget) there is nothing to finish: no reserve,
@@ -27,7 +33,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +41,7 @@ from smac.callback import Callback
 from smac.main.smbo import SMBO
 from smac.runhistory import StatusType, TrialInfo
 
+from hpo.campaign.candidates import Candidate, finish_candidates
 from hpo.campaign.optimizers import is_multi_fidelity
 from hpo.campaign.smac_adapter import (
     runner_worker_slots,
@@ -70,10 +76,9 @@ __all__ = [
     "reserved_trials",
 ]
 
-#: Largest share of the walltime (or trials) the reserve may take (a quarter was too little)
+#: Largest share of the walltime (or trials) the reserve may take: the search keeps most of
+#: the campaign; a quarter was too little in 2-minute campaigns (bench/README.md).
 FINISH_SHARE = 1 / 3
-#: Candidates, best placed within their budget first, compared pairwise.
-PAIRWISE = 64
 #: Headroom on the estimated seconds: a loaded machine makes any one trial slower.
 FINISH_MARGIN = 1.25
 
@@ -117,86 +122,6 @@ def reserve_seconds(cfg: CampaignConfig, records: list[dict[str, Any]], slots: i
     if base is None or base.get("status") != "SUCCESS" or not isinstance(duration, (int, float)):
         return cap
     return min(cap, math.ceil(k / max(1, slots)) * float(duration) * FINISH_MARGIN)
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A configuration to finish: its ``trial`` at the highest budget it reached, ranked
-    ``rank`` (1 = best) of the ``of`` configurations scored at that budget, and how many
-    other candidates it beat (``wins``)."""
-
-    trial: Trial
-    rank: int
-    of: int
-    wins: int
-
-    def seconds(self, max_budget: float) -> float:
-        """Estimated seconds to take it to ``max_budget``, from its own trial.
-
-        With the ``rounds`` fidelity the trial continues its booster: its seconds per new
-        round times the rounds still missing (``info`` holds the rounds trained and reused,
-        over the families); otherwise a new training, in proportion to the budget.
-        """
-        t = self.trial
-        budget, duration = float(t.budget or 1.0), float(t.duration or 0.0)
-        trained, reused = t.info.get("rounds_trained"), t.info.get("rounds_reused")
-        if isinstance(trained, int) and isinstance(reused, int) and trained > 0:
-            return duration / trained * (trained + reused) * (max_budget - budget) / budget
-        return duration * max_budget / budget
-
-    def describe(self) -> str:
-        """``config 7 (0.9051 at 168, #1 of 6 there)``, for the progress log."""
-        t = self.trial
-        return f"config {t.config_id} ({t.score:.4f} at {t.budget:g}, #{self.rank} of {self.of})"
-
-
-def finish_candidates(trials: list[Trial], max_budget: float, k: int) -> list[Candidate]:
-    """The ``k`` most promising configurations that did not reach ``max_budget``.
-
-    Scores at different budgets are not comparable (more rounds score higher), so two
-    configurations are compared at the highest budget both were scored at, as successive
-    halving compares a group; two without a budget in common (brackets that start at
-    different budgets) by their rank among every configuration scored at their own highest
-    budget, over the number of those. A candidate's promise is how many of the others it
-    beats; ties go to the higher budget, then the higher score. Configurations with a trial
-    at ``max_budget`` (finished or crashed) or any crashed trial, and cross-validation folds,
-    are left out.
-    """
-    if k <= 0:
-        return []
-    plain = [t for t in trials if t.instance is None and t.budget is not None]
-    skip = {config_key(t.config) for t in plain if not t.ok or (t.budget or 0.0) >= max_budget}
-    scores: dict[str, dict[float, float]] = {}  # config -> budget -> its best score there
-    at: dict[str, Trial] = {}  # config -> its best trial at its highest budget
-    for t in (t for t in plain if t.ok):
-        key, budget, score = config_key(t.config), float(t.budget or 0.0), float(t.score or 0.0)
-        mine = scores.setdefault(key, {})
-        mine[budget] = max(score, mine.get(budget, -math.inf))
-        seen = at.get(key)
-        if seen is None or (budget, score) > (float(seen.budget or 0.0), seen.score or 0.0):
-            at[key] = t
-    keys = [key for key in at if key not in skip]
-
-    def place(key: str) -> tuple[int, int]:  # rank at its highest budget, of how many
-        top = max(scores[key])
-        there = [s[top] for s in scores.values() if top in s]
-        return 1 + sum(s > scores[key][top] for s in there), len(there)
-
-    places = {key: place(key) for key in keys}
-    # the pairwise comparison is quadratic: only the best-placed go on to it
-    keys = sorted(keys, key=lambda key: places[key][0] / places[key][1])[:PAIRWISE]
-
-    def beats(a: str, b: str) -> bool:
-        common = set(scores[a]) & set(scores[b])
-        if common:
-            return scores[a][max(common)] > scores[b][max(common)]
-        return places[a][0] / places[a][1] < places[b][0] / places[b][1]
-
-    ranked = [
-        Candidate(at[a], *places[a], wins=sum(beats(a, b) for b in keys if b != a)) for a in keys
-    ]
-    ranked.sort(key=lambda c: (-c.wins, -(c.trial.budget or 0.0), -(c.trial.score or 0.0)))
-    return ranked[:k]
 
 
 def _slots(smbo: SMBO) -> int:
@@ -384,7 +309,10 @@ def optimize_and_finish(
     """
 
     def optimize() -> Any:
-        return optimize_resumably(facade, scatter, smac_dir, cfg.name)
+        out = optimize_resumably(facade, scatter, smac_dir, cfg.name)
+        if smbo_finished(facade.optimizer):  # SMAC sets it after its last save
+            facade.optimizer.save()
+        return out
 
     k = finish_count(cfg)
     if cfg.finish and not k:

@@ -50,7 +50,9 @@ def run_campaign(
     objective, data_to_scatter, quiet, console
         What serves every campaign of the run (:class:`~hpo.campaign.preflight.Runtime`).
     resume
-        Continue the interrupted run of the same name; its settings and data must be equal.
+        Continue the run of the same name; its settings and data must be equal, but for
+        its limits (``trials``, ``walltime``), which may be raised to extend it, finished or
+        not (:mod:`hpo.campaign.extend`).
     overwrite
         Delete an existing run of the same name first (never one a live process holds).
     console
@@ -63,7 +65,8 @@ def run_campaign(
     ------
     UsageError
         If the run exists (and neither ``resume`` nor ``overwrite``), is held by a live
-        process, or there is nothing to resume.
+        process, or there is nothing to resume; or if a resume lowers a limit, or raises
+        one without leaving room for a trial.
     ConfigError
         If a resumed run's settings, data or SMAC state differ from the saved ones.
     """

@@ -17,7 +17,6 @@ user's results safe are the same for both kinds of run, so they live here once:
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -27,23 +26,22 @@ from typing import Any
 from rich.console import Console
 
 from hpo.campaign.config import CampaignConfig, read_campaign
+from hpo.campaign.extend import LIMITS, record_extension
 from hpo.errors import ConfigError, HpoError, UsageError
 from hpo.ranking.spaces import space_to_dict
 from hpo.runs.campaign_file import CAMPAIGN_FORMAT
 from hpo.runs.folder import (
     CAMPAIGN_FILE,
-    TRIALS_FILE,
     RunLock,
     clear_run_dir,
     data_fingerprint,
     discard_new_run,
     package_versions,
-    read_trials,
     run_state,
     write_json_atomic,
 )
 
-__all__ = ["LIMITS", "Runtime", "Start", "campaign_record", "check_saved", "locked_run"]
+__all__ = ["Runtime", "Start", "campaign_record", "check_saved", "locked_run"]
 
 
 @dataclass(frozen=True)
@@ -53,7 +51,8 @@ class Start:
     Attributes
     ----------
     resume
-        Continue the interrupted run of the same name; its settings and data must be equal.
+        Continue the run of the same name; its settings and data must be equal, but for
+        limits raised to extend it (:mod:`hpo.campaign.extend`).
     overwrite
         Delete an existing run of the same name first (never one a live process holds).
     warm_start
@@ -130,7 +129,8 @@ def campaign_record(
 
 
 def check_saved(cfg: CampaignConfig, log: Callable[[str], None]) -> dict[str, Any]:
-    """The saved ``campaign.json`` of a run to resume, checked against ``cfg`` and the data.
+    """The saved ``campaign.json`` of a run to resume, checked against ``cfg`` and the data,
+    and extended (written) when ``cfg`` raises its limits.
 
     The folder's place (``runs_dir``, ``name``) may differ: a moved, copied or renamed run
     folder is the same run. Package versions that changed are only logged: they rarely
@@ -140,8 +140,10 @@ def check_saved(cfg: CampaignConfig, log: Callable[[str], None]) -> dict[str, An
     ------
     ConfigError
         If a setting or the data of the run's collections changed since it started; either
-        would mix results of two different campaigns. The limits (:data:`LIMITS`) may be
-        raised: that extends the campaign (:func:`_extended`, which may raise UsageError).
+        would mix results of two different campaigns. The limits
+        (:data:`~hpo.campaign.extend.LIMITS`) may be raised: that extends the campaign and
+        writes it down (:func:`~hpo.campaign.extend.record_extension`, which raises
+        UsageError if a limit is lowered or leaves no room).
     """
     saved = read_campaign(cfg.run_dir)
     place = {"runs_dir": cfg.runs_dir, "name": cfg.name}
@@ -162,56 +164,7 @@ def check_saved(cfg: CampaignConfig, log: Callable[[str], None]) -> dict[str, An
     for pkg, version in (saved.get("versions") or {}).items():
         if now.get(pkg) != version:
             log(f"warning: {pkg} {now.get(pkg)} differs from {version} at the start")
-    return _extended(cfg, saved, log) if keys else saved
-
-
-#: The settings a resume may raise (:func:`check_saved`): the campaign's limits.
-LIMITS = ("trials", "walltime")
-
-
-def _extended(cfg: CampaignConfig, saved: dict[str, Any], log: Callable[[str], None]) -> dict:
-    """``saved`` with the limits of ``cfg``, written to ``campaign.json``.
-
-    Raising a limit on resume extends the campaign (a finished one too, which then goes on
-    from its SMAC state: :func:`hpo.campaign.smac_state.reopen_smac_state`). Each extension
-    is kept in ``campaign.json`` under ``extensions``: when, the limits before and after, and
-    how many ``trials.jsonl`` records were there (the finishing phase counts its own trials
-    from that record on).
-
-    Raises
-    ------
-    UsageError
-        If a limit is lowered, or a walltime is given to a campaign that had none: a
-        campaign's limits only grow, so what it ran stays within them.
-    """
-    before = saved["config"]
-    for key in LIMITS:
-        was, now = getattr(before, key), getattr(cfg, key)
-        if was is None and now is not None:
-            raise UsageError(f"--{key}: campaign '{cfg.name}' runs without a {key} limit")
-        if was is not None and (now is None or now < was):
-            raise UsageError(
-                f"--{key} {'none' if now is None else format(now, 'g')}: campaign "
-                f"'{cfg.name}' already has {key} {was:g}; a resumed campaign's limits can only "
-                "be raised"
-            )
-    from hpo.campaign.smac_state import reopen_smac_state  # SMAC only where a run resumes
-
-    smac_dir = _check_room(cfg)
-    change = {key: [getattr(before, key), getattr(cfg, key)] for key in LIMITS}
-    records = len(read_trials(cfg.run_dir / TRIALS_FILE))
-    entry = {"at": time.time(), **change, "records": records}
-    # the settings complete (an older format's too), under the name the run started with
-    as_saved = dataclasses.replace(cfg, runs_dir=before.runs_dir, name=before.name)
-    record = {**saved, "format": CAMPAIGN_FORMAT, "config": as_saved.to_dict()}
-    record["extensions"] = [*saved.get("extensions", []), entry]
-    reopen_smac_state(smac_dir)  # first: a kill between the two leaves a plain resume
-    write_json_atomic(cfg.run_dir / CAMPAIGN_FILE, record)
-    log(
-        f"campaign '{cfg.name}' extended: "
-        + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in change.items() if a != b)
-    )
-    return {**record, "config": cfg}
+    return record_extension(cfg, saved, log) if keys else saved
 
 
 @contextlib.contextmanager
@@ -241,26 +194,3 @@ def locked_run(
         if locked and not start.resume and not has_trials():
             discard_new_run(run_dir, remove_folder=created or start.overwrite)
         raise
-
-
-def _check_room(cfg: CampaignConfig) -> Path:
-    """Refuse raised limits that leave SMAC no trial to run (a finished campaign's other
-    limit was the one it reached); return SMAC's folder of the run."""
-    from hpo.campaign.smac_state import smac_output_dir, smac_usage
-
-    smac_dir = smac_output_dir(cfg.run_dir, cfg.seed)
-    used = smac_usage(smac_dir)
-    if used is None:
-        return smac_dir
-    seconds, submitted = used
-    if cfg.walltime is not None and seconds >= cfg.walltime:
-        raise UsageError(
-            f"--walltime {cfg.walltime:g}: campaign '{cfg.name}' has used {seconds:.0f} s of "
-            "walltime; give more to extend it"
-        )
-    if submitted >= cfg.trials:
-        raise UsageError(
-            f"--trials {cfg.trials}: campaign '{cfg.name}' has run {submitted} trials; give "
-            "more to extend it"
-        )
-    return smac_dir

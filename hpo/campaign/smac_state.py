@@ -213,14 +213,17 @@ def optimize_resumably(
 
 
 def smac_usage(output_dir: Path) -> tuple[float, int] | None:
-    """SMAC's saved walltime used (seconds) and trials submitted; ``None`` before its first
-    save. Read to check that a resume's raised limits leave room for a trial."""
+    """SMAC's saved walltime used (seconds) and trials submitted, but for those running at
+    an interruption (a resume runs them again: :func:`repair_smac_state`); ``None`` before
+    its first save. Read to check that a resume's raised limits leave room for a trial."""
     output_dir = Path(output_dir)
     state, history = output_dir / "optimization.json", output_dir / "runhistory.json"
     if not (state.exists() and history.exists()):
         return None
-    submitted = (read_json(history).get("stats") or {}).get("submitted", 0)
-    return float(read_json(state).get("used_walltime", 0.0)), int(submitted)
+    saved = read_json(history)
+    running = sum(e.get("status") == StatusType.RUNNING for e in saved.get("data") or [])
+    submitted = int((saved.get("stats") or {}).get("submitted", 0)) - running
+    return float(read_json(state).get("used_walltime", 0.0)), submitted
 
 
 def reopen_smac_state(output_dir: Path) -> None:

@@ -39,13 +39,14 @@ from typing import Any
 
 from rich.console import Console
 
-from hpo.campaign.config import CampaignConfig
+from hpo.campaign.config import CampaignConfig, read_campaign
+from hpo.campaign.extend import LIMITS, check_extension
 from hpo.campaign.preflight import Runtime, Start, campaign_record, check_saved, locked_run
 from hpo.campaign.progress import stdout_console
 from hpo.campaign.result import CampaignResult
 from hpo.campaign.run import run_single_campaign
 from hpo.campaign.warm_start import matching_source
-from hpo.errors import ConfigError
+from hpo.errors import ConfigError, UsageError
 from hpo.features.table import family_of
 from hpo.ranking.spaces import load_space
 from hpo.runs.folder import (
@@ -150,6 +151,26 @@ def _matching(sources: Sequence[Path], runs_dir: Path, subset: str) -> list[Path
     return [matching_source(w, runs_dir, subset) for w in sources]
 
 
+def _check_subset_limits(cfg: CampaignConfig, plan: dict[str, tuple[str, ...]]) -> None:
+    """Check the raised limits of every started subset (:func:`~hpo.campaign.extend.
+    check_extension`) before anything is written, so a refused extension leaves the run as
+    it was; a subset's error names the run's own setting."""
+    for name, collections in plan.items():
+        sub = subset_config(cfg, name, collections)
+        if not (sub.run_dir / CAMPAIGN_FILE).exists():
+            continue
+        saved = read_campaign(sub.run_dir)["config"]
+        if all(getattr(saved, k) == getattr(sub, k) for k in LIMITS):
+            continue
+        try:
+            check_extension(sub, saved)
+        except UsageError as exc:
+            share = (
+                f" (its 1/{len(plan)} share of --walltime {cfg.walltime:g})" if cfg.walltime else ""
+            )
+            raise UsageError(f"subset '{name}'{share}: {exc}") from None
+
+
 def run_subsets(
     cfg: CampaignConfig,
     start: Start,
@@ -199,6 +220,7 @@ def run_subsets(
 
     with locked_run(cfg, start, record, has_trials):
         if start.resume:
+            _check_subset_limits(cfg, plan)  # before the run's record says it is extended
             saved = check_saved(cfg, console.print)
             # a subset the interruption kept from starting is seeded as planned
             warm_start = [

@@ -301,7 +301,8 @@ def _resumed_config(args: argparse.Namespace) -> Any:
     """The saved settings of the run to resume, with the limits given raised (an extension,
     checked against the saved ones by :func:`hpo.campaign.preflight.check_saved`)."""
     from hpo.campaign.config import read_campaign
-    from hpo.campaign.preflight import LIMITS
+    from hpo.campaign.extend import LIMITS
+    from hpo.runs.nested import is_subset_run
 
     given = [
         f"--{o.replace('_', '-')}"
@@ -318,6 +319,12 @@ def _resumed_config(args: argparse.Namespace) -> Any:
         raise UsageError(f"no run '{args.resume}' in {args.runs_dir}")
     cfg = read_campaign(run_dir)["config"]
     raised = {o: getattr(args, o) for o in LIMITS if getattr(args, o) is not None}
+    if raised and (args.runs_dir / "campaign.json").is_file() and is_subset_run(args.runs_dir):
+        raise UsageError(
+            f"'{args.resume}' is a subset of the per-subset run '{args.runs_dir.name}', which "
+            f"shares its limits among its subsets: extend that run (hpo run --runs-dir "
+            f"{args.runs_dir.parent} --resume {args.runs_dir.name} ...)"
+        )
     # the folder given is the run: a moved runs folder, or a copied or renamed run folder,
     # resumes in place (campaign.json keeps the name it was started with)
     return dataclasses.replace(cfg, runs_dir=args.runs_dir, name=args.resume, **raised)

@@ -12,6 +12,7 @@ trial at the highest budget any successful trial reached); when the campaign has
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,13 +139,26 @@ class RunHistory(SettingsView):
         """
         if epoch is None:
             return 0.0
-        idle = 0.0
-        for e in self.campaign.get("resumes") or []:
-            ends = [t.end for t in self.trials if t.end is not None and t.trial <= e["records"]]
-            last, at = max(ends, default=None), _float(e.get("at"))
-            if last is not None and at is not None and last < epoch:
-                idle += max(0.0, min(epoch, at) - last)
+        idle = sum(max(0.0, min(epoch, hi) - lo) for lo, hi in self._idle if lo < epoch)
         return max(0.0, epoch - (self.started or 0.0) - idle)
+
+    @functools.cached_property
+    def _idle(self) -> list[tuple[float, float]]:
+        """The idle spans :meth:`elapsed` leaves out, merged: two resumes with no trial
+        between them (a start-up that failed, say) share their span, counted once."""
+        spans = []
+        for e in self.campaign.get("resumes") or []:
+            at, n = _float(e.get("at")), e.get("records")
+            ends = [t.end for t in self.trials if t.end is not None and t.trial <= (n or 0)]
+            if at is not None and ends and max(ends) < at:
+                spans.append((max(ends), at))
+        merged: list[tuple[float, float]] = []
+        for lo, hi in sorted(spans):
+            if merged and lo <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+            else:
+                merged.append((lo, hi))
+        return merged
 
     # ---- trials --------------------------------------------------------------------------
     @property

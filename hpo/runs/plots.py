@@ -75,10 +75,6 @@ def _budget_colors(run: RunHistory) -> tuple[dict[float, Any], Any, Any]:
     return {}, cmap, Normalize(vmin=low, vmax=high)
 
 
-def _elapsed(run: RunHistory, end: float | None) -> float:
-    return run.elapsed(end)
-
-
 def _clip_outliers(ax: Any, ok: Sequence[Trial], x_of: Callable[[Trial], float]) -> None:
     """Keep the y axis on the scores that matter: a few disastrous trials (the tile score can
     reach -30) would squash every other point into one line. Scores far below the median are
@@ -111,16 +107,16 @@ def _panel_progress(ax: Any, run: RunHistory, over_time: bool, colors: tuple) ->
     palette, cmap, norm = colors
     ok = run.successful
     traj = run.incumbent_trajectory()
-    last_end = max((_elapsed(run, t.end) for t in run.trials), default=1.0)
+    last_end = max((run.elapsed(t.end) for t in run.trials), default=1.0)
     scale, unit = _time_unit(last_end)
 
     def x_of(t: Trial) -> float:
-        return _elapsed(run, t.end) / scale if over_time else float(t.trial)
+        return run.elapsed(t.end) / scale if over_time else float(t.trial)
 
     if over_time:
         points = [(p.elapsed / scale, p.score) for p in traj]
         end = last_end / scale
-        ax.set_xlabel(f"wall time since start [{unit}]")
+        ax.set_xlabel(f"campaign time since start [{unit}] (idle time before resumes left out)")
         ax.set_title("Incumbent's validation score over wall time")
     else:
         points = [(float(p.trial), p.score) for p in traj]
@@ -367,7 +363,7 @@ def plot_compare(runs: Sequence[RunHistory], out_png: Path | str) -> Path:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(10, 6), dpi=_DPI, layout="constrained")
     longest = max(
-        (_elapsed(r, t.end) for r in runs for t in r.trials if t.end is not None), default=1.0
+        (r.elapsed(t.end) for r in runs for t in r.trials if t.end is not None), default=1.0
     )
     scale, unit = _time_unit(longest)
     for run in runs:
@@ -376,7 +372,7 @@ def plot_compare(runs: Sequence[RunHistory], out_png: Path | str) -> Path:
         if not traj:
             ax.plot([], [], label=f"{label}: no successful trial")
             continue
-        end = max((_elapsed(run, t.end) for t in run.trials), default=0.0) / scale
+        end = max((run.elapsed(t.end) for t in run.trials), default=0.0) / scale
         xs, ys = _step([(p.elapsed / scale, p.score) for p in traj], end)
         line = ax.step(xs, ys, where="post", lw=2, label=f"{label}: incumbent {ys[-1]:.3f}")[0]
         ax.scatter(xs[: len(traj)], ys[: len(traj)], s=18, color=line.get_color(), zorder=3)
@@ -384,7 +380,7 @@ def plot_compare(runs: Sequence[RunHistory], out_png: Path | str) -> Path:
         if base is not None and base.score is not None:
             ax.axhline(base.score, color=line.get_color(), ls="--", lw=1.0, alpha=0.7)
     ax.set_xlim(left=0.0)
-    ax.set_xlabel(f"wall time since start [{unit}]")
+    ax.set_xlabel(f"campaign time since start [{unit}] (idle time before resumes left out)")
     ax.set_ylabel("incumbent's validation score (best at the highest budget so far)")
     ax.set_title("Any-time performance: the incumbent's validation score vs wall time")
     ax.grid(alpha=0.3)

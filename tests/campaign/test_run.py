@@ -30,6 +30,7 @@ from toy_objectives import (
 )
 from toy_objectives import run_toy as _run
 
+import hpo.campaign.finish
 import hpo.campaign.run
 from hpo.campaign import CampaignConfig, read_campaign
 from hpo.campaign.smac_state import repair_smac_state, smac_output_dir
@@ -315,9 +316,14 @@ def test_resume_follows_a_moved_runs_folder(data_root: Path, runs: Path, tmp_pat
     assert len(_records(resumed)) == 10
 
 
-def test_resume_of_a_finished_campaign_runs_nothing(data_root: Path, runs: Path) -> None:
-    cfg = toy_config(runs, data_root, trials=4)
+@pytest.mark.parametrize("optimizer", ["random-hb", "random"])  # with and without finishing
+def test_resume_of_a_finished_campaign_runs_nothing(
+    data_root: Path, runs: Path, optimizer: str
+) -> None:
+    cfg = toy_config(runs, data_root, trials=4, optimizer=optimizer)
     first = _run(cfg)
+    state = json.loads((smac_output_dir(cfg.run_dir, cfg.seed) / "optimization.json").read_text())
+    assert state["finished"] is True  # SMAC's flag is saved, so a resume knows
     again = _run(cfg, always_crash, resume=True)
     assert again.incumbent == first.incumbent
     assert len(_records(cfg)) == 4
@@ -389,7 +395,25 @@ def test_a_finished_campaign_extended_goes_on_from_its_state(data_root: Path, ru
     assert again.trial == result.trial
 
 
-def test_an_extension_must_leave_room_for_a_trial(data_root: Path, runs: Path) -> None:
+def test_an_interrupted_extension_is_an_interrupted_run(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=6)
+    _run(cfg)
+    longer = dataclasses.replace(cfg, trials=14)
+    with pytest.raises(KeyboardInterrupt, match="injected interrupt"):
+        _run(longer, InterruptAfter(2), resume=True)
+    assert run_state(cfg.run_dir) == "interrupted"  # its old result.json is gone
+    result = _run(longer, InterruptAfter(10**6), resume=True)  # a plain resume goes on
+    assert run_state(cfg.run_dir) == "finished"
+    assert 8 < len(_records(cfg)) <= 14
+    assert result.n_trials == len(_records(cfg))
+    record = json.loads((cfg.run_dir / "campaign.json").read_text())
+    assert len(record["extensions"]) == 1
+    assert len(record["resumes"]) == 2
+
+
+def test_an_extension_must_leave_room_for_a_trial(
+    data_root: Path, runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cfg = toy_config(runs, data_root, trials=4, walltime=3600.0)
     _run(cfg)
     with pytest.raises(UsageError, match=r"--trials 4: campaign 'toy' has run 4 trials"):
@@ -398,6 +422,11 @@ def test_an_extension_must_leave_room_for_a_trial(data_root: Path, runs: Path) -
     state.write_text(json.dumps({**json.loads(state.read_text()), "used_walltime": 5000.0}))
     with pytest.raises(UsageError, match=r"--walltime 4000: campaign 'toy' has used 5000 s"):
         _run(dataclasses.replace(cfg, trials=8, walltime=4000.0), resume=True)
+    # SMAC's loop would stop at once to keep its reserve: the extension would only finish
+    monkeypatch.setattr(hpo.campaign.finish, "reserve_seconds", lambda *_: 700.0)
+    room = r"has used 5000 s of walltime and keeps 700 s to finish; give more than 5700 s"
+    with pytest.raises(UsageError, match=room):
+        _run(dataclasses.replace(cfg, trials=8, walltime=5600.0), resume=True)
     other = toy_config(runs, data_root, trials=4, name="other")
     _run(other)
     with pytest.raises(UsageError, match=r"--walltime: campaign 'other' runs without a walltime"):

@@ -139,6 +139,19 @@ def test_a_finished_run_extended_extends_every_subset(tmp_path: Path, data_root:
     assert run_state(cfg.run_dir) == "finished"
 
 
+def test_an_extension_a_subset_has_no_room_for_changes_nothing(
+    tmp_path: Path, data_root: Path
+) -> None:
+    cfg = _cfg(tmp_path, data_root, trials=6, walltime=7200.0)  # both subsets end on trials
+    _run(cfg)
+    before = {p: p.read_bytes() for p in sorted(cfg.run_dir.rglob("*.json*"))}
+    longer = dataclasses.replace(cfg, walltime=14400.0)
+    share = r"subset 'tile-xla' \(its 1/2 share of --walltime 14400\): --trials 6: campaign"
+    with pytest.raises(UsageError, match=share):
+        _run(longer, resume=True)
+    assert {p: p.read_bytes() for p in sorted(cfg.run_dir.rglob("*.json*"))} == before
+
+
 def test_resume_with_other_settings_is_refused(tmp_path: Path, data_root: Path) -> None:
     cfg = _cfg(tmp_path, data_root)
     with pytest.raises(KeyboardInterrupt, match="injected interrupt"):

@@ -77,6 +77,13 @@ def test_resume_of_a_finished_per_subset_run_runs_nothing(
     assert main(["run", "--resume", "pc", "--runs-dir", str(toy_run), "--quiet"]) == 0
     assert "has already finished" in capsys.readouterr().out
     assert (toy_run / "pc" / "tile-xla" / "trials.jsonl").read_bytes() == before
+    # a subset alone is not extended: the run shares its limits among its subsets
+    argv = ["run", "--resume", "tile-xla", "--runs-dir", str(toy_run / "pc"), "--trials", "99"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "'tile-xla' is a subset of the per-subset run 'pc'" in err
+    assert f"hpo run --runs-dir {toy_run} --resume pc" in err
+    assert (toy_run / "pc" / "tile-xla" / "trials.jsonl").read_bytes() == before
 
 
 @pytest.mark.slow

@@ -213,8 +213,16 @@ def test_a_resumed_run_is_timed_without_its_idle_time(tmp_path: Path, tiny_root:
     (folder / "campaign.json").write_text(json.dumps(campaign))
     after = load_run("ext", runs)
     assert [after.elapsed(t.end) for t in after.trials] == pytest.approx(times)
-    assert after.incumbent_trajectory() == pytest.approx(trajectory)
+    got = after.incumbent_trajectory()
+    assert [p.elapsed for p in got] == pytest.approx([p.elapsed for p in trajectory])
+    assert [p.trial for p in got] == [p.trial for p in trajectory]
     assert after.elapsed(end5 + 500.0) == pytest.approx(after.elapsed(end5))  # idle: no time
+    # a second resume with no trial between (a start-up that failed): the span counts once
+    campaign["resumes"] = [{"at": end5 + 400.0, "records": 5}, *campaign["resumes"]]
+    (folder / "campaign.json").write_text(json.dumps(campaign))
+    twice = load_run("ext", runs)
+    assert [twice.elapsed(t.end) for t in twice.trials] == pytest.approx(times)
+    campaign["resumes"] = campaign["resumes"][1:]
     del campaign["resumes"]  # the same folder read as one campaign: the gap counts
     (folder / "campaign.json").write_text(json.dumps(campaign))
     plain = load_run("ext", runs)

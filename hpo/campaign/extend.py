@@ -1,0 +1,117 @@
+"""``hpo run --resume NAME --walltime X [--trials N]``: extend a campaign, finished or not.
+
+A user who ran a campaign and wants it to run longer gets more from continuing it than from
+a new one warm-started from it (bench/README.md, "Run again on the same data, or run
+longer": one campaign of the total time beat stop-and-warm-start in all 5 seeds), since
+SMAC's runhistory, surrogate data and brackets carry over. A resume may therefore raise the
+campaign's limits (:data:`LIMITS`); every other setting must be the saved one
+(:func:`hpo.campaign.preflight.check_saved`).
+
+- :func:`check_extension` refuses limits that shrink (what ran must stay within them) or
+  leave SMAC's loop nothing to run; it writes nothing, so a per-subset run checks every
+  started subset before it writes its own record.
+- :func:`record_extension` then reopens SMAC's saved run, removes the old ``result.json``
+  (the run is no longer finished) and records the extension in ``campaign.json`` under
+  ``extensions``: when, the limits before and after, and how many ``trials.jsonl`` records
+  there were (the finishing phase counts its own trials from there on).
+- The campaign builds SMAC with the limits it started with and gives the loop the new ones
+  (:func:`hpo.campaign.smac_adapter.raise_limits`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hpo.campaign.config import CampaignConfig, read_campaign
+from hpo.errors import UsageError
+from hpo.runs.campaign_file import CAMPAIGN_FORMAT
+from hpo.runs.folder import CAMPAIGN_FILE, RESULT_FILE, TRIALS_FILE, read_trials, write_json_atomic
+
+__all__ = ["LIMITS", "check_extension", "record_extension"]
+
+#: The settings a resume may raise: the campaign's limits.
+LIMITS = ("trials", "walltime")
+
+
+def _shown(value: float | None) -> str:
+    return "none" if value is None else format(value, "g")
+
+
+def check_extension(cfg: CampaignConfig, before: CampaignConfig | None = None) -> Path:
+    """Refuse the limits of ``cfg`` unless they extend the saved campaign; return its SMAC
+    folder. ``before``: the saved settings (read from the run folder when ``None``).
+
+    Raises
+    ------
+    UsageError
+        If a limit is lowered, a walltime is given to a campaign that had none, or the new
+        limits leave SMAC's loop no trial: the trials run already reach the trial limit, or
+        the walltime used and the finishing reserve (:func:`hpo.campaign.finish.
+        reserve_seconds`) reach the walltime, where the extension would only finish, past
+        the walltime.
+    """
+    from hpo.campaign.finish import reserve_seconds  # SMAC only where a run resumes
+    from hpo.campaign.smac_state import smac_output_dir, smac_usage
+
+    before = before if before is not None else read_campaign(cfg.run_dir)["config"]
+    for key in LIMITS:
+        was, now = getattr(before, key), getattr(cfg, key)
+        if was is None and now is not None:
+            raise UsageError(f"--{key}: campaign '{cfg.name}' runs without a {key} limit")
+        if was is not None and (now is None or now < was):
+            raise UsageError(
+                f"--{key} {_shown(now)}: campaign '{cfg.name}' already has {key} {was:g}; a "
+                "resumed campaign's limits can only be raised"
+            )
+    smac_dir = smac_output_dir(cfg.run_dir, cfg.seed)
+    used = smac_usage(smac_dir)
+    if used is None:
+        return smac_dir
+    seconds, submitted = used
+    records = read_trials(cfg.run_dir / TRIALS_FILE)
+    reserve = reserve_seconds(cfg, records, max(1, cfg.workers))
+    if cfg.walltime is not None and seconds >= cfg.walltime - reserve:
+        kept = f" and keeps {reserve:.0f} s to finish" if reserve else ""
+        raise UsageError(
+            f"--walltime {cfg.walltime:g}: campaign '{cfg.name}' has used {seconds:.0f} s of "
+            f"walltime{kept}; give more than {seconds + reserve:.0f} s to extend it"
+        )
+    if submitted >= cfg.trials:
+        raise UsageError(
+            f"--trials {cfg.trials}: campaign '{cfg.name}' has run {submitted} trials; give "
+            "more to extend it"
+        )
+    return smac_dir
+
+
+def record_extension(
+    cfg: CampaignConfig, saved: dict[str, Any], log: Callable[[str], None]
+) -> dict[str, Any]:
+    """Extend the saved campaign ``saved`` to the limits of ``cfg`` (checked first by
+    :func:`check_extension`); return ``saved`` as it now is, its ``config`` being ``cfg``.
+
+    SMAC's saved run is reopened before ``campaign.json`` is written: a kill between the two
+    leaves a plain resume of the old limits, which ends at once.
+    """
+    from hpo.campaign.smac_state import reopen_smac_state
+
+    before = saved["config"]
+    smac_dir = check_extension(cfg, before)
+    change = {key: [getattr(before, key), getattr(cfg, key)] for key in LIMITS}
+    entry = {"at": time.time(), **change, "records": len(read_trials(cfg.run_dir / TRIALS_FILE))}
+    # the settings complete (an older format's too), under the name the run started with
+    as_saved = dataclasses.replace(cfg, runs_dir=before.runs_dir, name=before.name)
+    record = {**saved, "format": CAMPAIGN_FORMAT, "config": as_saved.to_dict()}
+    record["extensions"] = [*saved.get("extensions", []), entry]
+    reopen_smac_state(smac_dir)
+    (cfg.run_dir / RESULT_FILE).unlink(missing_ok=True)  # no longer finished
+    write_json_atomic(cfg.run_dir / CAMPAIGN_FILE, record)
+    log(
+        f"campaign '{cfg.name}' extended: "
+        + ", ".join(f"{k} {_shown(a)} -> {_shown(b)}" for k, (a, b) in change.items() if a != b)
+    )
+    return {**record, "config": cfg}
