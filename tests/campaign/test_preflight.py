@@ -113,7 +113,7 @@ def test_raised_limits_extend_the_campaign_and_are_recorded(
     logged: list[str] = []
     longer = dataclasses.replace(cfg, trials=20, walltime=120.0)
     assert check_saved(longer, logged.append)["config"] == longer
-    assert logged == ["campaign 'toy' extended: trials 12 -> 20, walltime 60.0 -> 120.0"]
+    assert logged == ["campaign 'toy' extended: trials 12 -> 20, walltime 60 -> 120"]
     record = json.loads((cfg.run_dir / CAMPAIGN_FILE).read_text())
     assert record["config"]["trials"] == 20
     assert record["config"]["name"] == "toy"

@@ -397,7 +397,7 @@ def test_a_finished_campaign_extended_goes_on_from_its_state(data_root: Path, ru
 
 def test_an_interrupted_extension_is_an_interrupted_run(data_root: Path, runs: Path) -> None:
     cfg = toy_config(runs, data_root, trials=6)
-    _run(cfg)
+    _run(cfg, InterruptAfter(10**6))  # the same objective throughout (SMAC compares it)
     longer = dataclasses.replace(cfg, trials=14)
     with pytest.raises(KeyboardInterrupt, match="injected interrupt"):
         _run(longer, InterruptAfter(2), resume=True)
