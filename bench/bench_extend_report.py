@@ -14,7 +14,6 @@ start, same seed). Scores over time are the best valid score at the largest budg
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -23,29 +22,25 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_warm_report import campaign, plot  # noqa: E402
+from bench_warm_report import campaign, plot, report_parser  # noqa: E402
 from optimizer_report import quantile, step_values  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("folder", type=Path)
-    p.add_argument("--seeds", type=int, nargs="+", required=True)
-    p.add_argument("--png", type=Path)
-    p.add_argument("--json", type=Path)
-    a = p.parse_args(argv)
+    a = report_parser(__doc__).parse_args(argv)
     runs = a.folder / "runs"
     curves: dict[str, list[Any]] = {"long": [], "ext": []}
-    sources, totals = [], set()
+    sources, totals, walls = [], set(), set()
     for t in a.seeds:
         source, wall, _ = campaign(runs / f"cold{t}")
+        walls.add(wall)
         sources.append(source[-1][1] if source else -np.inf)
         for kind in curves:
             curve, total, _ = campaign(runs / f"{kind}{t}")
             curves[kind].append(curve)
             totals.add(total)
-    if len(totals) != 1:
-        raise SystemExit(f"the extended and long runs' walltimes differ: {sorted(totals)}")
+    if len(totals) != 1 or len(walls) != 1:
+        raise SystemExit(f"walltimes differ: sources {sorted(walls)}, others {sorted(totals)}")
     total = totals.pop()
     times = np.unique(
         np.concatenate([[0.0, total], *[[x for x, _ in c] for k in curves for c in curves[k]]])
@@ -55,12 +50,20 @@ def main(argv: list[str] | None = None) -> int:
     out: dict[str, Any] = {"total": total, "seeds": {}}
     print(
         "| seed | source final | extended final | one run of the total time | "
-        "extended minus one run |\n|---:|---:|---:|---:|---:|"
+        "extended minus one run | exported incumbent: extended / one run |\n"
+        "|---:|---:|---:|---:|---:|---:|"
     )
     for i, t in enumerate(a.seeds):
         ext, long = float(values["ext"][i][-1]), float(values["long"][i][-1])
-        print(f"| {t} | {sources[i]:.4f} | {ext:.4f} | {long:.4f} | {ext - long:+.4f} |")
-        out["seeds"][t] = {"source": sources[i], "extended": ext, "long": long}
+        # what export takes: the incumbent in result.json, whenever its trial ended
+        got = {
+            k: json.loads((runs / f"{k}{t}" / "result.json").read_text())["score"] for k in curves
+        }
+        print(
+            f"| {t} | {sources[i]:.4f} | {ext:.4f} | {long:.4f} | {ext - long:+.4f} | "
+            f"{got['ext']:.4f} / {got['long']:.4f} |"
+        )
+        out["seeds"][t] = {"source": sources[i], "extended": ext, "long": long, "exported": got}
     med = {k: quantile(v, 0.5) for k, v in values.items()}
     diffs = [s["extended"] - s["long"] for s in out["seeds"].values()]
     out["medians"] = {k: float(v[-1]) for k, v in med.items()}

@@ -81,12 +81,18 @@ def baseline_end(run_dir: Path) -> float:
     return min(r["end"] for r in records if r.get("baseline")) - start
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def report_parser(doc: str) -> argparse.ArgumentParser:
+    """The arguments of every report of these runs: the folder, the seeds, the outputs."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
     p.add_argument("folder", type=Path)
     p.add_argument("--seeds", type=int, nargs="+", required=True)
     p.add_argument("--png", type=Path)
     p.add_argument("--json", type=Path)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = report_parser(__doc__)
     p.add_argument(
         "--warm",
         default="warm",

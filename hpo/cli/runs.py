@@ -60,6 +60,19 @@ def add_parsers(sub: Any) -> None:
     p.set_defaults(handler=_cmd_compare)
 
 
+def _extensions(campaign: dict[str, Any]) -> list[str]:
+    """One line per extension of the run (``hpo run --resume NAME --walltime ...``)."""
+    out = []
+    for e in campaign.get("extensions") or []:
+        changed = [
+            f"{key} {e[key][0]:g} -> {e[key][1]:g}{' s' if key == 'walltime' else ''}"
+            for key in ("trials", "walltime")
+            if e[key][0] != e[key][1]
+        ]
+        out.append(f"extended {_when(e.get('at'))}: {', '.join(changed)}")
+    return out
+
+
 def _when(epoch: float | None) -> str:
     return "-" if epoch is None else time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch))
 
@@ -177,6 +190,7 @@ def _run_json(run: RunHistory, imp: Importance) -> dict[str, Any]:
         "state": run.state,
         "disk_bytes": _disk(run),
         "settings": run.campaign["config"],  # as recorded
+        "extensions": run.campaign.get("extensions") or [],
         "n_trials": len(run.trials),
         "n_failed": len(run.crashed),
         "trials_per_budget": {str(k): v for k, v in run.trials_per_budget().items()},
@@ -289,7 +303,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
         f"[bold]{run.name}[/bold]  {run.state}  {run.optimizer}  fidelity {run.fidelity} "
         f"[{_b(s.min_budget)}, {_b(s.max_budget)}]  space {s.space}  "
         f"seed {s.seed}\ncollections {', '.join(run.collections)}\ndata {s.data_root}"
-        f"\nstarted {_when(run.started)}  folder {run.path}\n{smac_line(run.smac)}",
+        f"\nstarted {_when(run.started)}  folder {run.path}\n{smac_line(run.smac)}"
+        + "".join(f"\n{line}" for line in _extensions(run.campaign)),
         highlight=False,
     )
     disk = _disk(run)

@@ -68,6 +68,22 @@ def test_runs_show(workspace: dict[str, Path], capsys: pytest.CaptureFixture[str
         assert text in out, text
 
 
+def test_runs_show_says_when_a_run_was_extended(
+    tmp_path: Path, tiny_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = build_fake_run(tmp_path / "runs", tiny_root, name="ext")
+    record = json.loads((folder / "campaign.json").read_text())
+    extension = {"at": 1.8e9, "trials": [15, 15], "walltime": [120.0, 240.0], "records": 15}
+    record["extensions"] = [extension]
+    (folder / "campaign.json").write_text(json.dumps(record))
+    assert main(["runs", "show", "ext", "--runs-dir", str(tmp_path / "runs")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"extended 20\d\d-\d\d-\d\d \d\d:\d\d: walltime 120 -> 240 s\n", out)
+    assert "trials 15 -> 15" not in out  # only what changed
+    assert main(["runs", "show", "ext", "--runs-dir", str(tmp_path / "runs"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["extensions"] == [extension]
+
+
 def test_runs_show_json(workspace: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["runs", "show", "hb", "--runs-dir", str(workspace["runs"]), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
