@@ -1,9 +1,10 @@
 """``hpo run --resume NAME --walltime X [--trials N]``: extend a campaign, finished or not.
 
-A user who ran a campaign and wants it to run longer gets more from continuing it than from
-a new one warm-started from it (bench/README.md, "Run again on the same data, or run
-longer": one campaign of the total time beat stop-and-warm-start in all 5 seeds), since
-SMAC's runhistory, surrogate data and brackets carry over. A resume may therefore raise the
+A user who ran a campaign and wants it to run longer can continue it instead of starting a
+new one warm-started from it: SMAC's runhistory, surrogate data and brackets carry over, the
+run keeps one folder and one incumbent rule over all its trials, and its curve has no dip (a
+warm run re-scores the source's best with a new booster seed). On score the two were level
+(bench/README.md, "Extending a finished campaign"). A resume may therefore raise the
 campaign's limits (:data:`LIMITS`); every other setting must be the saved one
 (:func:`hpo.campaign.preflight.check_saved`).
 
@@ -49,12 +50,12 @@ def check_extension(cfg: CampaignConfig, before: CampaignConfig | None = None) -
     ------
     UsageError
         If a limit is lowered, a walltime is given to a campaign that had none, or the new
-        limits leave SMAC's loop no trial: the trials run already reach the trial limit, or
-        the walltime used and the finishing reserve (:func:`hpo.campaign.finish.
-        reserve_seconds`) reach the walltime, where the extension would only finish, past
-        the walltime.
+        limits leave SMAC's loop no trial, so that the extension would only finish: the
+        trials run and the trials kept to finish (:func:`hpo.campaign.finish.
+        reserved_trials`) reach the trial limit, or the walltime used and the finishing
+        reserve (:func:`hpo.campaign.finish.reserve_seconds`) reach the walltime.
     """
-    from hpo.campaign.finish import reserve_seconds  # SMAC only where a run resumes
+    from hpo.campaign.finish import reserve_seconds, reserved_trials  # SMAC: a resume only
     from hpo.campaign.smac_state import smac_output_dir, smac_usage
 
     before = before if before is not None else read_campaign(cfg.run_dir)["config"]
@@ -73,17 +74,21 @@ def check_extension(cfg: CampaignConfig, before: CampaignConfig | None = None) -
         return smac_dir
     seconds, submitted = used
     records = read_trials(cfg.run_dir / TRIALS_FILE)
-    reserve = reserve_seconds(cfg, records, max(1, cfg.workers))
+    # on a scheduler of unknown size, the smallest reserve: refuse only what surely has no room
+    slots = max(1, cfg.finish) if cfg.dask_scheduler else max(1, cfg.workers)
+    reserve = reserve_seconds(cfg, records, slots)
     if cfg.walltime is not None and seconds >= cfg.walltime - reserve:
         kept = f" and keeps {reserve:.0f} s to finish" if reserve else ""
         raise UsageError(
             f"--walltime {cfg.walltime:g}: campaign '{cfg.name}' has used {seconds:.0f} s of "
             f"walltime{kept}; give more than {seconds + reserve:.0f} s to extend it"
         )
-    if submitted >= cfg.trials:
+    kept = reserved_trials(cfg)  # the last trials of the limit are kept to finish
+    if submitted >= cfg.trials - kept:
+        also = f" and keeps its last {kept} to finish" if kept else ""
         raise UsageError(
-            f"--trials {cfg.trials}: campaign '{cfg.name}' has run {submitted} trials; give "
-            "more to extend it"
+            f"--trials {cfg.trials}: campaign '{cfg.name}' has run {submitted} trials{also}; "
+            f"give more than {submitted + kept} to extend it"
         )
     return smac_dir
 
@@ -95,7 +100,8 @@ def record_extension(
     :func:`check_extension`); return ``saved`` as it now is, its ``config`` being ``cfg``.
 
     SMAC's saved run is reopened before ``campaign.json`` is written: a kill between the two
-    leaves a plain resume of the old limits, which ends at once.
+    leaves a plain resume of the old limits, which ends after at most one trial (SMAC's loop
+    asks one before it checks its budget).
     """
     from hpo.campaign.smac_state import reopen_smac_state
 

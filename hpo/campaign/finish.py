@@ -46,6 +46,7 @@ from hpo.campaign.optimizers import is_multi_fidelity
 from hpo.campaign.smac_adapter import (
     runner_worker_slots,
     scatter_to_workers,
+    set_smbo_finished,
     smbo_configspace,
     smbo_finished,
     smbo_runner,
@@ -246,7 +247,7 @@ def finish_campaign(
         ran = _run_at_largest_budget(smbo, cfg, recorder, todo, scatter, progress, deadline)
     elif want > 0:
         progress.log("finishing: no scored configuration short of the largest budget")
-    smbo._finished = True  # the campaign is over: a --resume returns its result
+    set_smbo_finished(smbo, True)  # the campaign is over: a --resume returns its result
     smbo.save()
     return ran
 
@@ -309,20 +310,24 @@ def optimize_and_finish(
     """
 
     def optimize() -> Any:
-        out = optimize_resumably(facade, scatter, smac_dir, cfg.name)
-        if smbo_finished(facade.optimizer):  # SMAC sets it after its last save
-            facade.optimizer.save()
-        return out
+        return optimize_resumably(facade, scatter, smac_dir, cfg.name)
 
-    k = finish_count(cfg)
+    smbo, k = facade.optimizer, finish_count(cfg)
     if cfg.finish and not k:
         why = "budgets count folds" if cfg.cv else "every trial runs at the largest budget"
         progress.log(f"finishing: nothing to finish with {cfg.optimizer} ({why})")
-    if not k:
-        return optimize()
-    if smbo_finished(facade.optimizer):
+    if smbo_finished(smbo):
         return optimize()  # SMAC returns its incumbent at once
-    if not stop.reached(facade.optimizer):
+    if not k:
+        out = optimize()
+        if smbo_finished(smbo):  # SMAC sets it after its last save: a resume must see it
+            smbo.save()
+        return out
+    if not stop.reached(smbo):
         optimize()
+        # SMAC marks its loop finished when a trial running at the reserve used up the
+        # walltime; the campaign is over only after its finishing phase (a kill during it
+        # must resume it)
+        set_smbo_finished(smbo, False)
     finish_campaign(facade, cfg, recorder, progress, scatter, since)
     return facade.intensifier.get_incumbents()

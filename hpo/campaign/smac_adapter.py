@@ -53,6 +53,7 @@ __all__ = [
     "scatter_to_workers",
     "scattered_names",
     "smbo_configspace",
+    "set_smbo_finished",
     "smbo_finished",
     "smbo_runner",
     "smbo_scenario",
@@ -162,6 +163,15 @@ def smbo_scenario(smbo: SMBO) -> Any:
 def smbo_finished(smbo: SMBO) -> bool:
     """Whether ``smbo``'s loop has finished (saved in ``optimization.json``)."""
     return bool(smbo._finished)
+
+
+def set_smbo_finished(smbo: SMBO, finished: bool) -> None:
+    """Mark ``smbo``'s campaign finished or not; saved with its state at the next save.
+
+    SMAC sets the flag itself when its loop used up the budget, after its last save; the
+    campaign decides when it is over (after its finishing phase), so it sets it here.
+    """
+    smbo._finished = finished
 
 
 def smbo_runner(smbo: SMBO) -> AbstractRunner | None:

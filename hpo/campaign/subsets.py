@@ -165,10 +165,10 @@ def _check_subset_limits(cfg: CampaignConfig, plan: dict[str, tuple[str, ...]]) 
         try:
             check_extension(sub, saved)
         except UsageError as exc:
-            share = (
-                f" (its 1/{len(plan)} share of --walltime {cfg.walltime:g})" if cfg.walltime else ""
-            )
-            raise UsageError(f"subset '{name}'{share}: {exc}") from None
+            n = len(plan)
+            share = f" (its 1/{n} share of --walltime {cfg.walltime:g})" if cfg.walltime else ""
+            hint = f"; the run's --walltime is {n} times a subset's" if cfg.walltime else ""
+            raise UsageError(f"subset '{name}'{share}: {exc}{hint}") from None
 
 
 def run_subsets(

@@ -134,8 +134,9 @@ class RunHistory(SettingsView):
         A resumed campaign (interrupted, or extended with ``hpo run --resume NAME --walltime
         ...``; each resume is recorded under ``resumes`` in ``campaign.json``) is not charged
         the idle time between its last trial before a resume and the resume's start, as SMAC
-        does not charge it to the walltime; so its curves read as one campaign's. Each
-        start-up counts.
+        does not charge it to the walltime; so its curves read as one campaign's. The
+        start-up of a resume that went on to run trials counts; one that failed before a
+        trial does not (its span merges with the next).
         """
         if epoch is None:
             return 0.0

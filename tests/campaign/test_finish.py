@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from toy_objectives import InterruptAfter, ToyObjective, run_toy_with_output, toy_config, toy_cost
 
+import hpo.campaign.finish
 from hpo.campaign import CampaignConfig, CampaignResult, read_campaign
 from hpo.campaign.finish import (
     FINISH_MARGIN,
@@ -25,6 +26,7 @@ from hpo.campaign.finish import (
     reserve_seconds,
     reserved_trials,
 )
+from hpo.campaign.smac_adapter import set_smbo_finished
 from hpo.campaign.smac_state import smac_output_dir
 from hpo.cli import main
 from hpo.errors import ConfigError
@@ -179,6 +181,32 @@ def test_an_interrupted_finishing_phase_resumes_without_losing_trials(
     again, _ = _run(cfg, InterruptAfter(10**6, best=BEST), resume=True)
     assert len(_records(cfg)) == 20
     assert again.incumbent == result.incumbent
+
+
+def test_a_loop_that_used_up_its_budget_still_resumes_its_finishing_phase(
+    data_root: Path, runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SMAC marks its loop finished when a trial running at the reserve used up the walltime;
+    the finishing trials then saved that flag, and a kill while finishing left a campaign
+    whose resume returned at once, its finishing phase half done."""
+    real = hpo.campaign.finish.optimize_resumably
+
+    def budget_used_up(facade: Any, *args: Any) -> Any:
+        out = real(facade, *args)
+        set_smbo_finished(facade.optimizer, True)  # as SMAC does when its budget is used up
+        return out
+
+    monkeypatch.setattr(hpo.campaign.finish, "optimize_resumably", budget_used_up)
+    cfg = toy_config(runs, data_root, trials=20, optimizer="model-hb", finish=3)
+    with pytest.raises(KeyboardInterrupt, match="injected interrupt"):
+        _run(cfg, InterruptAfter(18, best=BEST))  # 17 trials of SMAC's loop, one finishing trial
+    assert [r["finish"] for r in _records(cfg)[-2:]] == [False, True]
+    state = read_json(smac_output_dir(cfg.run_dir, cfg.seed) / "optimization.json")
+    assert state["finished"] is False  # the finishing trial's save did not end the campaign
+    monkeypatch.setattr(hpo.campaign.finish, "optimize_resumably", real)
+    result, out = _run(cfg, InterruptAfter(10**6, best=BEST), resume=True)
+    assert "finishing: taking 2 configuration(s)" in out
+    _check_finished(cfg, result, 3)
 
 
 def test_a_finishing_trial_logged_before_smac_saved_is_told_on_resume(

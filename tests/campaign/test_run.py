@@ -33,7 +33,7 @@ from toy_objectives import run_toy as _run
 import hpo.campaign.finish
 import hpo.campaign.run
 from hpo.campaign import CampaignConfig, read_campaign
-from hpo.campaign.smac_state import repair_smac_state, smac_output_dir
+from hpo.campaign.smac_state import repair_smac_state, smac_output_dir, smac_usage
 from hpo.errors import ConfigError, UsageError
 from hpo.features import FeatureSpec
 from hpo.runs.campaign_file import CAMPAIGN_FORMAT
@@ -463,6 +463,10 @@ def test_repair_drops_running_trials(tmp_path: Path) -> None:
         "configs": {"1": {}, "2": {}, "3": {}},
     }
     (tmp_path / "runhistory.json").write_text(json.dumps(history))
+    assert smac_usage(tmp_path) is None  # no optimization.json: never saved
+    (tmp_path / "optimization.json").write_text(json.dumps({"used_walltime": 12.5}))
+    # the two trials running at the kill run again on resume: not counted as run
+    assert smac_usage(tmp_path) == (12.5, 1)
     assert repair_smac_state(tmp_path) == 2
     repaired = json.loads((tmp_path / "runhistory.json").read_text())
     assert repaired["stats"] == {"submitted": 1, "finished": 1, "running": 0}

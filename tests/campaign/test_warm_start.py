@@ -293,7 +293,7 @@ def test_seeds_are_distinct_across_sources(data_root: Path, runs: Path) -> None:
 def test_a_record_from_before_warm_baselines_keeps_the_default_baseline() -> None:
     """Runs warm-started before the source's best became the baseline resume as they began."""
     space = load_space("lambdarank_small")
-    seed = dict(space.sample_configuration(1))
+    seed = dict(space.sample_configuration())
     logged: list[str] = []
     old = warm_start_record(
         {"warm_start": {"sources": [], "configs": [seed]}}, space, logged.append
