@@ -78,10 +78,10 @@ def check_extension(cfg: CampaignConfig, before: CampaignConfig | None = None) -
     slots = max(1, cfg.finish) if cfg.dask_scheduler else max(1, cfg.workers)
     reserve = reserve_seconds(cfg, records, slots)
     if cfg.walltime is not None and seconds >= cfg.walltime - reserve:
-        kept = f" and keeps {reserve:.0f} s to finish" if reserve else ""
+        keeps = f" and keeps {reserve:.0f} s to finish" if reserve else ""
         raise UsageError(
             f"--walltime {cfg.walltime:g}: campaign '{cfg.name}' has used {seconds:.0f} s of "
-            f"walltime{kept}; give more than {seconds + reserve:.0f} s to extend it"
+            f"walltime{keeps}; give more than {seconds + reserve:.0f} s to extend it"
         )
     kept = reserved_trials(cfg)  # the last trials of the limit are kept to finish
     if submitted >= cfg.trials - kept:
