@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hpo.campaign.config import CampaignConfig, read_campaign
+from hpo.campaign.config import CampaignConfig
 from hpo.errors import UsageError
 from hpo.runs.campaign_file import CAMPAIGN_FORMAT
 from hpo.runs.folder import CAMPAIGN_FILE, RESULT_FILE, TRIALS_FILE, read_trials, write_json_atomic
@@ -42,9 +42,9 @@ def _shown(value: float | None) -> str:
     return "none" if value is None else format(value, "g")
 
 
-def check_extension(cfg: CampaignConfig, before: CampaignConfig | None = None) -> Path:
-    """Refuse the limits of ``cfg`` unless they extend the saved campaign; return its SMAC
-    folder. ``before``: the saved settings (read from the run folder when ``None``).
+def check_extension(cfg: CampaignConfig, before: CampaignConfig) -> Path:
+    """Refuse the limits of ``cfg`` unless they extend the saved campaign, whose settings are
+    ``before``; return its SMAC folder.
 
     Raises
     ------
@@ -58,7 +58,6 @@ def check_extension(cfg: CampaignConfig, before: CampaignConfig | None = None) -
     from hpo.campaign.finish import reserve_seconds, reserved_trials  # SMAC: a resume only
     from hpo.campaign.smac_state import smac_output_dir, smac_usage
 
-    before = before if before is not None else read_campaign(cfg.run_dir)["config"]
     for key in LIMITS:
         was, now = getattr(before, key), getattr(cfg, key)
         if was is None and now is not None:
