@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 import os
-import socket
 import time
 from typing import Any
+
+from hpo.runs.folder import this_worker
 
 TOY_COLLECTIONS = ("tile:xla", "layout:xla:default")
 
@@ -108,12 +109,13 @@ class ToyObjective:
             "train_seconds": self.sleep,
             "rows": 100,
             "budget": budget,
-            "worker": f"{socket.gethostname()}:{os.getpid()}",
+            "worker": this_worker(),
         }
         if fold is not None:
             info["fold"] = fold
         if scattered.get("tables") is not None:
             info["tables_rows"] = int(scattered["tables"]["rows"])
+            info["tables_id"] = id(scattered["tables"])  # the object, not a copy, in threads
         return 1.0 - score, info
 
 

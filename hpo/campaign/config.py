@@ -143,6 +143,10 @@ class CampaignConfig:
     min_trials: int | None = DEFAULT_MIN_TRIALS
     seed: int = 0
     workers: int = 1
+    # the local cluster's workers as processes (each holds its own binned Datasets, and one
+    # that dies, say of a LightGBM crash, is restarted) instead of threads of this process,
+    # which share them (bench/README.md, "A second local worker"); --workers 2 or more only
+    worker_processes: bool = False
     # LightGBM threads per trial; None fills the machine's cores (cores // workers)
     threads: int | None = None
     dask_scheduler: str | None = None
@@ -225,6 +229,14 @@ class CampaignConfig:
         put(self, "random_prob", float(prob))
         _int("seed", self.seed, 0)
         _int("workers", self.workers, 1)
+        if not isinstance(self.worker_processes, bool):
+            raise _bad("worker_processes", "true or false", self.worker_processes)
+        if self.worker_processes and (self.workers == 1 or self.dask_scheduler is not None):
+            raise ConfigError(
+                "campaign setting 'worker_processes' needs a local cluster of 2 or more "
+                f"'workers' (found {self.workers}"
+                + (", and a dask_scheduler)" if self.dask_scheduler is not None else ")")
+            )
         if self.dask_scheduler is not None:
             if not isinstance(self.dask_scheduler, str) or not self.dask_scheduler:
                 raise _bad("dask_scheduler", "a scheduler address", self.dask_scheduler)

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import socket
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -48,6 +47,7 @@ from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.folds import assign_folds, fold_index, fold_rows, labeled_table
 from hpo.ranking.training import DEFAULT_FIXED_ROUNDS, sample_configs, select_rows, train_family
 from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size, trial_budget
+from hpo.runs.folder import this_worker
 
 __all__ = [
     "ObjectiveSettings",
@@ -246,7 +246,7 @@ class RankerObjective:
             "train_seconds": time.perf_counter() - t0,
             "rows": rows_used,
             "model_bytes": model_bytes,
-            "worker": f"{socket.gethostname()}:{os.getpid()}",
+            "worker": this_worker(),
             "budget": budget,
             "fidelity": s.fidelity,
             "rounds_trained": rounds_trained,

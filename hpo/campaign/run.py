@@ -83,13 +83,21 @@ def _dask_client(cfg: CampaignConfig, progress: CampaignProgress) -> Iterator[Cl
             n = sum(client.nthreads().values())
             progress.log(f"using Dask scheduler {cfg.dask_scheduler} ({n} worker threads)")
         else:
+            # threads share the process's binned Datasets and tables (a second worker adds its
+            # training buffers, not a copy of the data); a threads' cluster has no memory
+            # limit, since each worker would measure the whole process against its share
+            kind = "processes" if cfg.worker_processes else "threads"
             cluster = LocalCluster(
-                n_workers=cfg.workers, threads_per_worker=1, processes=True, dashboard_address=None
+                n_workers=cfg.workers,
+                threads_per_worker=1,
+                processes=cfg.worker_processes,
+                dashboard_address=None,
+                **({} if cfg.worker_processes else {"memory_limit": 0}),
             )
             stack.callback(cluster.close)
             client = Client(cluster)
             stack.callback(client.close)
-            progress.log(f"started a local Dask cluster with {cfg.workers} workers")
+            progress.log(f"started a local Dask cluster with {cfg.workers} workers ({kind})")
         yield client
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import time
 import traceback
 from collections.abc import Callable
@@ -33,7 +32,7 @@ from hpo.campaign.smac_adapter import (
     scattered_names,
 )
 from hpo.runs.boosters import trial_budget
-from hpo.runs.folder import TrialLog, jsonable, this_host
+from hpo.runs.folder import TrialLog, jsonable, this_worker
 from hpo.runs.trial import baseline_records
 
 if TYPE_CHECKING:
@@ -106,7 +105,7 @@ class CampaignTarget:
         if not math.isfinite(cost):
             raise ValueError(f"objective returned a non-finite cost {cost!r}")
         info = jsonable(info)
-        info.setdefault("worker", f"{this_host()}:{os.getpid()}")
+        info.setdefault("worker", this_worker())
         return cost, info
 
 

@@ -38,6 +38,7 @@ _SETTINGS = {
     "fidelity": "fidelity",
     "seed": "seed",
     "workers": "workers",
+    "worker_processes": "worker_processes",
     "threads": "threads",
     "dask_scheduler": "dask_scheduler",
     "cache_dir": "cache_dir",
@@ -193,7 +194,15 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument(
         "--workers",
         type=int,
-        help="parallel trials on a local Dask cluster (default: 1, in-process)",
+        help="parallel trials on a local Dask cluster whose workers are threads of this "
+        "process, sharing its binned Datasets (default: 1, no cluster)",
+    )
+    p.add_argument(
+        "--worker-processes",
+        action="store_true",
+        default=None,
+        help="with --workers: one process per worker instead (each holds its own Datasets; "
+        "one that crashes is restarted)",
     )
     p.add_argument(
         "--threads",

@@ -188,26 +188,54 @@ class DatasetCache:
         self._entries: OrderedDict[Hashable, tuple[Any, Any]] = OrderedDict()
         self.hits = 0
         self.misses = 0
+        # the workers of a local cluster are threads that share one cache: entries change
+        # under _lock, and a key being built has a lock of its own, so a second thread that
+        # wants it waits for that build instead of binning the same rows again beside it
+        self._lock = threading.Lock()
+        self._building: dict[Hashable, threading.Lock] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def get(self, key: Hashable, build: Callable[[], Any], keep: Any = None) -> tuple[Any, bool]:
-        """The value of ``key``, built by ``build()`` on a miss; and whether it was reused."""
-        if key in self._entries:
+    def _hit(self, key: Hashable) -> tuple[Any, bool] | None:
+        with self._lock:
+            if key not in self._entries:
+                return None
             self._entries.move_to_end(key)
             self.hits += 1
             return self._entries[key][0], True
-        value = build()
-        self.misses += 1
-        self._entries[key] = (value, keep)
-        while len(self._entries) > self.max_entries:
-            self._entries.popitem(last=False)
+
+    def get(self, key: Hashable, build: Callable[[], Any], keep: Any = None) -> tuple[Any, bool]:
+        """The value of ``key``, built by ``build()`` on a miss; and whether it was reused.
+
+        Safe from several threads: one of them builds a missing key while the others that
+        want it wait and reuse it (a build that raises lets the next waiter try).
+        """
+        found = self._hit(key)
+        if found is not None:
+            return found
+        with self._lock:
+            building = self._building.setdefault(key, threading.Lock())
+        with building:
+            found = self._hit(key)
+            if found is not None:
+                return found
+            try:
+                value = build()
+            finally:
+                with self._lock:
+                    self._building.pop(key, None)
+            with self._lock:
+                self.misses += 1
+                self._entries[key] = (value, keep)
+                while len(self._entries) > self.max_entries:
+                    self._entries.popitem(last=False)
         return value, False
 
     def clear(self) -> None:
         """Drop every entry."""
-        self._entries.clear()
+        with self._lock:
+            self._entries.clear()
 
     def __getstate__(self) -> dict[str, Any]:
         # Datasets wrap C handles and can be large: a pickled copy (to a Dask worker) starts empty

@@ -41,6 +41,7 @@ import io
 import json
 import os
 import re
+import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -136,10 +137,10 @@ class BoosterStore:
         if prior is None:
             side.unlink(missing_ok=True)
         else:
-            tmp_side = self.folder / f".{side.name}.{os.getpid()}.tmp"
+            tmp_side = self.folder / f".{side.name}.{os.getpid()}.{threading.get_ident()}.tmp"
             tmp_side.write_text(json.dumps(dict(prior)))
             os.replace(tmp_side, side)
-        tmp = self.folder / f".{final.name}.{os.getpid()}.tmp"
+        tmp = self.folder / f".{final.name}.{os.getpid()}.{threading.get_ident()}.tmp"
         booster.save_model(str(tmp))
         os.replace(tmp, final)
         return final

@@ -30,7 +30,7 @@ import numpy as np
 from hpo.data.load import SPLITS, list_graphs
 from hpo.errors import ConfigError
 from hpo.runs.incumbent import config_key
-from hpo.runs.lock import LOCK_FILE, RunLock, lock_is_held, read_lock, this_host
+from hpo.runs.lock import LOCK_FILE, RunLock, lock_is_held, read_lock, this_host, this_worker
 
 __all__ = [
     "CAMPAIGN_FILE",
@@ -53,6 +53,7 @@ __all__ = [
     "run_state",
     "trial_key",
     "this_host",
+    "this_worker",
     "write_json_atomic",
 ]
 

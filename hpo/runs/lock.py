@@ -12,13 +12,14 @@ import fcntl
 import json
 import os
 import socket
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from hpo.errors import UsageError
 
-__all__ = ["LOCK_FILE", "RunLock", "lock_is_held", "read_lock", "this_host"]
+__all__ = ["LOCK_FILE", "RunLock", "lock_is_held", "read_lock", "this_host", "this_worker"]
 
 LOCK_FILE = "lock.json"
 
@@ -26,6 +27,23 @@ LOCK_FILE = "lock.json"
 def this_host() -> str:
     """Return the host name used in locks and worker ids."""
     return socket.gethostname()
+
+
+def this_worker() -> str:
+    """The id a trial's record names its worker by: ``host:pid``, and ``/name`` in a Dask worker.
+
+    Local workers are threads of the campaign's process by default (they share its binned
+    Datasets), so the process id alone no longer tells them apart, nor from the campaign.
+    Dask is only asked where it is already imported: a campaign without workers never loads it.
+    """
+    where = f"{this_host()}:{os.getpid()}"
+    distributed = sys.modules.get("distributed")
+    if distributed is None:
+        return where
+    try:
+        return f"{where}/{distributed.get_worker().name}"
+    except ValueError:  # not in a Dask worker's task
+        return where
 
 
 def read_lock(run_dir: Path) -> dict[str, Any] | None:

@@ -145,7 +145,11 @@ def test_model_hb_against_an_external_scheduler(
 def test_a_worker_killed_mid_campaign_costs_one_trial(
     data_root: Path, runs: Path, tmp_path: Path
 ) -> None:
-    cfg = toy_config(runs, data_root, trials=16, optimizer="model-hb", workers=2, **PARALLEL)
+    # a worker process that dies takes one trial with it; threads would take the campaign
+    cfg = toy_config(
+        runs, data_root, trials=16, optimizer="model-hb", workers=2, worker_processes=True,
+        **PARALLEL,
+    )  # fmt: skip
     # the killed trial is never the baseline (budget 9): the incumbent rule needs its result
     objective = DieOnce(str(tmp_path / "died"), after=6, below=9.0, sleep_per_budget=0.03)
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):

@@ -93,6 +93,15 @@ def test_config_defaults_and_json_round_trip(data_root: Path, runs: Path) -> Non
         ({"collections": ()}, r"'collections': expected a non-empty selection"),
         ({"min_budget": 10.0, "max_budget": 15.0}, r"max_budget \(15\) must be at least eta"),
         ({"workers": 2, "dask_scheduler": "tcp://x:1"}, r"'workers' and 'dask_scheduler' exclude"),
+        ({"workers": 2, "worker_processes": 1}, r"'worker_processes': expected true or false"),
+        (
+            {"worker_processes": True},
+            r"'worker_processes' needs .* 2 or more 'workers' \(found 1\)",
+        ),
+        (
+            {"worker_processes": True, "dask_scheduler": "tcp://x:1"},
+            r"'worker_processes' needs a local cluster .* and a dask_scheduler",
+        ),
         ({"seed": -1}, r"'seed': expected an integer >= 0, found -1"),
         ({"fixed_rounds": 0}, r"'fixed_rounds': expected an integer >= 1, found 0"),
         ({"fast_bias": -1.0}, r"'fast_bias': expected a finite number >= 0, found -1\.0"),
@@ -552,6 +561,29 @@ def test_local_dask_workers_with_scattered_data(data_root: Path, runs: Path) -> 
     here = f"{socket.gethostname()}:{os.getpid()}"
     assert all(r["worker"] and r["worker"] != here for r in records)
     assert result.incumbent is not None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("processes", [False, True])
+def test_local_workers_share_the_scattered_data_unless_processes(
+    data_root: Path, runs: Path, processes: bool
+) -> None:
+    """Thread workers (the default) see the very tables object the campaign scattered, so a
+    second worker holds no copy of the data; process workers each unpickle their own."""
+    cfg = toy_config(runs, data_root, trials=8, workers=2, worker_processes=processes)
+    tables = {"rows": 7}
+    _run(cfg, ToyObjective(expect_tables=True), data_to_scatter={"tables": tables})
+    records = _records(cfg)
+    assert len(records) == 8
+    shared = {r["info"]["tables_id"] == id(tables) for r in records}
+    pids = {r["worker"].split("/")[0].rsplit(":", 1)[1] for r in records}
+    if processes:
+        assert shared == {False}
+        assert str(os.getpid()) not in pids
+    else:
+        assert shared == {True}
+        assert pids == {str(os.getpid())}
+        assert {r["worker"].split("/")[1] for r in records} <= {"0", "1"}
 
 
 def _free_port() -> int:

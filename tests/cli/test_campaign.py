@@ -143,6 +143,7 @@ def test_warm_start_reaches_the_campaign(
         (["run", "--data", "DATA", "--collection", "all,layout:xla:default"], "no layout:xla:de"),
         (["run", "--data", "DATA", "--warm-start", "nope"], "hpo: error: no run 'nope' in"),
         (["run", "--resume", "a", "--warm-start", "b"], "--warm-start seeds a new campaign"),
+        (["run", "--data", "DATA", "--worker-processes"], "2 or more 'workers' (found 1)"),
     ],
 )
 def test_errors_are_one_line(

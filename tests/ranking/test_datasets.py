@@ -126,6 +126,51 @@ def test_cache_reuses_and_bounds_entries() -> None:
     assert (cache.hits, cache.misses, len(cache)) == (1, 4, 2)
 
 
+def test_threads_sharing_a_cache_build_each_key_once() -> None:
+    """The thread workers of a local cluster share one cache: a key two of them want at once
+    is built by one while the other waits and reuses it; other keys build side by side."""
+    import threading
+    import time
+
+    cache = DatasetCache()
+    built: list[str] = []
+    started = threading.Barrier(4)
+
+    def build(key: str) -> str:
+        built.append(key)
+        time.sleep(0.2)  # the other thread asking for the key arrives while this one builds
+        return key.upper()
+
+    got: list[tuple[str, bool]] = []
+
+    def worker(key: str) -> None:
+        started.wait()
+        got.append(cache.get(key, lambda: build(key)))
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in ("a", "a", "b", "b")]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(built) == ["a", "b"]
+    assert sorted(got) == [("A", False), ("A", True), ("B", False), ("B", True)]
+    assert (cache.hits, cache.misses) == (2, 2)
+    assert time.perf_counter() - t0 < 0.39  # "a" and "b" were built at the same time
+
+
+def test_a_failed_build_lets_the_next_caller_build() -> None:
+    cache = DatasetCache()
+
+    def fail() -> str:
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        cache.get("k", fail)
+    assert cache.get("k", lambda: "built") == ("built", False)
+    assert cache._building == {}  # no lock left behind for a key that failed
+
+
 def test_workers_asking_at_once_build_the_dataset_once(tmp_path: Path) -> None:
     """The workers of a campaign start together: one builds, the others wait and load."""
     import threading
