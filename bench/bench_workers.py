@@ -1,8 +1,9 @@
 """Trials per minute of one campaign on 1 and 2 local workers and on 2 Dask worker processes.
 
-Runs the same ``hpo run`` campaign (same data, seed and walltime) three times, one after the
-other in one invocation so the three share the machine's state: ``--workers 1``,
-``--workers 2`` (a local Dask cluster) and ``--dask-scheduler`` against a scheduler and
+Runs the same ``hpo run`` campaign (same data, seed and walltime) four times, one after the
+other in one invocation so the four share the machine's state: ``--workers 1``,
+``--workers 2`` (a local Dask cluster of threads, the default), ``--workers 2
+--worker-processes`` (one process per worker) and ``--dask-scheduler`` against a scheduler and
 ``dask worker --nworkers 2`` started here on loopback. Reports, per mode, the finished
 trials, trials per minute of the campaign's wall-clock (first trial start to last trial end),
 how many trials each worker ran, and whether the campaign ended cleanly (issue 24: every
@@ -78,6 +79,7 @@ def main() -> None:
     results = [
         _campaign(args, "workers1", ["--workers", "1"]),
         _campaign(args, "workers2", ["--workers", "2"]),
+        _campaign(args, "procs2", ["--workers", "2", "--worker-processes"]),
     ]
     address = f"tcp://127.0.0.1:{_free_port()}"
     dask_cli = str(Path(sys.executable).with_name("dask"))

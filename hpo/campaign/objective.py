@@ -91,7 +91,7 @@ class ObjectiveSettings:
     dataset_dir
         Where binned training Datasets are saved and shared by the workers of a machine
         (:func:`hpo.ranking.datasets.binary_dataset`; only those of memory-mapped tables);
-        ``None``: each worker bins its own.
+        ``None``: each worker process bins its own.
     """
 
     collections: tuple[str, ...]
@@ -145,7 +145,8 @@ class RankerObjective:
         #: binned training Datasets and gathered valid rows, reused across trials and budgets
         #: by this process; a pickled objective starts with it empty. Dask deserialises the
         #: objective anew for every task, so there the cache arrives instead as the scattered
-        #: keyword ``datasets``, which lives on each worker for the whole campaign
+        #: keyword ``datasets``, which lives on each worker for the whole campaign (the one
+        #: object itself, shared by the thread workers of a local cluster)
         self.datasets = DatasetCache()
 
     def _store(self) -> BoosterStore | None:
@@ -323,7 +324,8 @@ def build_objective(
     )
     distributed = cfg.workers > 1 or bool(cfg.dask_scheduler)
     if distributed:
-        # scattered once per worker and kept there: the per-worker Dataset cache (sent empty)
+        # scattered once and kept there: the Dataset cache (sent empty to worker processes,
+        # shared as it is by the thread workers of a local cluster)
         return RankerObjective(settings), {"tables": tables, "datasets": DatasetCache()}
     return RankerObjective(settings, tables), None
 

@@ -4,8 +4,9 @@ Binning the training rows (LightGBM ``Dataset.construct``) plus computing labels
 sub-queries cost about as much as boosting a smallest-budget trial on ``small`` data (see
 bench/README.md, "Where a trial's time goes"), yet they depend only on the rows and on a few
 hyperparameters (:meth:`hpo.ranking.ranker.LambdaRanker.dataset_key`). The cache lives on the
-object that trains (the objective), one per worker process: it is never pickled, so a Dask
-worker starts with an empty cache and fills it with its own Datasets.
+object that trains (the objective), one per process: a pickled cache arrives empty, so a Dask
+worker process fills its own. The thread workers of a local cluster (the default) share the
+campaign's one cache, so :meth:`DatasetCache.get` is safe from several threads.
 
 Workers on one machine also share Datasets on disk: :func:`binary_dataset` saves a constructed
 Dataset as a LightGBM binary file named by :func:`binary_path` (the memory-mapped tables' files,
@@ -222,15 +223,22 @@ class DatasetCache:
                 return found
             try:
                 value = build()
-            finally:
-                with self._lock:
-                    self._building.pop(key, None)
-            with self._lock:
+            except BaseException:
+                self._done_building(key, building)
+                raise
+            with self._lock:  # stored and unregistered at once: no thread builds it again
                 self.misses += 1
                 self._entries[key] = (value, keep)
                 while len(self._entries) > self.max_entries:
                     self._entries.popitem(last=False)
+                self._done_building(key, building, locked=True)
         return value, False
+
+    def _done_building(self, key: Hashable, building: threading.Lock, locked: bool = False) -> None:
+        """Unregister ``building`` as the lock of ``key`` (not a newer one that replaced it)."""
+        with contextlib.nullcontext() if locked else self._lock:
+            if self._building.get(key) is building:
+                del self._building[key]
 
     def clear(self) -> None:
         """Drop every entry."""

@@ -15,7 +15,6 @@ a gradient linear in a query's rows instead of one per pair.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ from sklearn.base import BaseEstimator  # noqa: E402
 from sklearn.exceptions import NotFittedError  # noqa: E402
 
 from hpo.errors import ConfigError  # noqa: E402
+from hpo.ranking.shared_dataset import RankingData  # noqa: E402
 
 __all__ = [
     "DATASET_PARAMS",
@@ -147,33 +147,6 @@ class RowOrder:
     qid: np.ndarray
 
 
-class _RankingData:
-    """A constructed LightGBM Dataset plus what re-labels and re-groups it in place.
-
-    Labels depend on ``label_levels`` and the sub-queries on ``max_group_size``; both are
-    LightGBM fields that can be set on a constructed Dataset, so one binned Dataset serves
-    every value of them (:meth:`LambdaRanker.fit_dataset` sets them before boosting).
-    """
-
-    def __init__(self, dataset: Any, y: np.ndarray, qid: np.ndarray) -> None:
-        self.dataset = dataset
-        self.y = y  # runtimes in Dataset row order
-        self.qid = qid  # dense graph ids in Dataset row order (contiguous)
-        self.graph_sizes = np.bincount(qid)
-        self.fields: tuple[int, int] = (0, 0)  # (label_levels, max_group_size) set last
-        # a Dask worker with several threads may run two trials on one Dataset: labels and
-        # groups are set and boosted on under this lock
-        self.lock = threading.Lock()
-
-    def prepare(self, label_levels: int, max_group_size: int) -> Any:
-        if self.fields[0] != label_levels:
-            self.dataset.set_label(relevance_labels(self.y, self.qid, label_levels))
-        if self.fields[1] != max_group_size:
-            self.dataset.set_group(sub_group_sizes(self.graph_sizes, max_group_size))
-        self.fields = (label_levels, max_group_size)
-        return self.dataset
-
-
 class LambdaRanker(BaseEstimator):
     """LightGBM lambdarank with per-group relevance labels and large-group splitting.
 
@@ -287,7 +260,7 @@ class LambdaRanker(BaseEstimator):
         parts: Sequence[tuple[np.ndarray, np.ndarray]],
         order: RowOrder,
         binary: Path | None = None,
-    ) -> _RankingData:
+    ) -> RankingData:
         """Construct the binned LightGBM Dataset of training rows, for :meth:`fit_dataset`.
 
         ``parts`` are ``(X, rows)`` pairs (a table, in memory or memory-mapped, and row
@@ -302,34 +275,48 @@ class LambdaRanker(BaseEstimator):
         from hpo.ranking.lightgbm_adapter import ChunkedDataset, TableRows
 
         rows = TableRows(parts, order.order)
-        data = _RankingData(None, order.y, order.qid)
+        graph_sizes = np.bincount(order.qid)
+        # the closures below make the copies of the cached Dataset, so they hold these values,
+        # not this ranker (whose booster would then live as long as the cache entry)
+        params, levels, group_size = (
+            self.dataset_params(),
+            self.label_levels,
+            self._checked_group_size(),
+        )
 
         def build() -> Any:
-            data.fields = (self.label_levels, self.max_group_size)
             return ChunkedDataset(
                 rows,
                 rows=rows,
-                label=relevance_labels(order.y, order.qid, self.label_levels),
-                group=sub_group_sizes(data.graph_sizes, self._checked_group_size()),
-                params=self.dataset_params(),
+                label=relevance_labels(order.y, order.qid, levels),
+                group=sub_group_sizes(graph_sizes, group_size),
+                params=params,
                 free_raw_data=False,
             ).construct()
 
         def load(path: Path) -> Any:
             dataset = ChunkedDataset(
-                str(path), rows=rows, params=self.dataset_params(), free_raw_data=False
+                str(path), rows=rows, params=params, free_raw_data=False
             ).construct()
             found = (dataset.num_data(), dataset.num_feature())
             if found != (len(rows), rows.n_columns):
                 expected = (len(rows), rows.n_columns)
                 raise ValueError(f"holds {found} rows x columns, expected {expected}")
-            data.fields = (0, 0)  # labels and sub-queries of whoever saved it: set them anew
             return dataset
 
-        data.dataset = build() if binary is None else binary_dataset(binary, build, load)
-        return data
+        def make() -> tuple[Any, tuple[int, int]]:
+            if binary is None:
+                return build(), (levels, group_size)
+            # loaded, or built by whichever ranker first wanted the file: fields set anew
+            return binary_dataset(binary, build, load), (0, 0)
 
-    def build_dataset(self, X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> _RankingData:
+        return RankingData(
+            make,
+            labels=lambda n: relevance_labels(order.y, order.qid, n),
+            groups=lambda size: sub_group_sizes(graph_sizes, size),
+        )
+
+    def build_dataset(self, X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> RankingData:
         """:meth:`row_order` then :meth:`bin_rows` of in-memory rows ``X``."""
         X = X if isinstance(X, np.ndarray) else np.asarray(X)  # a memmap stays one
         if X.ndim != 2 or len(X) == 0:
@@ -345,7 +332,7 @@ class LambdaRanker(BaseEstimator):
             )
         return int(self.max_group_size)
 
-    def fit_dataset(self, data: _RankingData, *, init_model: Any | None = None) -> LambdaRanker:
+    def fit_dataset(self, data: RankingData, *, init_model: Any | None = None) -> LambdaRanker:
         """Boost ``num_boost_round`` rounds on a Dataset from :meth:`build_dataset`.
 
         ``init_model`` (a fitted LambdaRanker's booster) continues training from it instead
@@ -353,8 +340,7 @@ class LambdaRanker(BaseEstimator):
         """
         import lightgbm as lgb
 
-        with data.lock:
-            dataset = data.prepare(self.label_levels, self._checked_group_size())
+        with data.checkout(self.label_levels, self._checked_group_size()) as dataset:
             self.booster_ = lgb.train(
                 self.lightgbm_params(),
                 dataset,
@@ -362,7 +348,7 @@ class LambdaRanker(BaseEstimator):
                 init_model=init_model,
                 keep_training_booster=True,
             )
-        self.n_features_in_ = int(dataset.num_feature())
+            self.n_features_in_ = int(dataset.num_feature())
         return self
 
     def fit(

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import json
 import os
 import re
@@ -93,6 +92,12 @@ def folder_bytes(path: Path) -> int:
             with contextlib.suppress(OSError):  # removed while walking (a live campaign)
                 total += os.lstat(os.path.join(root, name)).st_size
     return total
+
+
+#: LightGBM's line after a text model's last tree, and how far from the end it is looked for
+#: (the parameters and feature importances LightGBM writes after it take a few KB).
+_END_OF_TREES = b"end of trees"
+_TAIL_BYTES = 1 << 20
 
 
 class BoosterStore:
@@ -163,10 +168,19 @@ class BoosterStore:
             return None
         import lightgbm as lgb
 
-        try:  # LightGBM prints its own "[Fatal]" line: keep the output clean
-            with contextlib.redirect_stdout(io.StringIO()):
-                return lgb.Booster(model_file=str(path))
-        except lgb.basic.LightGBMError:
+        # A file this store wrote is whole (saved, then renamed), so one without LightGBM's
+        # closing line was cut short (a full disk, a copy): skipped here, without letting
+        # LightGBM print its "[Fatal]" line. Its stdout is not redirected instead: that is the
+        # whole process's, and the trials of thread workers load boosters while the
+        # campaign's view writes, so a redirect would swallow the view's lines, or leave
+        # sys.stdout pointing at a buffer when two overlapped
+        try:
+            with path.open("rb") as fh:
+                fh.seek(max(0, path.stat().st_size - _TAIL_BYTES))
+                if _END_OF_TREES not in fh.read():
+                    return None
+            return lgb.Booster(model_file=str(path))
+        except (lgb.basic.LightGBMError, OSError):
             return None
 
     def latest_below(self, key: str, size: int) -> tuple[Any | None, int]:

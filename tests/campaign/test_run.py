@@ -556,7 +556,7 @@ def test_local_dask_workers_with_scattered_data(data_root: Path, runs: Path) -> 
     records = _records(cfg)
     assert len(records) == 10
     assert all(r["info"]["tables_rows"] == 7 for r in records)
-    # every trial ran in a worker process, none here (on a loaded machine one worker may get
+    # every trial ran in a Dask worker, none here (on a loaded machine one worker may get
     # them all, so the number of distinct workers is not asserted)
     here = f"{socket.gethostname()}:{os.getpid()}"
     assert all(r["worker"] and r["worker"] != here for r in records)

@@ -52,6 +52,25 @@ def test_save_find_prune(tmp_path: Path, booster: lgb.Booster) -> None:
     assert store.sizes(key) == [12]
 
 
+def test_a_cut_short_booster_is_skipped_quietly_and_stdout_kept(
+    tmp_path: Path, booster: lgb.Booster, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Thread workers load boosters while the campaign's view prints: loading must neither
+    print LightGBM's error line nor swap the process's sys.stdout for a while."""
+    import sys
+
+    store = BoosterStore(tmp_path / "boosters")
+    key = booster_key({"a": 1}, 0, "tile")
+    whole = store.save(key, 4, booster).read_text()
+    cut = whole.index("Tree=1")  # in the middle of its trees, before LightGBM's closing line
+    store.path(key, 8).write_text(whole[:cut])
+    before = sys.stdout
+    assert store.load(key, 8) is None
+    assert store.latest_below(key, 36)[1] == 4
+    assert sys.stdout is before
+    assert capsys.readouterr().out == ""
+
+
 def test_keep_only_and_disk(tmp_path: Path, booster: lgb.Booster) -> None:
     store = BoosterStore(tmp_path / "boosters")
     keys = [booster_key({"a": i}, 0, "tile") for i in range(3)]
