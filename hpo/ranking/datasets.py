@@ -224,21 +224,22 @@ class DatasetCache:
             try:
                 value = build()
             except BaseException:
-                self._done_building(key, building)
+                with self._lock:
+                    self._forget_build(key, building)
                 raise
             with self._lock:  # stored and unregistered at once: no thread builds it again
                 self.misses += 1
                 self._entries[key] = (value, keep)
                 while len(self._entries) > self.max_entries:
                     self._entries.popitem(last=False)
-                self._done_building(key, building, locked=True)
+                self._forget_build(key, building)
         return value, False
 
-    def _done_building(self, key: Hashable, building: threading.Lock, locked: bool = False) -> None:
-        """Unregister ``building`` as the lock of ``key`` (not a newer one that replaced it)."""
-        with contextlib.nullcontext() if locked else self._lock:
-            if self._building.get(key) is building:
-                del self._building[key]
+    def _forget_build(self, key: Hashable, building: threading.Lock) -> None:
+        """Unregister ``building`` as the lock of ``key`` (not a newer one that replaced it);
+        the caller holds ``_lock``."""
+        if self._building.get(key) is building:
+            del self._building[key]
 
     def clear(self) -> None:
         """Drop every entry."""
