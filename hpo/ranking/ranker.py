@@ -307,8 +307,16 @@ class LambdaRanker(BaseEstimator):
         def make() -> tuple[Any, tuple[int, int]]:
             if binary is None:
                 return build(), (levels, group_size)
-            # loaded, or built by whichever ranker first wanted the file: fields set anew
-            return binary_dataset(binary, build, load), (0, 0)
+            built: list[bool] = []
+
+            def build_here() -> Any:
+                built.append(True)
+                return build()
+
+            # built here: it holds this ranker's fields; loaded (or built by another ranker,
+            # maybe with other ones): they are set at its first checkout
+            dataset = binary_dataset(binary, build_here, load)
+            return dataset, ((levels, group_size) if built else (0, 0))
 
         return RankingData(
             make,

@@ -122,3 +122,29 @@ def test_overlapping_trials_grow_the_boosters_of_trials_one_at_a_time() -> None:
         assert np.array_equal(
             dataset.get_label(), relevance_labels(y, qid, 4)[ranker(0).row_order(y, qid).order]
         )
+
+
+def test_a_dataset_built_for_its_file_is_labelled_once(tmp_path: Any, monkeypatch: Any) -> None:
+    """Building a binary Dataset computes its labels; its first checkout must not redo them
+    (a pass over every row at real size), while a copy loaded from the file gets them set."""
+    import hpo.ranking.ranker as ranker_module
+
+    X, y, qid = _rows()
+    calls: list[int] = []
+    real = ranker_module.relevance_labels
+
+    def counted(values: np.ndarray, groups: np.ndarray, levels: int) -> np.ndarray:
+        calls.append(levels)
+        return real(values, groups, levels)
+
+    monkeypatch.setattr(ranker_module, "relevance_labels", counted)
+    ranker = LambdaRanker({"verbose": -1}, num_boost_round=3, seed=0, label_levels=8)
+    order = ranker.row_order(y, qid)
+    data = ranker.bin_rows([(X, np.arange(len(X)))], order, tmp_path / "rows.bin")
+    assert (tmp_path / "rows.bin").exists()
+    assert calls == [8]  # the build
+    with data.checkout(8, ranker.max_group_size):
+        assert calls == [8]
+        with data.checkout(8, ranker.max_group_size) as second:  # overlap: loaded from the file
+            assert calls == [8, 8]
+            assert second.get_label().max() == 7
