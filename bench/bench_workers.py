@@ -96,7 +96,10 @@ def main() -> None:
     )
     try:
         time.sleep(5)
-        results.append(_campaign(args, "dask2", ["--dask-scheduler", address]))
+        # the campaign cannot see the workers' cores: one LightGBM thread per trial, as each
+        # worker process has one core's share (README, "Scaling out with Dask")
+        dask_args = ["--dask-scheduler", address, "--threads", "1"]
+        results.append(_campaign(args, "dask2", dask_args))
     finally:
         for proc in reversed(procs):
             proc.terminate()
