@@ -233,6 +233,9 @@ class RankerObjective:
             metrics.update(fit.metrics)
             for part, value in fit.seconds.items():
                 seconds[part] += value
+            # the next family trains without this one's booster: a LightGBM Booster keeps its
+            # tree learner's buffers (histograms of every leaf) for as long as it lives
+            del fit, init
         missing = [c for c in s.collections if c not in metrics]
         if missing:
             where = "valid graphs" if fold is None else f"graphs in fold {fold}"
