@@ -249,9 +249,8 @@ def test_a_family_trains_after_the_previous_familys_booster_is_freed(
 ) -> None:
     """A trial's families train one after the other; a LightGBM Booster keeps its tree
     learner's buffers while it lives, so the first family's must be gone before the next
-    trains (a trial's peak is then one family's, not the sum: 294 against 358 MiB at real
-    size, bench/README.md)."""
-    import gc
+    trains (a trial's peak is then one family's, not the sum: bench/README.md, "One worker
+    against two at the default caps")."""
     import weakref
 
     import hpo.campaign.objective as objective_module
@@ -260,8 +259,7 @@ def test_a_family_trains_after_the_previous_familys_booster_is_freed(
     boosters: list[weakref.ref] = []
     alive_at_start: list[int] = []
 
-    def watched(*args, **kwargs):
-        gc.collect()
+    def watched(*args, **kwargs):  # no gc.collect(): a campaign frees by reference counts
         alive_at_start.append(sum(ref() is not None for ref in boosters))
         fit = real(*args, **kwargs)
         boosters.append(weakref.ref(fit.ranker.booster_))
