@@ -45,7 +45,13 @@ from hpo.features.table import FeatureTable, by_family
 from hpo.ranking.datasets import DatasetCache
 from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.folds import assign_folds, fold_index, fold_rows, labeled_table
-from hpo.ranking.training import DEFAULT_FIXED_ROUNDS, sample_configs, select_rows, train_family
+from hpo.ranking.training import (
+    DEFAULT_FIXED_ROUNDS,
+    booster_columns,
+    sample_configs,
+    select_rows,
+    train_family,
+)
 from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size, trial_budget
 from hpo.runs.folder import this_worker
 
@@ -197,9 +203,11 @@ class RankerObjective:
             else:
                 rounds = size
                 init, done = (None, 0) if store is None else store.latest_below(key, rounds)
-                if init is not None and init.num_feature() != len(train.feature_names):
-                    # saved before boosters read every column (a resumed older run): it
-                    # cannot continue on a Dataset of all columns, so the trial starts afresh
+                width = booster_columns(train.feature_names).size
+                if init is not None and init.num_feature() != width:
+                    # saved before boosters read every column (a resumed older run) or before
+                    # a feature version added columns: it cannot continue on today's Dataset,
+                    # so the trial starts afresh
                     init, done = None, 0
             fit = train_family(
                 train,

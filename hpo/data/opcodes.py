@@ -7,11 +7,12 @@ features that count these opcodes stay valid (if less sharp) should an id differ
 
 from __future__ import annotations
 
-__all__ = ["CONVOLUTION", "DOT", "N_OPCODES", "PARAMETER", "RESHAPE", "TRANSPOSE"]
+__all__ = ["CONVOLUTION", "DOT", "FUSION", "N_OPCODES", "PARAMETER", "RESHAPE", "TRANSPOSE"]
 
 N_OPCODES = 121  # ids 0..120; 0 never occurs in real files
 CONVOLUTION = 26
 DOT = 34
+FUSION = 41
 PARAMETER = 63
 RESHAPE = 75
 TRANSPOSE = 98

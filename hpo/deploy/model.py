@@ -259,8 +259,8 @@ def _load_families(
         if entry.get("prior") is not None:
             where_prior = f"{meta_file}: {where}{family}"
             prior = LearnedPrior.from_dict(entry["prior"], where_prior)
-            at = prior.positions_in(names, where_prior)
-            prior_columns = tuple(int(columns[p]) for p in at)  # among the family's columns
+            # among the family's columns: the prior may read columns the booster does not
+            prior_columns = tuple(prior.positions_in(feature_names(family, spec), where_prior))
         families[family] = FamilyModel(
             family,
             booster,

@@ -19,7 +19,7 @@ import numpy as np
 
 from hpo.deploy.retrain import ExportOptions
 from hpo.errors import UsageError
-from hpo.features import FeatureSpec, by_family
+from hpo.features import FeatureSpec, by_family, is_prior_only
 from hpo.features.store import read_rows
 from hpo.features.table import FeatureTable, feature_names
 from hpo.ranking.training import feature_columns
@@ -55,10 +55,12 @@ def booster_columns(
 ) -> list[str]:
     """Names of the columns the booster in ``model_file`` reads.
 
-    Every column of the family when the booster reads as many features (today's boosters),
-    else :func:`used_columns` (boosters of older runs, trained on the selected columns only).
+    Every column of the family but those only the learned prior reads
+    (:func:`hpo.features.is_prior_only`) when the booster reads as many features (today's
+    boosters), else :func:`used_columns` (boosters of older runs, trained on the selected
+    columns only).
     """
-    names = list(feature_names(family, spec))
+    names = [n for n in feature_names(family, spec) if not is_prior_only(n)]
     with open(model_file, "rb") as fh:
         header = fh.read(_HEADER_BYTES).decode("utf-8", errors="replace")
     found = re.search(r"^max_feature_idx=(\d+)\s*$", header, re.MULTILINE)

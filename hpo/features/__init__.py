@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hpo.features.build import ExtractOptions, build_tables
 from hpo.features.layout import extract_layout_features, layout_feature_names
+from hpo.features.layout_op_class import is_prior_only
 from hpo.features.relative import relative_features
 from hpo.features.rows import GraphRows
 from hpo.features.sampling import SampleCaps, SampleRule
@@ -39,6 +40,7 @@ __all__ = [
     "extraction_jobs",
     "family_of",
     "feature_names",
+    "is_prior_only",
     "layout_feature_names",
     "relative_features",
     "tile_feature_names",

@@ -27,6 +27,7 @@ from hpo.data.load import LayoutGraph, iter_config_chunks
 from hpo.data.opcodes import CONVOLUTION, DOT, RESHAPE, TRANSPOSE
 from hpo.features.graph import graph_descriptor, graph_descriptor_names
 from hpo.features.hashing import hash_int8_rows
+from hpo.features.layout_op_class import is_prior_only
 from hpo.features.layout_partial import disagree, mask_bits, pack, read_block
 from hpo.features.layout_second_order import (
     SECOND_ORDER_GROUPS,
@@ -79,6 +80,9 @@ _PER_CONFIG_GROUPS: dict[str, str] = {
     "log_pattern_count": "pattern",
 }
 _PER_CONFIG = list(_PER_CONFIG_GROUPS)
+#: Per-config columns with relative versions: all but the prior's own (they get none: no
+#: booster reads them, and the prior standardizes within graphs itself).
+_RELATIVE_OF = np.array([not is_prior_only(n) for n in _PER_CONFIG])
 _STATIC = [
     "log_n_config_nodes",
     "log_config_volume",
@@ -95,7 +99,7 @@ def layout_feature_names(spec: FeatureSpec) -> list[str]:
     """Column names of :func:`extract_layout_features` under ``spec``."""
     names = list(_PER_CONFIG) + _STATIC
     if spec.relative:
-        names += relative_names(_PER_CONFIG)
+        names += relative_names([n for n, r in zip(_PER_CONFIG, _RELATIVE_OF, strict=True) if r])
     if spec.graph_descriptor:
         names += graph_descriptor_names()
     return names
@@ -346,7 +350,8 @@ def layout_rows(
     )
     parts = [per_config.astype(np.float32), np.broadcast_to(static, (k, static.size))]
     if spec.relative:
-        parts.append(relative_features(per_config, reference=reference))
+        ref = None if reference is None else reference[:, _RELATIVE_OF]
+        parts.append(relative_features(per_config[:, _RELATIVE_OF], reference=ref))
     if spec.graph_descriptor:
         desc = graph_descriptor(graph.node_opcode, graph.edge_index, graph.node_feat, collection)
         parts.append(np.broadcast_to(desc, (k, desc.size)))

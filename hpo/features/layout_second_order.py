@@ -40,6 +40,7 @@ from hpo.features.layout_cost_estimate import (
     EstimateInputs,
     cost_estimate_columns,
 )
+from hpo.features.layout_op_class import OP_CLASS_GROUPS, op_class_columns, op_class_of
 from hpo.features.layout_partial import (
     MAJOR_BITS,
     MINOR_BITS,
@@ -112,6 +113,8 @@ SECOND_ORDER_GROUPS: dict[str, str] = {
     "so_log_reader_copy_major_bytes": "reader_copy",
     # feature version 3: the same effects priced in bytes and added up (layout_cost_estimate)
     **ESTIMATE_GROUPS,
+    # feature version 5: unweighted byte totals per op class, for the learned prior
+    **OP_CLASS_GROUPS,
 }
 
 # Bytes per element of the one-hot element type columns 2-20 (TpuGraphs featurizer order:
@@ -152,6 +155,7 @@ class SecondOrderStatic:
     perm: np.ndarray  # (nc, 6) transpose permutation (node_feat 31-36)
     comparable: np.ndarray  # (nc,) producer exists and has the first operand's shape
     reader: np.ndarray  # (nc,) read by a non-configurable node
+    op_class: np.ndarray  # (nc,) index into layout_op_class.OP_CLASSES
 
 
 def _operands(edge_index: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -228,6 +232,7 @@ def second_order_static(
         perm=nf[ids, 31:37].astype(np.int8),
         comparable=comparable,
         reader=reader[ids],
+        op_class=op_class_of(ops),
     )
 
 
@@ -366,4 +371,13 @@ def second_order_chunk(
         np.log1p(r_minor_bytes),
         np.log1p(r_major_bytes),
     ]
-    return np.column_stack([*cols, estimates])
+    classes = op_class_columns(
+        padded=padded,
+        op_class=so.op_class,
+        feat_minor=feat_minor,
+        bitcast=bitcast,
+        reader_minor=r_minor,
+        reader_major=r_major,
+        work=work,
+    )
+    return np.column_stack([*cols, estimates, classes])

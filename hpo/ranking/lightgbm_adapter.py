@@ -101,6 +101,10 @@ class TableRows(lgb.Sequence):
     chunk_bytes
         Bytes of float32 rows one read holds (LightGBM's ``batch_size``; default
         :data:`hpo.features.store.CHUNK_BYTES`).
+    columns
+        The table columns the Dataset holds, in order (default all): the booster's columns,
+        which leave out the columns only the learned prior reads
+        (:func:`hpo.features.is_prior_only`).
     """
 
     def __init__(
@@ -108,6 +112,7 @@ class TableRows(lgb.Sequence):
         parts: Sequence[tuple[np.ndarray, np.ndarray]],
         order: np.ndarray,
         chunk_bytes: int | None = None,
+        columns: np.ndarray | None = None,
     ) -> None:
         if not parts:
             raise ValueError("TableRows: no parts")
@@ -115,7 +120,15 @@ class TableRows(lgb.Sequence):
         if len(widths) != 1:
             raise ValueError(f"TableRows: parts have different widths {sorted(widths)}")
         self.tables = [X for X, _ in parts]
-        self.n_columns = widths.pop()
+        width = widths.pop()
+        self.columns = None if columns is None else np.asarray(columns, dtype=np.int64)
+        if (
+            self.columns is not None
+            and self.columns.size
+            and (self.columns.min() < 0 or self.columns.max() >= width)
+        ):
+            raise ValueError(f"TableRows: a column index is outside the tables' {width} columns")
+        self.n_columns = width if self.columns is None else int(self.columns.size)
         sizes = [len(r) for _, r in parts]
         whole = np.concatenate([np.asarray(r, dtype=np.int64) for _, r in parts])
         part = np.repeat(np.arange(len(parts), dtype=np.min_scalar_type(len(parts))), sizes)
@@ -134,13 +147,13 @@ class TableRows(lgb.Sequence):
         """The rows at ``positions`` (Dataset order) as one float32 array."""
         positions = np.asarray(positions, dtype=np.int64)
         if len(self.tables) == 1:
-            return read_rows(self.tables[0], self.row[positions])
+            return read_rows(self.tables[0], self.row[positions], self.columns)
         out = np.empty((positions.size, self.n_columns), dtype=np.float32)
         part = self.part[positions]
         for k, X in enumerate(self.tables):
             at = np.flatnonzero(part == k)
             if at.size:
-                out[at] = read_rows(X, self.row[positions[at]])
+                out[at] = read_rows(X, self.row[positions[at]], self.columns)
         return out
 
     def chunks(self) -> Any:

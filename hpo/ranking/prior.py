@@ -8,7 +8,8 @@ ceiling. A prior that enters the ranking must get its weights from the data it i
 
 The basis is the per-config columns the booster reads, without their relative versions
 (``_dmed``/``_prank``, which standardization makes redundant), plus every log-of-bytes column
-(``log_*``, ``so_log_*``, ``est_log_*``) back on a linear scale (``expm1``). A runtime adds
+(``log_*``, ``so_log_*``, ``est_log_*``, ``oc_log_*``: the per-op-class totals of
+:mod:`hpo.features.layout_op_class`) back on a linear scale (``expm1``). A runtime adds
 up over kernels, so linear totals let a linear model find the weights that logs of totals
 hide. Each basis column is standardized within its graph (minus the graph's mean, over its
 std; 0 where it does not vary), and the target is the log runtime standardized the same way,
@@ -21,6 +22,13 @@ default ones share the weights of every row. Why (issue 19): on unseen graphs of
 one had looked at, xla:random's own weights ranked better (median +0.009 of the noise ceiling,
 better on 7 of 8 laws); nlp:random's were even; the default collections' own weights were
 worse (their labels are mostly noise). bench/README.md, "A prior per random collection".
+
+Only the own weights read the per-op-class byte totals (``oc_log_*``,
+:mod:`hpo.features.layout_op_class`), which no booster reads: on unseen graphs of 8 more laws
+they raised nlp:random's worst share of the noise ceiling from 0.707 to 0.783 and left the
+default collections as they were, where in the trees and the pooled weights they had cost
+the default collections up to 0.011 (bench/README.md, "The per-op-class totals in the random
+collections' prior only").
 
 Fitted inside :func:`hpo.ranking.training.train_family` on the rows the trial trains on,
 saved with the booster (booster store, ``model.json``), so the exported model is the model
@@ -36,13 +44,18 @@ from typing import Any
 
 import numpy as np
 
-from hpo.data.load import is_layout
-from hpo.errors import ConfigError
+from hpo.features.layout_op_class import is_prior_only
 from hpo.features.relative import RELATIVE_SUFFIXES
 from hpo.features.store import read_rows
 from hpo.features.table import FeatureTable
-from hpo.ranking.blend import is_default_collection
 from hpo.ranking.chunks import graph_bounds, row_spans
+from hpo.ranking.learned_prior import (
+    RIDGE,
+    LearnedPrior,
+    basis_design,
+    design_row_bytes,
+    has_own_prior,
+)
 from hpo.ranking.standardize import standardize_within, standardized_spans
 
 __all__ = [
@@ -58,19 +71,7 @@ __all__ = [
     "standardize_within",
 ]
 
-#: Ridge penalty per row (the normal equations are divided by the rows' count); small, it only
-#: keeps collinear columns (a log and its linear twin) from blowing up.
-RIDGE = 1e-2
-_LOG_PREFIXES = ("log_", "so_log_", "est_log_")
-_EXP_CAP = 60.0  # expm1 argument cap: log-bytes columns are < 40, so this only guards inf
-#: float64 arrays of a design's size that :func:`standardize_within` holds at once (the
-#: design, its centred copy, the squares, the result): what a chunk of rows budgets for.
-_DESIGN_COPIES = 4
-
-
-def has_own_prior(collection: str) -> bool:
-    """Whether ``collection`` gets prior weights of its own: the random layout collections."""
-    return is_layout(collection) and not is_default_collection(collection)
+_LOG_PREFIXES = ("log_", "so_log_", "est_log_", "oc_log_")
 
 
 def prior_basis(column_names: Sequence[str]) -> tuple[tuple[int, ...], tuple[bool, ...]]:
@@ -90,118 +91,6 @@ def prior_basis(column_names: Sequence[str]) -> tuple[tuple[int, ...], tuple[boo
             positions.append(i)
             linear.append(True)
     return tuple(positions), tuple(linear)
-
-
-def design_row_bytes(width: int) -> int:
-    """Bytes a row of a ``width``-column design costs while it is standardized: what a chunk
-    of rows (:func:`hpo.ranking.chunks.graph_chunks`) budgets for the prior besides the rows."""
-    return 8 * _DESIGN_COPIES * int(width)
-
-
-def _design(X: np.ndarray, positions: Sequence[int], linear: Sequence[bool]) -> np.ndarray:
-    cols = np.asarray(X[:, list(positions)], dtype=np.float64)  # the basis only, not all of X
-    lin = np.asarray(linear, dtype=bool)
-    if lin.any():
-        cols[:, lin] = np.expm1(np.minimum(cols[:, lin], _EXP_CAP))
-    return cols
-
-
-@dataclass(frozen=True, eq=False)
-class LearnedPrior:
-    """A fitted prior: basis column names (among the booster's), linear flags and weights."""
-
-    names: tuple[str, ...]
-    linear: tuple[bool, ...]
-    coef: np.ndarray
-    ridge: float = RIDGE
-    #: ``{collection: its own prior}`` (:func:`has_own_prior`), on the same basis; other
-    #: collections use these weights. Empty for priors made before it.
-    own: Mapping[str, LearnedPrior] = field(default_factory=dict)
-
-    def for_collection(self, collection: str) -> LearnedPrior:
-        """The prior that scores ``collection``'s graphs: its own, or these pooled weights."""
-        return self.own.get(collection, self)
-
-    def estimate(self, X: np.ndarray, bounds: np.ndarray, positions: Sequence[int]) -> np.ndarray:
-        """The prior of rows ``X`` (graphs cut by ``bounds``), higher = predicted slower.
-
-        ``positions`` are the columns of ``X`` holding :attr:`names`, in order. The float64
-        design is made in bounded pieces (:func:`hpo.ranking.chunks.row_spans`): a test graph
-        of 100,000 configs took about 1 GB of design copies at once.
-        """
-        bounds = np.asarray(bounds, dtype=np.int64)
-        spans = row_spans(bounds, design_row_bytes(len(self.names)))
-        out = np.zeros(X.shape[0])
-
-        def design(a: int, b: int) -> np.ndarray:
-            return _design(X[a:b], positions, self.linear)
-
-        for a, b, z in standardized_spans(bounds, spans, len(self.names), design):
-            # column by column, not ``z @ coef``: a matrix product's rounding depends on where
-            # a row sits in the array, so one graph scored alone (prediction) and among
-            # others (validation) would differ in the last bit and break ties between
-            # duplicate configs differently; elementwise sums give every row the same bits
-            for j, c in enumerate(self.coef):
-                out[a:b] += c * z[:, j]
-        return out
-
-    def positions_in(self, column_names: Sequence[str], where: str) -> list[int]:
-        """Positions of :attr:`names` among ``column_names``.
-
-        Raises
-        ------
-        ConfigError
-            If a basis column is not among them (naming ``where``).
-        """
-        index = {n: i for i, n in enumerate(column_names)}
-        missing = [n for n in self.names if n not in index]
-        if missing:
-            raise ConfigError(f"{where}: the prior reads column '{missing[0]}' the model lacks")
-        return [index[n] for n in self.names]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON data (``model.json``'s family entry, the booster store's sidecar)."""
-        return {
-            "names": list(self.names),
-            "linear": list(self.linear),
-            "coef": [float(c) for c in self.coef],
-            "ridge": self.ridge,
-            **({"collections": {c: p.to_dict() for c, p in self.own.items()}} if self.own else {}),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Any, where: str) -> LearnedPrior:
-        """Read :meth:`to_dict`'s output; one-line :class:`ConfigError` naming ``where``."""
-        try:
-            if not isinstance(data, Mapping):
-                raise TypeError("expected a JSON object")
-            names = tuple(str(n) for n in data["names"])
-            linear = tuple(bool(v) for v in data["linear"])
-            coef = np.asarray(data["coef"], dtype=np.float64)
-            ridge = float(data.get("ridge", RIDGE))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ConfigError(f"{where}: malformed prior ({exc})") from exc
-        if not (len(names) == len(linear) == coef.size) or coef.ndim != 1:
-            raise ConfigError(
-                f"{where}: malformed prior ({len(names)} names, {len(linear)} flags, "
-                f"{coef.size} weights)"
-            )
-        if not np.all(np.isfinite(coef)):
-            raise ConfigError(f"{where}: malformed prior (non-finite weight)")
-        own_data = data.get("collections", {})
-        if not isinstance(own_data, Mapping):
-            raise ConfigError(f"{where}: malformed prior ('collections': expected a JSON object)")
-        own = {}
-        for collection, entry in own_data.items():
-            at = f"{where}: collection '{collection}'"
-            nested = isinstance(entry, Mapping) and "collections" in entry
-            if nested or not has_own_prior(str(collection)):
-                raise ConfigError(f"{at}: malformed prior (no own weights there, or nested)")
-            prior = cls.from_dict(entry, at)
-            if (prior.names, prior.linear) != (names, linear):  # one basis: shared positions
-                raise ConfigError(f"{at}: malformed prior (another basis than the family's)")
-            own[str(collection)] = prior
-        return cls(names, linear, coef, ridge, own)
 
 
 @dataclass
@@ -241,7 +130,7 @@ class _NormalEquations:
         if X.shape[0] == 0:
             return
         y = standardize_within(_log_runtime(target)[:, None], bounds)[:, 0]
-        self.add_standardized(standardize_within(_design(X, positions, linear), bounds), y)
+        self.add_standardized(standardize_within(basis_design(X, positions, linear), bounds), y)
 
 
 def _log_runtime(target: np.ndarray) -> np.ndarray:
@@ -276,20 +165,31 @@ class PriorEquations:
         when nothing is to learn (no basis column among them, no rows, no runtime varies).
 
         A collection of :attr:`own` whose rows teach nothing (one config per graph, equal
-        runtimes) is scored with the pooled weights.
+        runtimes) is scored with the pooled weights. The columns only the prior reads
+        (:func:`hpo.features.is_prior_only`, the per-op-class totals) enter the collections'
+        own weights alone; the pooled weights are 0 there.
         """
         at: dict[int, list[int]] = {}
         for i, c in enumerate(self.columns):
             at.setdefault(c, []).append(i)
         want = [i for c in np.asarray(live, dtype=np.int64).tolist() for i in at.get(c, [])]
-        pooled = self._solve(self.sums, want, ridge)
+        shared = [i for i in want if not is_prior_only(self.names[i])]
+        pooled = self._solve(self.sums, shared, ridge)
         if pooled is None:
             return None
         own = {c: self._solve(sums, want, ridge) for c, sums in self.own.items()}
         mine = {c: p for c, p in own.items() if p is not None}
-        return LearnedPrior(pooled.names, pooled.linear, pooled.coef, ridge, mine)
+        if not mine:
+            return pooled
+        # one basis for every collection (saved once, positions shared): the pooled weights
+        # are 0 on the columns only the collections' own weights read
+        coef = np.zeros(len(want))
+        coef[[want.index(i) for i in shared]] = pooled.coef
+        names = tuple(self.names[i] for i in want)
+        return LearnedPrior(names, tuple(self.linear[i] for i in want), coef, ridge, mine)
 
     def _solve(self, sums: _NormalEquations, want: list[int], ridge: float) -> LearnedPrior | None:
+        """The ridge of basis entries ``want`` (indices into :attr:`names`) on ``sums``."""
         n = sums.rows
         if not want or n == 0 or not sums.signal:
             return None
@@ -331,7 +231,7 @@ def _chunk(
 ) -> np.ndarray:
     """``[log runtime, design]`` of ``rows``: table columns ``read``, the basis at ``positions``."""
     X = read_rows(table.X, rows, read)
-    return np.column_stack([_log_runtime(table.target[rows]), _design(X, positions, linear)])
+    return np.column_stack([_log_runtime(table.target[rows]), basis_design(X, positions, linear)])
 
 
 def family_equations(

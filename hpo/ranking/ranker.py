@@ -260,6 +260,7 @@ class LambdaRanker(BaseEstimator):
         parts: Sequence[tuple[np.ndarray, np.ndarray]],
         order: RowOrder,
         binary: Path | None = None,
+        columns: np.ndarray | None = None,
     ) -> RankingData:
         """Construct the binned LightGBM Dataset of training rows, for :meth:`fit_dataset`.
 
@@ -269,12 +270,13 @@ class LambdaRanker(BaseEstimator):
         Dataset keeps only row indices, from which a continued booster's initial scores are
         predicted chunk by chunk. ``binary``: a binary Dataset file of the same rows and
         :meth:`dataset_key`, loaded when it exists and written otherwise
-        (:func:`hpo.ranking.datasets.binary_dataset`).
+        (:func:`hpo.ranking.datasets.binary_dataset`). ``columns``: the table columns the
+        Dataset holds (default all).
         """
         from hpo.ranking.datasets import binary_dataset
         from hpo.ranking.lightgbm_adapter import ChunkedDataset, TableRows
 
-        rows = TableRows(parts, order.order)
+        rows = TableRows(parts, order.order, columns=columns)
         graph_sizes = np.bincount(order.qid)
         # the closures below make the copies of the cached Dataset, so they hold these values,
         # not this ranker (whose booster would then live as long as the cache entry)

@@ -25,6 +25,7 @@ import numpy as np
 
 from hpo.data.load import is_layout
 from hpo.features.groups import live_columns
+from hpo.features.layout_op_class import is_prior_only
 from hpo.features.table import FeatureTable
 from hpo.ranking.blend import collection_weights, estimate_position
 from hpo.ranking.datasets import binary_path, rows_digest
@@ -132,9 +133,11 @@ class FamilyFit:
     ranker
         The fitted ranker (``ranker.booster_`` is the LightGBM booster).
     columns, column_names
-        The columns the booster reads: every column of the table (indices, names).
+        The columns the booster reads (indices, names): every column of the table but those
+        only the learned prior reads (:func:`booster_columns`).
     live, live_names
-        The columns switched on, the only ones split on: what the learned prior reads.
+        The table columns switched on: the only ones split on, and what the learned prior
+        reads.
     rows
         Training rows used.
     metrics
@@ -163,8 +166,16 @@ class FamilyFit:
     prior: LearnedPrior | None = None
 
 
-def feature_contri(n_columns: int, live: np.ndarray) -> list[float] | None:
-    """LightGBM's ``feature_contri``: gain multiplier 1 for ``live`` columns, 0 for the others.
+def booster_columns(feature_names: Sequence[str]) -> np.ndarray:
+    """The table columns a booster's Dataset holds: all but those only the learned prior
+    reads (:func:`hpo.features.is_prior_only`), in table order."""
+    keep = [j for j, name in enumerate(feature_names) if not is_prior_only(name)]
+    return np.asarray(keep, dtype=np.int64)
+
+
+def feature_contri(columns: np.ndarray, live: np.ndarray) -> list[float] | None:
+    """LightGBM's ``feature_contri`` of a Dataset of table ``columns``: gain multiplier 1 for
+    the ``live`` ones (table indices), 0 for the others.
 
     Why: a feature switch (``use_group_<name>``, ``relative_features``) is a training
     parameter, so one Dataset of all columns serves every switch. A column whose gain is
@@ -175,9 +186,8 @@ def feature_contri(n_columns: int, live: np.ndarray) -> list[float] | None:
     draw differs from one over the live columns. ``None`` when every column is live (the
     parameter is then left out, as before it existed).
     """
-    contri = np.zeros(n_columns)
-    contri[np.asarray(live, dtype=np.int64)] = 1.0
-    return None if contri.all() else contri.tolist()
+    contri = np.isin(np.asarray(columns, dtype=np.int64), np.asarray(live, dtype=np.int64))
+    return None if contri.all() else contri.astype(np.float64).tolist()
 
 
 def _bin_parts(
@@ -185,16 +195,29 @@ def _bin_parts(
     parts: Sequence[tuple[FeatureTable, np.ndarray]],
     seed: int,
     dataset_dir: Path | None,
+    columns: np.ndarray,
 ) -> Any:
-    """The ranker's binned Dataset of the ``(table, rows)`` parts, saved in ``dataset_dir``."""
+    """The ranker's binned Dataset of table ``columns`` of the ``(table, rows)`` parts, saved
+    in ``dataset_dir``."""
     arrays = [(t.X, r) for t, r in parts]
     offsets = np.cumsum([0] + [len(t.graphs) for t, _ in parts])
     order = ranker.row_order(
         np.concatenate([t.target[r] for t, r in parts]),
         np.concatenate([t.group[r] + o for (t, r), o in zip(parts, offsets, strict=False)]),
     )
-    disk = binary_path(dataset_dir, arrays, seed, ranker.dataset_key())
-    return ranker.bin_rows(arrays, order, disk)
+    disk = _binary_file(ranker, arrays, seed, dataset_dir, columns)
+    return ranker.bin_rows(arrays, order, disk, columns)
+
+
+def _binary_file(
+    ranker: LambdaRanker,
+    arrays: Sequence[tuple[np.ndarray, np.ndarray]],
+    seed: int,
+    dataset_dir: Path | None,
+    columns: np.ndarray,
+) -> Path | None:
+    """The binary Dataset file of table ``columns`` of rows ``arrays`` (``(X, rows)``)."""
+    return binary_path(dataset_dir, arrays, seed, (ranker.dataset_key(), columns.tolist()))
 
 
 def save_family_dataset(
@@ -225,12 +248,13 @@ def save_family_dataset(
         hyperparameters, collections, num_boost_round=1, seed=seed, n_threads=n_threads
     )
     rows = select_rows(train, collections)
-    disk = binary_path(dataset_dir, [(train.X, rows)], seed, ranker.dataset_key())
+    columns = booster_columns(train.feature_names)
+    disk = _binary_file(ranker, [(train.X, rows)], seed, dataset_dir, columns)
     if disk is None:
         return None
     if disk.is_file():
         return False
-    _bin_parts(ranker, [(train, rows)], seed, dataset_dir)
+    _bin_parts(ranker, [(train, rows)], seed, dataset_dir, columns)
     return True
 
 
@@ -271,8 +295,8 @@ def train_family(
     chosen = feature_columns(train, hyperparameters) if opt.columns is None else opt.columns
     live = np.asarray(chosen).astype(np.int64)
     live_names = tuple(train.feature_names[j] for j in live)
-    cols = np.arange(len(train.feature_names), dtype=np.int64)
-    names = tuple(train.feature_names)
+    cols = booster_columns(train.feature_names)
+    names = tuple(train.feature_names[j] for j in cols)
     weights = collection_weights(hyperparameters, collections)  # checked before any work
     selected = select_rows(train, collections) if opt.rows is None else np.asarray(opt.rows)
     parts = [(train, selected)] + [(t, select_rows(t, collections)) for t in opt.extra]
@@ -283,12 +307,12 @@ def train_family(
         seed=seed,
         n_threads=opt.n_threads,
     )
-    contri = feature_contri(len(cols), live)
+    contri = feature_contri(cols, live)
     if contri is not None:
         ranker.set_params(params={**(ranker.params or {}), "feature_contri": contri})
 
     def binned() -> Any:
-        return _bin_parts(ranker, parts, seed, opt.dataset_dir)
+        return _bin_parts(ranker, parts, seed, opt.dataset_dir, cols)
 
     def view() -> ValidRows:
         return valid_rows(valid, collections, opt.score_graphs)
@@ -311,7 +335,8 @@ def train_family(
         valid_view = cache.get(vkey, view, keep=valid)[0]
         if blended and opt.rows_return:  # the equations of every column, summed once per
             # row set; a feature switch picks its sub-block (hpo.ranking.prior.PriorEquations)
-            sums = cache.get(("prior", rows_key), lambda: family_equations(parts, cols), keep)[0]
+            every = np.arange(len(train.feature_names), dtype=np.int64)  # the prior's own too
+            sums = cache.get(("prior", rows_key), lambda: family_equations(parts, every), keep)[0]
             learned = None if sums is None else sums.solve(live)
         elif blended:  # rows seen once (a sample per trial): the live columns only
             learned = fit_family_prior(parts, live)

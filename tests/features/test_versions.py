@@ -31,20 +31,32 @@ def test_version_2_names_are_todays_without_the_cost_estimates() -> None:
     assert not any(n.startswith("est_") for n in kept)
     assert kept == [n for n in feature_names("layout", new) if n in kept]
     assert len(kept) == 286  # the width feature version 2 had
-    assert len(feature_names("layout", new)) == 286 + 3 * 5  # 5 estimates, _dmed, _prank
+    # 5 estimates, _dmed, _prank
+    assert len(feature_names("layout", FeatureSpec(version=4))) == 286 + 3 * 5
     assert feature_names("tile", old) == feature_names("tile", FeatureSpec(version=4))
 
 
 def test_version_4_names_are_todays_without_the_tile_readings() -> None:
     old, new = FeatureSpec(version=4), FeatureSpec()
-    assert feature_names("layout", old) == feature_names("layout", new)
+    assert feature_names("layout", old) == feature_names("layout", FeatureSpec(version=5))
     kept, today = feature_names("tile", old), feature_names("tile", new)
     assert not any(n.startswith("tp_") for n in kept)
     assert kept == [n for n in today if n in kept]
     assert len(today) == len(kept) + 2 * 6  # 6 columns and their _dmed
 
 
-@pytest.mark.parametrize("version", [1, 2, 4])
+def test_version_5_names_are_todays_without_the_op_class_totals() -> None:
+    old, new = FeatureSpec(version=5), FeatureSpec()
+    kept, today = feature_names("layout", old), feature_names("layout", new)
+    assert not any(n.startswith("oc_") for n in kept)
+    assert kept == [n for n in today if n in kept]
+    # 12 totals, without relative columns: only the learned prior reads them
+    assert [n for n in today if n not in kept] == [n for n in today if n.startswith("oc_")]
+    assert len(today) == len(kept) + 12
+    assert feature_names("tile", old) == feature_names("tile", new)
+
+
+@pytest.mark.parametrize("version", [1, 2, 4, 5])
 def test_older_version_tables_are_todays_columns(
     tiny_root: Path, tmp_path: Path, version: int
 ) -> None:

@@ -68,20 +68,6 @@ def test_nothing_to_learn_gives_no_prior() -> None:
     assert fit_prior(X[:0], np.zeros(0), np.array([0]), ["log_a", "b"]) is None
 
 
-def test_prior_json_round_trip_and_one_line_errors() -> None:
-    prior = LearnedPrior(("log_a", "b"), (True, False), np.array([0.5, -1.25]))
-    back = LearnedPrior.from_dict(prior.to_dict(), "m.json")
-    assert back.names == prior.names
-    assert back.linear == prior.linear
-    np.testing.assert_array_equal(back.coef, prior.coef)
-    with pytest.raises(ConfigError, match=r"^m.json: malformed prior \(2 names, 2 flags, 1"):
-        LearnedPrior.from_dict({**prior.to_dict(), "coef": [1.0]}, "m.json")
-    with pytest.raises(ConfigError, match=r"^m.json: malformed prior"):
-        LearnedPrior.from_dict([1, 2], "m.json")
-    with pytest.raises(ConfigError, match="the prior reads column 'b' the model lacks"):
-        prior.positions_in(["log_a"], "m.json")
-
-
 def _as_table(X: np.ndarray, runtime: np.ndarray, bounds: np.ndarray, names: list[str]):
     """The rows of :func:`_graphs` as a layout feature table, plus a relative column."""
     sizes = np.diff(bounds)
@@ -286,3 +272,38 @@ def test_own_weights_survive_json_and_bad_ones_are_refused() -> None:
         LearnedPrior.from_dict(default, "m.json")  # the default collections use the pooled ones
     with pytest.raises(ConfigError, match="'layout:nlp:random': malformed prior"):
         LearnedPrior.from_dict({**data, "collections": {"layout:nlp:random": 7}}, "m.json")
+
+
+def test_only_the_random_collections_own_weights_read_the_op_class_totals() -> None:
+    """A column only the prior reads (``oc_*``) enters the random collections' own weights;
+    the pooled ones (the default collections') are those of the basis without it, with 0 there."""
+    table = _three_collections()
+    names = list(table.feature_names)
+    names[1] = "oc_log_b1"  # the second byte total, now a per-op-class total
+    table = dataclasses.replace(table, feature_names=tuple(names))
+    columns = np.arange(len(names))
+    prior = fit_family_prior([(table, np.arange(table.n_rows))], columns)
+    assert prior is not None
+    at = [i for i, n in enumerate(prior.names) if n == "oc_log_b1"]
+    assert len(at) == 2  # the log and its linear twin, in one basis for every collection
+    assert all(own.names == prior.names for own in prior.own.values())
+    np.testing.assert_array_equal(prior.coef[at], 0.0)
+    nlp = prior.own["layout:nlp:random"]  # its law weighs b1 most: its own weights read it
+    assert np.abs(nlp.coef[at]).max() > 0.1
+    # the pooled weights are the fit of the basis without the total (up to the order of the
+    # sums: equations of another width are summed by other matrix products)
+    shared = [i for i in range(len(names)) if names[i] != "oc_log_b1"]
+    without = fit_family_prior([(table, np.arange(table.n_rows))], columns[shared])
+    assert without is not None
+    keep = [i for i, n in enumerate(prior.names) if n != "oc_log_b1"]
+    assert tuple(prior.names[i] for i in keep) == without.names
+    np.testing.assert_allclose(prior.coef[keep], without.coef, rtol=1e-9, atol=1e-12)
+    # with no collection of its own, the basis leaves the total out
+    default = dataclasses.replace(
+        table,
+        graphs=tuple(dataclasses.replace(g, collection="layout:xla:default") for g in table.graphs),
+    )
+    pooled = fit_family_prior([(default, np.arange(default.n_rows))], columns)
+    assert pooled is not None
+    assert not pooled.own
+    assert "oc_log_b1" not in pooled.names

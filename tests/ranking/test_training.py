@@ -9,7 +9,7 @@ import pytest
 
 from hpo.data.load import COLLECTIONS
 from hpo.errors import ConfigError
-from hpo.features import store
+from hpo.features import is_prior_only, store
 from hpo.features.groups import GROUP_PREFIX
 from hpo.features.table import FeatureTable, GraphRef
 from hpo.ranking.blend import (
@@ -200,13 +200,13 @@ def test_estimate_weight_blends_what_is_scored(tiny_tables) -> None:
     assert blended.ranker.booster_.model_to_string() == plain.ranker.booster_.model_to_string()
     prior = blended.prior
     assert prior is not None
-    at = prior.positions_in(blended.column_names, "test")
+    at = prior.positions_in(valid.feature_names, "test")  # columns the booster lacks too
     for s, g in zip(blended.scores, [g for g in valid.graphs if g.labeled], strict=True):
         rows = np.flatnonzero(valid.group == valid.graphs.index(g))
-        X = valid.X[np.ix_(rows, blended.columns)]
+        X = valid.X[rows]
         own = prior.for_collection(g.collection)  # a random collection's own weights
         estimate = own.estimate(X, np.array([0, len(rows)]), at)
-        pred = blend_scores(blended.ranker.predict(X), estimate, None, 50.0)
+        pred = blend_scores(blended.ranker.predict(X[:, blended.columns]), estimate, None, 50.0)
         assert s.metric == pytest.approx(kendall_tau(pred, valid.target[rows]))
     assert blended.metrics != plain.metrics  # a weight this large reorders configs
 
@@ -238,7 +238,7 @@ def test_the_prior_is_fitted_on_the_training_rows_only(tiny_tables) -> None:
     train = tiny_tables[("layout", "train")]
     blended = _fit(tiny_tables, hp={**TINY_HP, WEIGHT_KEY: 1.0})
     assert blended.prior is not None
-    again = fit_family_prior([(train, select_rows(train, LAYOUT))], blended.columns)
+    again = fit_family_prior([(train, select_rows(train, LAYOUT))], blended.live)
     assert again is not None
     np.testing.assert_array_equal(again.coef, blended.prior.coef)
     assert set(again.own) == set(blended.prior.own) == {c for c in LAYOUT if "random" in c}
@@ -302,8 +302,10 @@ def test_bad_estimate_weight_fails_before_training(tiny_tables) -> None:
 
 
 def test_feature_contri_zeroes_dead_columns_only() -> None:
-    assert feature_contri(4, np.array([0, 2])) == [1.0, 0.0, 1.0, 0.0]
-    assert feature_contri(3, np.arange(3)) is None  # all live: the parameter is left out
+    assert feature_contri(np.arange(4), np.array([0, 2])) == [1.0, 0.0, 1.0, 0.0]
+    assert feature_contri(np.arange(3), np.arange(3)) is None  # all live: left out
+    # a Dataset of some table columns: the multipliers follow the Dataset's columns
+    assert feature_contri(np.array([0, 2, 3]), np.array([2, 4])) == [0.0, 1.0, 0.0]
 
 
 @pytest.mark.parametrize("fraction", [1.0, 0.5])
@@ -316,14 +318,14 @@ def test_switched_off_columns_are_never_split_on(tiny_tables, fraction: float) -
     }
     fit = _fit(tiny_tables, hp=hp)
     train = tiny_tables[("layout", "train")]
-    assert list(fit.column_names) == list(train.feature_names)
-    assert fit.ranker.booster_.num_feature() == len(train.feature_names)
-    dead = np.setdiff1d(fit.columns, fit.live)
-    assert dead.size > 0
+    assert list(fit.column_names) == [n for n in train.feature_names if not is_prior_only(n)]
+    assert fit.ranker.booster_.num_feature() == fit.columns.size
+    dead = ~np.isin(fit.columns, fit.live)  # booster positions of switched-off columns
+    assert dead.any()
     assert set(fit.live_names) == {train.feature_names[j] for j in fit.live}
     splits = fit.ranker.booster_.feature_importance("split")
     assert splits[dead].sum() == 0
-    assert splits[fit.live].sum() > 0
+    assert splits[~dead].sum() > 0
 
 
 def test_one_cached_dataset_serves_every_switch(tiny_tables) -> None:
@@ -413,3 +415,26 @@ def test_the_tile_family_trains_with_its_own_objective_and_levels(tiny_tables) -
     )  # fmt: skip
     assert before.ranker.lightgbm_params()["objective"] == "lambdarank"
     assert tile.ranker.booster_.model_to_string() != before.ranker.booster_.model_to_string()
+
+
+def test_no_booster_reads_the_columns_only_the_prior_reads(tiny_tables) -> None:
+    """The per-op-class totals change nothing but the random collections' prior: the trees
+    and the default collections' scores are those of a table without them."""
+    train, valid = tiny_tables[("layout", "train")], tiny_tables[("layout", "valid")]
+    keep = [j for j, n in enumerate(train.feature_names) if not is_prior_only(n)]
+    assert 0 < len(keep) < len(train.feature_names)
+
+    def without(t: FeatureTable) -> FeatureTable:
+        names = tuple(t.feature_names[j] for j in keep)
+        return dataclasses.replace(t, X=np.asarray(t.X)[:, keep], feature_names=names)
+
+    hp = {**TINY_HP, WEIGHT_KEY: 5.0}
+    fit = _fit(tiny_tables, hp=hp)
+    bare = train_family(without(train), without(valid), LAYOUT, hp, rounds=8, seed=0)
+    assert fit.ranker.booster_.model_to_string() == bare.ranker.booster_.model_to_string()
+    assert fit.prior is not None
+    assert any(is_prior_only(n) for n in fit.prior.names)
+    for c in LAYOUT:
+        if c.endswith(":default"):
+            assert fit.metrics[c] == bare.metrics[c]
+    assert any(fit.metrics[c] != bare.metrics[c] for c in LAYOUT if c.endswith(":random"))

@@ -1,0 +1,37 @@
+"""The fitted prior a model carries: its JSON form and the design it scores with."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hpo.errors import ConfigError
+from hpo.ranking.learned_prior import LearnedPrior, basis_design, has_own_prior
+
+
+def test_prior_json_round_trip_and_one_line_errors() -> None:
+    prior = LearnedPrior(("log_a", "b"), (True, False), np.array([0.5, -1.25]))
+    back = LearnedPrior.from_dict(prior.to_dict(), "m.json")
+    assert back.names == prior.names
+    assert back.linear == prior.linear
+    np.testing.assert_array_equal(back.coef, prior.coef)
+    with pytest.raises(ConfigError, match=r"^m.json: malformed prior \(2 names, 2 flags, 1"):
+        LearnedPrior.from_dict({**prior.to_dict(), "coef": [1.0]}, "m.json")
+    with pytest.raises(ConfigError, match=r"^m.json: malformed prior"):
+        LearnedPrior.from_dict([1, 2], "m.json")
+    with pytest.raises(ConfigError, match="the prior reads column 'b' the model lacks"):
+        prior.positions_in(["log_a"], "m.json")
+
+
+def test_the_design_takes_log_columns_back_to_bytes_and_caps_overflow() -> None:
+    X = np.array([[np.log1p(99.0), 2.0], [1e6, 3.0]], dtype=np.float32)
+    design = basis_design(X, [0, 0, 1], [False, True, False])
+    assert design.dtype == np.float64
+    np.testing.assert_allclose(design[0], [np.log1p(99.0), 99.0, 2.0], rtol=1e-6)
+    assert np.isfinite(design).all()  # a huge log is capped, not inf
+
+
+def test_only_the_random_layout_collections_have_weights_of_their_own() -> None:
+    owners = ["layout:xla:random", "layout:nlp:random"]
+    others = ["layout:xla:default", "layout:nlp:default", "tile:xla"]
+    assert [has_own_prior(c) for c in owners + others] == [True, True, False, False, False]
