@@ -1,0 +1,137 @@
+"""Which priors read the per-op-class totals (issue 19): the default's blend on unseen graphs.
+
+For every law (as :mod:`bench_laws`: a tuning root and an unseen root of the same law), the
+space's default configuration is trained once at ``--rounds`` (no booster reads the ``oc_``
+columns, so the trees are the same for every prior below), then the same train rows give
+three priors, and the blend is scored on every labeled graph of the unseen root as a share
+of the noise ceiling, per layout collection:
+
+- ``P0``: no prior reads the ``oc_`` totals (the product before feature version 6);
+- ``P1``: only the random collections' own weights read them (the product since);
+- ``P2``: every prior reads them, the pooled weights of the default collections too;
+
+and ``off`` (the blend off). Then the median and the worst over laws, and each setting's
+largest loss to the better of ``P0`` and ``off``.
+
+    python bench/bench_prior_columns.py --work /tmp/bench/laws --laws 7,8,9,10 \
+        --json /tmp/bench/prior_a.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hpo.features import ExtractOptions, FeatureSpec, build_tables, is_prior_only
+from hpo.ranking.blend import BLEND_KEY, collection_weights
+from hpo.ranking.fit_options import FitOptions
+from hpo.ranking.prior import LearnedPrior, PriorEquations, family_equations
+from hpo.ranking.scoring import select_rows
+from hpo.ranking.spaces import DEFAULT_SPACE, load_space
+from hpo.ranking.training import collection_means, score_table, train_family
+from hpo.synth.law_family import read_law
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_ablation import noise_ceiling  # noqa: E402
+from bench_laws import LABELED, LAYOUT, law_roots  # noqa: E402
+
+SETTINGS = ("off", "P0", "P1", "P2")
+
+
+def _every_prior_reads_them(
+    equations: PriorEquations, live: np.ndarray, p1: LearnedPrior
+) -> LearnedPrior:
+    """``P2``: the pooled weights of the basis with the totals (the collections' own as P1's)."""
+    at: dict[int, list[int]] = {}
+    for i, c in enumerate(equations.columns):
+        at.setdefault(c, []).append(i)
+    want = [i for c in live.tolist() for i in at.get(c, [])]  # as PriorEquations.solve
+    pooled = equations._solve(equations.sums, want, p1.ridge)  # noqa: SLF001 (a bench)
+    assert pooled is not None
+    assert pooled.names == p1.names
+    return LearnedPrior(p1.names, p1.linear, pooled.coef, p1.ridge, dict(p1.own))
+
+
+def judge(law: str, work: Path, scale: str, rounds: int, seed: int) -> dict[str, Any]:
+    """Shares of the ceiling of every setting on one law's unseen graphs."""
+    tuning, unseen = law_roots(work, law, scale)
+    spec, extract = FeatureSpec(), ExtractOptions(cache_dir=work / "cache", n_jobs=1)
+    tables = build_tables(tuning, LAYOUT, LABELED, spec, extract=extract)
+    other = build_tables(unseen, LAYOUT, LABELED, spec, merge_duplicates_in=(), extract=extract)
+    train, valid = tables[("layout", "train")], tables[("layout", "valid")]
+    hp = dict(load_space(DEFAULT_SPACE).get_default_configuration())
+    fit = train_family(train, valid, LAYOUT, {**hp, BLEND_KEY: True}, rounds=rounds, seed=seed,
+                       options=FitOptions(n_threads=1))  # fmt: skip
+    every = np.arange(len(train.feature_names))
+    equations = family_equations([(train, select_rows(train, LAYOUT))], every)
+    assert equations is not None
+    assert fit.prior is not None
+    only = np.array([is_prior_only(n) for n in train.feature_names])
+    p0 = equations.solve(fit.live[~only[fit.live]])
+    p1 = equations.solve(fit.live)
+    assert p0 is not None
+    assert p1 is not None
+    np.testing.assert_allclose(p1.coef, fit.prior.coef)  # P1 is what the trial blended
+    priors = {"off": p0, "P0": p0, "P1": p1, "P2": _every_prior_reads_them(equations, fit.live, p1)}
+    weights = collection_weights(hp, LAYOUT)
+    ceiling = noise_ceiling(unseen, read_law(unseen) or "first-order", LABELED)
+    shares = {}
+    for label, prior in priors.items():
+        weight = 0.0 if label == "off" else weights
+        scores = []
+        for split in LABELED:
+            table = other[("layout", split)]
+            scores += score_table(
+                fit.ranker, table, fit.columns, LAYOUT, weight=weight, prior=prior
+            )
+        means = collection_means(scores, LAYOUT)
+        shares[label] = {c: means[c] / ceiling[c] for c in LAYOUT}
+    return {"shares": shares}
+
+
+def summarize(results: dict[str, Any]) -> None:
+    """Print the median and worst per setting and collection, and the largest losses."""
+    laws = list(results)
+    print(f"{len(laws)} laws: {','.join(laws)}; shares of the noise ceiling")
+    print(f"{'':<22}" + "".join(f"{c[7:]:>13}" for c in LAYOUT))
+    for label in SETTINGS:
+        shares = [results[law]["shares"] for law in laws]
+        t = np.array([[s[label][c] for c in LAYOUT] for s in shares])
+        better = np.array([[max(s["off"][c], s["P0"][c]) for c in LAYOUT] for s in shares])
+        loss = (better - t).max(0)
+        rows = (("median", np.median(t, 0)), ("worst", t.min(0)), ("largest loss", loss))
+        for name, row in rows:
+            print(f"{label + ' ' + name:<22}" + "".join(f"{v:>13.4f}" for v in row))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, required=True, help="folder for roots and cache")
+    parser.add_argument("--laws", default="7,8,9,10,11,12,13,14")
+    parser.add_argument("--scale", default="small", choices=("tiny", "small"))
+    parser.add_argument("--rounds", type=int, default=672)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", type=Path, default=None, help="results, resumed if present")
+    args = parser.parse_args()
+    results: dict[str, Any] = {}
+    if args.json is not None and args.json.is_file():
+        results = json.loads(args.json.read_text())
+    for law in args.laws.split(","):
+        if law not in results:
+            t0 = time.perf_counter()
+            results[law] = judge(law, args.work, args.scale, args.rounds, args.seed)
+            print(f"  law {law}: {time.perf_counter() - t0:.0f} s", flush=True)
+            if args.json is not None:
+                args.json.parent.mkdir(parents=True, exist_ok=True)
+                args.json.write_text(json.dumps(results, indent=1))
+    summarize(results)
+
+
+if __name__ == "__main__":
+    main()
