@@ -51,7 +51,7 @@ from scipy.stats import kendalltau
 
 from hpo.data.load import COLLECTIONS, is_layout, list_graphs
 from hpo.deploy import load_model
-from hpo.features import ExtractOptions, FeatureSpec, build_tables
+from hpo.features import ExtractOptions, FeatureSpec, build_tables, is_prior_only
 from hpo.features import layout as layout_features
 from hpo.features.groups import GROUP_PREFIX, GROUPS, group_of
 from hpo.features.layout_second_order import SECOND_ORDER_GROUPS, second_order_names
@@ -123,13 +123,14 @@ def fit_and_score(
 ) -> tuple[dict[str, dict[str, float]], int]:
     """Metric per collection on each scored part, and the number of columns used."""
     train = variant.train
-    columns = feature_columns(train, variant.hp)
+    live = feature_columns(train, variant.hp)  # the prior reads these ...
+    columns = live[[not is_prior_only(train.feature_names[j]) for j in live]]  # ... trees these
     rows = select_rows(train, LAYOUT)
     ranker = make_ranker(variant.hp, LAYOUT, num_boost_round=rounds, seed=seed, n_threads=threads)
     ranker.fit(train.X[rows][:, columns], train.target[rows], train.group[rows])
     weight = collection_weights(variant.hp, LAYOUT)  # each collection's, as a trial scores
     blended = max(weight.values()) > 0
-    prior = fit_family_prior([(train, rows)], columns) if blended else None  # as training
+    prior = fit_family_prior([(train, rows)], live) if blended else None  # as training
     out = {}
     for part, tables in variant.scored.items():
         scores: list[GraphScore] = []

@@ -205,9 +205,8 @@ class RankerObjective:
                 init, done = (None, 0) if store is None else store.latest_below(key, rounds)
                 width = booster_columns(train.feature_names).size
                 if init is not None and init.num_feature() != width:
-                    # saved before boosters read every column (a resumed older run) or before
-                    # a feature version added columns: it cannot continue on today's Dataset,
-                    # so the trial starts afresh
+                    # saved before boosters read every column (a resumed older run): it
+                    # cannot continue on a Dataset of another width, so the trial starts afresh
                     init, done = None, 0
             fit = train_family(
                 train,

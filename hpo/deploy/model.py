@@ -42,7 +42,7 @@ from hpo.features import (
 )
 from hpo.features.groups import live_columns
 from hpo.ranking.blend import blend_scores, estimate_position, estimate_weight
-from hpo.ranking.prior import LearnedPrior
+from hpo.ranking.learned_prior import LearnedPrior
 
 __all__ = [
     "MODEL_FILE",

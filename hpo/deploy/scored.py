@@ -2,8 +2,9 @@
 
 The objective saves every trial's boosters in the run's store (:mod:`hpo.runs.boosters`);
 :func:`copy_scored_boosters` finds the incumbent's, one per family, at the budget it was
-scored at, and the feature columns each reads: every column of the family (boosters trained
-on one Dataset of all columns, the switched-off ones never split on), or, for boosters of
+scored at, and the feature columns each reads: every column of the family but those only the
+learned prior reads (boosters trained on one Dataset of those columns, the switched-off ones
+never split on), or, for boosters of
 runs made before that, the columns the objective selected from the run's feature spec and
 the feature switches.
 """

@@ -130,7 +130,7 @@ def live_columns(feature_names: Sequence[str], hyperparameters: Mapping[str, Any
     ``relative_features`` switches the relative columns and every ``use_group_<name>`` the
     group ``<name>``; absent switches are on. Training (:mod:`hpo.ranking.training`) and the
     model loader (:mod:`hpo.deploy.model`) both read it, so a model blends the columns its
-    trial blended even though today's boosters read every column.
+    trial blended even though today's boosters read every column (but the prior's own).
     """
     return columns_for(
         feature_names,

@@ -113,7 +113,7 @@ SECOND_ORDER_GROUPS: dict[str, str] = {
     "so_log_reader_copy_major_bytes": "reader_copy",
     # feature version 3: the same effects priced in bytes and added up (layout_cost_estimate)
     **ESTIMATE_GROUPS,
-    # feature version 5: unweighted byte totals per op class, for the learned prior
+    # feature version 6: unweighted byte totals per op class, for the learned prior only
     **OP_CLASS_GROUPS,
 }
 

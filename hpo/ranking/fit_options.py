@@ -39,7 +39,8 @@ class FitOptions:
     columns
         The live feature columns, the only ones the trees may split on (default: those the
         hyperparameters select, :func:`hpo.ranking.training.feature_columns`). The Dataset
-        and the model hold every column of the table; the others get a zero
+        and the model hold every column of the table but those only the learned prior reads
+        (:func:`hpo.ranking.training.booster_columns`); the others get a zero
         ``feature_contri``.
     cache
         Reuse the binned Dataset and the gathered valid rows across calls (the objective's).

@@ -6,10 +6,10 @@ padded volume (Kendall tau 0.19 against 0.39, one of its terms with the wrong si
 generated data of a law it was not written for, blending it cost up to a third of the noise
 ceiling. A prior that enters the ranking must get its weights from the data it is given.
 
-The basis is the per-config columns the booster reads, without their relative versions
-(``_dmed``/``_prank``, which standardization makes redundant), plus every log-of-bytes column
-(``log_*``, ``so_log_*``, ``est_log_*``, ``oc_log_*``: the per-op-class totals of
-:mod:`hpo.features.layout_op_class`) back on a linear scale (``expm1``). A runtime adds
+The basis is the live per-config columns (those a trial switches on), without their
+relative versions (``_dmed``/``_prank``, which standardization makes redundant), plus every
+log-of-bytes column (``log_*``, ``so_log_*``, ``est_log_*``, ``oc_log_*``: the per-op-class
+totals of :mod:`hpo.features.layout_op_class`) back on a linear scale (``expm1``). A runtime adds
 up over kernels, so linear totals let a linear model find the weights that logs of totals
 hide. Each basis column is standardized within its graph (minus the graph's mean, over its
 std; 0 where it does not vary), and the target is the log runtime standardized the same way,
@@ -175,16 +175,16 @@ class PriorEquations:
         want = [i for c in np.asarray(live, dtype=np.int64).tolist() for i in at.get(c, [])]
         shared = [i for i in want if not is_prior_only(self.names[i])]
         pooled = self._solve(self.sums, shared, ridge)
-        if pooled is None:
-            return None
         own = {c: self._solve(sums, want, ridge) for c, sums in self.own.items()}
         mine = {c: p for c, p in own.items() if p is not None}
         if not mine:
             return pooled
         # one basis for every collection (saved once, positions shared): the pooled weights
-        # are 0 on the columns only the collections' own weights read
+        # are 0 on the columns only the collections' own weights read (all 0 when only those
+        # columns are live: the default collections then get no prior but the own weights do)
         coef = np.zeros(len(want))
-        coef[[want.index(i) for i in shared]] = pooled.coef
+        if pooled is not None:
+            coef[[want.index(i) for i in shared]] = pooled.coef
         names = tuple(self.names[i] for i in want)
         return LearnedPrior(names, tuple(self.linear[i] for i in want), coef, ridge, mine)
 

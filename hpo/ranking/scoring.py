@@ -28,8 +28,8 @@ from hpo.features.store import read_rows
 from hpo.features.table import FeatureTable
 from hpo.ranking.blend import blend_scores, estimate_position
 from hpo.ranking.chunks import graph_bounds, graph_chunks
+from hpo.ranking.learned_prior import LearnedPrior, design_row_bytes
 from hpo.ranking.metrics import TILE_TOP_K, kendall_tau
-from hpo.ranking.prior import LearnedPrior, design_row_bytes
 from hpo.ranking.ranker import LambdaRanker
 
 __all__ = [

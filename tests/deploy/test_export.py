@@ -16,7 +16,7 @@ from hpo.deploy.export import export_model, export_rounds
 from hpo.deploy.model import ExportedModel, load_model
 from hpo.deploy.retrain import ExportOptions
 from hpo.errors import ConfigError, UsageError
-from hpo.features import FEATURE_VERSION
+from hpo.features import FEATURE_VERSION, is_prior_only
 from hpo.runs.history import load_run
 
 
@@ -89,13 +89,14 @@ def test_load_model_and_rank(exported: tuple[Path, Path], tiny_root: Path) -> No
 
 
 def test_relative_features_switch_selects_columns(exported: tuple[Path, Path]) -> None:
-    """The booster reads every column (one Dataset serves every switch, issue 20); a
-    switched-off group is dead, not absent: the trees never split on it."""
+    """The booster reads every column but the prior's own (one Dataset serves every switch,
+    issue 20); a switched-off group is dead, not absent: the trees never split on it."""
     model = load_model(exported[1])
     meta = model.meta
     names = meta["families"]["layout"]["columns"]
     booster = model.families["layout"].booster
     assert booster.num_feature() == len(names)
+    assert not any(is_prior_only(n) for n in names)
     relative = [i for i, n in enumerate(names) if n.endswith(("_dmed", "_prank"))]
     assert relative
     splits = booster.feature_importance("split")

@@ -168,13 +168,16 @@ def _with_prior(folder: Path, prior: LearnedPrior | dict) -> Path:
 
 
 def test_model_predicts_with_its_learned_prior(tiny_root: Path, tmp_path: Path) -> None:
-    """A family entry with a prior blends the prior's estimate, not the estimate column."""
+    """A family entry with a prior blends the prior's estimate, not the estimate column; the
+    prior may read a column the booster does not (the per-op-class totals)."""
     spec = FeatureSpec()
     names = layout_feature_names(spec)
-    used = [n for n in names if not n.startswith("est_")]  # the prior needs no estimate column
+    # the prior needs no estimate column, and no booster reads the prior's own columns
+    used = [n for n in names if not n.startswith(("est_", "oc_"))]
     idx = [names.index(n) for n in used]
     booster = _booster(tiny_root, spec, idx)
-    prior = LearnedPrior(("log_padded_volume", "n_copies"), (True, False), np.array([0.7, -0.2]))
+    basis = ("log_padded_volume", "n_copies", "oc_log_padded_bytes_other")
+    prior = LearnedPrior(basis, (True, False, True), np.array([0.7, -0.2, 0.4]))
     hp = {"relative_features": True, WEIGHT_KEY: 2.5}
     folder = _with_prior(_write_model(tmp_path / "m", booster, used, FEATURE_VERSION, hp), prior)
     model = load_model(folder)

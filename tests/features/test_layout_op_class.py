@@ -1,4 +1,4 @@
-"""Per-op-class byte totals (``oc_*``, feature version 5) on hand-built graphs and arrays."""
+"""Per-op-class byte totals (``oc_*``, feature version 6) on hand-built graphs and arrays."""
 
 from __future__ import annotations
 
@@ -30,36 +30,44 @@ def test_op_classes_of_opcodes() -> None:
 
 
 def test_class_totals_add_up_to_the_padded_bytes() -> None:
-    """Every node is in one class, so the class totals split the padded bytes exactly."""
+    """Every node is in one class, so the class totals split the padded bytes exactly, and each
+    masked total sums its own mask over its own classes (distinct masks: a swap shows)."""
     rng = np.random.default_rng(0)
     k, nc = 5, 9
     padded = rng.uniform(1, 1000, (k, nc))
-    op_class = np.array([0, 1, 2, 3, 4, 5, 0, 2, 5], dtype=np.int8)
-    mask = rng.random((k, nc)) < 0.5
+    work = rng.uniform(1, 50, nc)
+    op_class = np.array([0, 1, 2, 3, 4, 5, 0, 2, 3], dtype=np.int8)
+    masks = {m: rng.random((k, nc)) < 0.5 for m in ("feat", "bitcast", "minor", "major")}
     cols = np.expm1(
         op_class_columns(
             padded=padded,
             op_class=op_class,
-            feat_minor=mask,
-            bitcast=mask,
-            reader_minor=mask,
-            reader_major=~mask,
-            work=np.full(nc, 2.0),
+            feat_minor=masks["feat"],
+            bitcast=masks["bitcast"],
+            reader_minor=masks["minor"],
+            reader_major=masks["major"],
+            work=work,
         )
     )
     names = list(OP_CLASS_GROUPS)
+    assert cols.shape == (k, len(names))
     totals = cols[:, : len(OP_CLASSES)]
     np.testing.assert_allclose(totals.sum(axis=1), padded.sum(axis=1), rtol=1e-9)
-    conv = (op_class == 0)[None]
-    np.testing.assert_allclose(
-        cols[:, names.index("oc_log_feature_minor_bytes_conv")],
-        np.where(conv & mask, padded, 0).sum(axis=1),
-        rtol=1e-9,
-    )
-    convdot = (op_class <= 1)[None]
-    reader = cols[:, names.index("oc_log_reader_minor_bytes_convdot")]
-    reader += cols[:, names.index("oc_log_reader_major_bytes_convdot")]
-    np.testing.assert_allclose(reader, 2.0 * convdot.sum() * np.ones(k), rtol=1e-9)
+
+    def of(classes: tuple[int, ...], mask: np.ndarray, values: np.ndarray) -> np.ndarray:
+        where = np.isin(op_class, classes)[None] & mask
+        return np.where(where, np.broadcast_to(values, (k, nc)), 0.0).sum(axis=1)
+
+    expected = {
+        "oc_log_feature_minor_bytes_conv": of((0,), masks["feat"], padded),
+        "oc_log_feature_minor_bytes_dot": of((1,), masks["feat"], padded),
+        "oc_log_bitcast_bytes_reshape": of((2,), masks["bitcast"], padded),
+        "oc_log_bitcast_bytes_transpose": of((3,), masks["bitcast"], padded),
+        "oc_log_reader_minor_bytes_convdot": of((0, 1), masks["minor"], work[None]),
+        "oc_log_reader_major_bytes_convdot": of((0, 1), masks["major"], work[None]),
+    }
+    for name, want in expected.items():
+        np.testing.assert_allclose(cols[:, names.index(name)], want, rtol=1e-9, err_msg=name)
 
 
 def test_dot_bytes_split_by_the_feature_dim(tmp_path: Path) -> None:

@@ -307,3 +307,9 @@ def test_only_the_random_collections_own_weights_read_the_op_class_totals() -> N
     assert pooled is not None
     assert not pooled.own
     assert "oc_log_b1" not in pooled.names
+    # only the total live: the random collections still get their own weights on it
+    alone = fit_family_prior([(table, np.arange(table.n_rows))], np.array([1]))
+    assert alone is not None
+    assert alone.names == ("oc_log_b1", "oc_log_b1")
+    np.testing.assert_array_equal(alone.coef, 0.0)
+    assert np.abs(alone.own["layout:nlp:random"].coef).max() > 0.1

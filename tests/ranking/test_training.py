@@ -438,3 +438,10 @@ def test_no_booster_reads_the_columns_only_the_prior_reads(tiny_tables) -> None:
         if c.endswith(":default"):
             assert fit.metrics[c] == bare.metrics[c]
     assert any(fit.metrics[c] != bare.metrics[c] for c in LAYOUT if c.endswith(":random"))
+    # the campaign's path (equations of every column summed once, a sub-block solved per
+    # trial) gives the same prior, totals included
+    cached = _fit(tiny_tables, hp=hp, cache=DatasetCache())
+    assert cached.prior is not None
+    assert cached.prior.names == fit.prior.names
+    np.testing.assert_allclose(cached.prior.coef, fit.prior.coef, rtol=1e-9, atol=1e-12)
+    assert cached.metrics == fit.metrics
