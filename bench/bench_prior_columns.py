@@ -10,7 +10,9 @@ of the noise ceiling, per layout collection:
 - ``P1``: only the random collections' own weights read them (the product since);
 - ``P2``: every prior reads them, the pooled weights of the default collections too;
 
-and ``off`` (the blend off). Then the median and the worst over laws, and each setting's
+and ``off`` (the blend off). With ``--ridges``, for each penalty r also ``ridge=r`` (P1 with
+every weight at ridge r) and ``pooled ridge=r`` (P1 with only the pooled weights, those of the
+default collections, at r). Then the median and the worst over laws, and each setting's
 largest loss to the better of ``P0`` and ``off``.
 
     python bench/bench_prior_columns.py --work /tmp/bench/laws --laws 7,8,9,10 \
@@ -41,8 +43,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_ablation import noise_ceiling  # noqa: E402
 from bench_laws import LABELED, LAYOUT, law_roots  # noqa: E402
 
-SETTINGS = ("off", "P0", "P1", "P2")
-
 
 def _every_prior_reads_them(
     equations: PriorEquations, live: np.ndarray, p1: LearnedPrior
@@ -58,7 +58,9 @@ def _every_prior_reads_them(
     return LearnedPrior(p1.names, p1.linear, pooled.coef, p1.ridge, dict(p1.own))
 
 
-def judge(law: str, work: Path, scale: str, rounds: int, seed: int) -> dict[str, Any]:
+def judge(
+    law: str, work: Path, scale: str, rounds: int, seed: int, ridges: tuple[float, ...] = ()
+) -> dict[str, Any]:
     """Shares of the ceiling of every setting on one law's unseen graphs."""
     tuning, unseen = law_roots(work, law, scale)
     spec, extract = FeatureSpec(), ExtractOptions(cache_dir=work / "cache", n_jobs=1)
@@ -79,6 +81,12 @@ def judge(law: str, work: Path, scale: str, rounds: int, seed: int) -> dict[str,
     assert p1 is not None
     np.testing.assert_allclose(p1.coef, fit.prior.coef)  # P1 is what the trial blended
     priors = {"off": p0, "P0": p0, "P1": p1, "P2": _every_prior_reads_them(equations, fit.live, p1)}
+    for r in ridges:
+        every_at_r = equations.solve(fit.live, r)
+        assert every_at_r is not None
+        priors[f"ridge={r:g}"] = every_at_r
+        pooled = LearnedPrior(p1.names, p1.linear, every_at_r.coef, r, dict(p1.own))
+        priors[f"pooled ridge={r:g}"] = pooled
     weights = collection_weights(hp, LAYOUT)
     ceiling = noise_ceiling(unseen, read_law(unseen) or "first-order", LABELED)
     shares = {}
@@ -99,15 +107,15 @@ def summarize(results: dict[str, Any]) -> None:
     """Print the median and worst per setting and collection, and the largest losses."""
     laws = list(results)
     print(f"{len(laws)} laws: {','.join(laws)}; shares of the noise ceiling")
-    print(f"{'':<22}" + "".join(f"{c[7:]:>13}" for c in LAYOUT))
-    for label in SETTINGS:
+    print(f"{'':<32}" + "".join(f"{c[7:]:>13}" for c in LAYOUT))
+    for label in results[laws[0]]["shares"]:
         shares = [results[law]["shares"] for law in laws]
         t = np.array([[s[label][c] for c in LAYOUT] for s in shares])
         better = np.array([[max(s["off"][c], s["P0"][c]) for c in LAYOUT] for s in shares])
         loss = (better - t).max(0)
         rows = (("median", np.median(t, 0)), ("worst", t.min(0)), ("largest loss", loss))
         for name, row in rows:
-            print(f"{label + ' ' + name:<22}" + "".join(f"{v:>13.4f}" for v in row))
+            print(f"{label + ' ' + name:<32}" + "".join(f"{v:>13.4f}" for v in row))
 
 
 def main() -> None:
@@ -118,6 +126,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=672)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=None, help="results, resumed if present")
+    parser.add_argument("--ridges", default="", help="comma list of ridge penalties to add")
     args = parser.parse_args()
     results: dict[str, Any] = {}
     if args.json is not None and args.json.is_file():
@@ -125,7 +134,8 @@ def main() -> None:
     for law in args.laws.split(","):
         if law not in results:
             t0 = time.perf_counter()
-            results[law] = judge(law, args.work, args.scale, args.rounds, args.seed)
+            ridges = tuple(float(r) for r in args.ridges.split(",") if r)
+            results[law] = judge(law, args.work, args.scale, args.rounds, args.seed, ridges)
             print(f"  law {law}: {time.perf_counter() - t0:.0f} s", flush=True)
             if args.json is not None:
                 args.json.parent.mkdir(parents=True, exist_ok=True)
