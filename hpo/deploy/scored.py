@@ -20,9 +20,10 @@ import numpy as np
 
 from hpo.deploy.retrain import ExportOptions
 from hpo.errors import UsageError
-from hpo.features import FeatureSpec, by_family, is_prior_only
+from hpo.features import FeatureSpec, by_family
 from hpo.features.store import read_rows
 from hpo.features.table import FeatureTable, feature_names
+from hpo.ranking.training import booster_columns as table_booster_columns
 from hpo.ranking.training import feature_columns
 from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
 from hpo.runs.history import RunHistory, Trial
@@ -56,12 +57,13 @@ def booster_columns(
 ) -> list[str]:
     """Names of the columns the booster in ``model_file`` reads.
 
-    Every column of the family but those only the learned prior reads
-    (:func:`hpo.features.is_prior_only`) when the booster reads as many features (today's
-    boosters), else :func:`used_columns` (boosters of older runs, trained on the selected
-    columns only).
+    Every column of the family but those only the learned prior reads (the rule training
+    bins by, :func:`hpo.ranking.training.booster_columns`) when the booster reads as many
+    features (today's boosters), else :func:`used_columns` (boosters of older runs, trained
+    on the selected columns only).
     """
-    names = [n for n in feature_names(family, spec) if not is_prior_only(n)]
+    every = feature_names(family, spec)
+    names = [every[j] for j in table_booster_columns(every)]
     with open(model_file, "rb") as fh:
         header = fh.read(_HEADER_BYTES).decode("utf-8", errors="replace")
     found = re.search(r"^max_feature_idx=(\d+)\s*$", header, re.MULTILINE)
