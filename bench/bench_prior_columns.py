@@ -55,7 +55,7 @@ def _every_prior_reads_them(
     pooled = equations._solve(equations.sums, want, p1.ridge)  # noqa: SLF001 (a bench)
     assert pooled is not None
     assert pooled.names == p1.names
-    return LearnedPrior(p1.names, p1.linear, pooled.coef, p1.ridge, dict(p1.own))
+    return LearnedPrior(p1.names, p1.linear, pooled.coef, p1.ridge, dict(p1.own), p1.additive)
 
 
 def judge(
@@ -85,7 +85,7 @@ def judge(
         every_at_r = equations.solve(fit.live, r)
         assert every_at_r is not None
         priors[f"ridge={r:g}"] = every_at_r
-        pooled = LearnedPrior(p1.names, p1.linear, every_at_r.coef, r, dict(p1.own))
+        pooled = LearnedPrior(p1.names, p1.linear, every_at_r.coef, r, dict(p1.own), p1.additive)
         priors[f"pooled ridge={r:g}"] = pooled
     weights = collection_weights(hp, LAYOUT)
     ceiling = noise_ceiling(unseen, read_law(unseen) or "first-order", LABELED)

@@ -63,6 +63,10 @@ class LearnedPrior:
     #: ``{collection: its own prior}`` (:func:`has_own_prior`), on the same basis; other
     #: collections use these weights. Empty for priors made before it.
     own: Mapping[str, LearnedPrior] = field(default_factory=dict)
+    #: True: the estimate is the design times the weights, columns as they are (the additive
+    #: fit of :mod:`hpo.ranking.additive`); False: each column standardized within its graph
+    #: first (priors made before it, which :meth:`from_dict` reads without the key).
+    additive: bool = False
 
     def for_collection(self, collection: str) -> LearnedPrior:
         """The prior that scores ``collection``'s graphs: its own, or these pooled weights."""
@@ -87,10 +91,17 @@ class LearnedPrior:
                 tuple(self.linear[j] for j in used),
                 self.coef[used],
                 self.ridge,
+                additive=self.additive,
             )
             return part.estimate(X, bounds, [positions[j] for j in used.tolist()])
         spans = row_spans(bounds, design_row_bytes(len(self.names)))
         out = np.zeros(X.shape[0])
+        if self.additive:  # row by row: a graph's pieces need nothing of each other
+            for a, b in spans:
+                d = basis_design(X[a:b], positions, self.linear)
+                for j, c in enumerate(self.coef):  # elementwise, as below
+                    out[a:b] += c * d[:, j]
+            return out
 
         def design(a: int, b: int) -> np.ndarray:
             return basis_design(X[a:b], positions, self.linear)
@@ -125,6 +136,7 @@ class LearnedPrior:
             "linear": list(self.linear),
             "coef": [float(c) for c in self.coef],
             "ridge": self.ridge,
+            **({"additive": True} if self.additive else {}),
             **({"collections": {c: p.to_dict() for c, p in self.own.items()}} if self.own else {}),
         }
 
@@ -138,6 +150,9 @@ class LearnedPrior:
             linear = tuple(bool(v) for v in data["linear"])
             coef = np.asarray(data["coef"], dtype=np.float64)
             ridge = float(data.get("ridge", RIDGE))
+            additive = data.get("additive", False)
+            if not isinstance(additive, bool):
+                raise TypeError("'additive': expected true or false")
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"{where}: malformed prior ({exc})") from exc
         if not (len(names) == len(linear) == coef.size) or coef.ndim != 1:
@@ -157,7 +172,7 @@ class LearnedPrior:
             if nested or not has_own_prior(str(collection)):
                 raise ConfigError(f"{at}: malformed prior (no own weights there, or nested)")
             prior = cls.from_dict(entry, at)
-            if (prior.names, prior.linear) != (names, linear):  # one basis: shared positions
+            if (prior.names, prior.linear, prior.additive) != (names, linear, additive):
                 raise ConfigError(f"{at}: malformed prior (another basis than the family's)")
             own[str(collection)] = prior
-        return cls(names, linear, coef, ridge, own)
+        return cls(names, linear, coef, ridge, own, additive)

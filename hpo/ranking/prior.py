@@ -6,16 +6,20 @@ padded volume (Kendall tau 0.19 against 0.39, one of its terms with the wrong si
 generated data of a law it was not written for, blending it cost up to a third of the noise
 ceiling. A prior that enters the ranking must get its weights from the data it is given.
 
-The basis is the live per-config columns (those a trial switches on), without their
-relative versions (``_dmed``/``_prank``, which standardization makes redundant), plus every
-log-of-bytes column (``log_*``, ``so_log_*``, ``est_log_*``, ``oc_log_*``: the per-op-class
-totals of :mod:`hpo.features.layout_op_class`) back on a linear scale (``expm1``). A runtime adds
-up over kernels, so linear totals let a linear model find the weights that logs of totals
-hide. Each basis column is standardized within its graph (minus the graph's mean, over its
-std; 0 where it does not vary), and the target is the log runtime standardized the same way,
-so the fit orders configs *inside* a graph, as the ranking is scored, whatever each graph's
-scale. The weights are a closed-form ridge (:data:`RIDGE`, relative to the rows' count) on a
-few dozen columns: milliseconds to seconds, negligible next to LightGBM.
+The basis is every live per-config log-of-bytes column (``log_*``, ``so_log_*``,
+``est_log_*``, ``oc_log_*``: the per-op-class totals of :mod:`hpo.features.layout_op_class`;
+relative ``_dmed``/``_prank`` versions left out) back on a linear scale (``expm1``), fitted
+additively (:mod:`hpo.ranking.additive`): a runtime adds up over kernels, so the byte totals
+keep their ratios inside a graph (centred only, the whole graph scaled by one factor) and
+one set of weights adds them up for every graph. The target is the runtime, centred and over
+its std within its graph, so the fit orders configs *inside* a graph, as the ranking is
+scored, whatever each graph's scale. Ridge penalty :data:`RIDGE` per row, on columns scaled
+to a pooled unit root mean square; milliseconds to a second, negligible next to LightGBM.
+Why not every column standardized within its graph (the prior before): that keeps each
+column's order but loses the ratios between totals, and it read counts and shares, which do
+not add up over kernels; on unseen graphs of the laws where the default ranked worst, the
+additive prior alone ranked nlp:random at 0.92 of the noise ceiling against 0.75-0.86
+(bench/README.md, "An additive prior").
 
 Each random layout collection gets weights of its own, fitted on its graphs' rows; the
 default ones share the weights of every row. Why (issue 19): on unseen graphs of 8 laws no
@@ -38,7 +42,7 @@ that was scored. Its output replaces the estimate column in the blend
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +52,7 @@ from hpo.features.layout_op_class import is_prior_only
 from hpo.features.relative import RELATIVE_SUFFIXES
 from hpo.features.store import read_rows
 from hpo.features.table import FeatureTable
+from hpo.ranking.additive import GraphGrams, solve_additive
 from hpo.ranking.chunks import graph_bounds, row_spans
 from hpo.ranking.learned_prior import (
     RIDGE,
@@ -56,7 +61,7 @@ from hpo.ranking.learned_prior import (
     design_row_bytes,
     has_own_prior,
 )
-from hpo.ranking.standardize import standardize_within, standardized_spans
+from hpo.ranking.standardize import GraphMoments, graph_ids, standardize_within
 
 __all__ = [
     "RIDGE",
@@ -75,90 +80,40 @@ _LOG_PREFIXES = ("log_", "so_log_", "est_log_", "oc_log_")
 
 
 def prior_basis(column_names: Sequence[str]) -> tuple[tuple[int, ...], tuple[bool, ...]]:
-    """Which of ``column_names`` the prior reads, and whether each is taken as ``expm1``.
+    """Which of ``column_names`` the prior reads: every per-config log-of-bytes column, back on
+    a linear scale (``expm1``; relative versions left out).
 
-    Returns ``(positions, linear)``: every per-config column once as is, and once more on a
-    linear scale if it is a log column.
+    Returns ``(positions, linear)`` (every flag true). Why only those: the additive fit
+    (:mod:`hpo.ranking.additive`) adds byte totals up as a runtime does; counts, shares and
+    logs do not add up across kernels, and standardized one by one they cost the ratios the
+    totals carry (bench/README.md, "An additive prior").
     """
-    positions: list[int] = []
-    linear: list[bool] = []
-    for i, name in enumerate(column_names):
-        if name.endswith(RELATIVE_SUFFIXES):
-            continue
-        positions.append(i)
-        linear.append(False)
-        if name.startswith(_LOG_PREFIXES):
-            positions.append(i)
-            linear.append(True)
-    return tuple(positions), tuple(linear)
-
-
-@dataclass
-class _NormalEquations:
-    """Running sums of the ridge's normal equations over chunks of rows.
-
-    ``z.T @ z`` and ``z.T @ y`` add up over chunks (only the order of the floating-point sums
-    differs from one product over every row).
-    """
-
-    gram: np.ndarray
-    zy: np.ndarray
-    rows: int = 0
-    signal: bool = False  # some graph has configs of different runtimes
-
-    def merged(self, other: _NormalEquations) -> _NormalEquations:
-        """The equations of both row sets (graphs are standardized on their own, so sums add)."""
-        gram, zy, rows = self.gram + other.gram, self.zy + other.zy, self.rows + other.rows
-        return _NormalEquations(gram, zy, rows, self.signal or other.signal)
-
-    def add_standardized(self, z: np.ndarray, y: np.ndarray) -> None:
-        """Add standardized design rows ``z`` and their standardized targets ``y``."""
-        self.gram += z.T @ z
-        self.zy += z.T @ y
-        self.rows += z.shape[0]
-        self.signal = self.signal or bool(np.any(y))
-
-    def add(
-        self,
-        X: np.ndarray,
-        target: np.ndarray,
-        bounds: np.ndarray,
-        positions: Sequence[int],
-        linear: Sequence[bool],
-    ) -> None:
-        """Add rows ``X`` of whole graphs (cut by ``bounds``), the basis at ``positions``."""
-        if X.shape[0] == 0:
-            return
-        y = standardize_within(_log_runtime(target)[:, None], bounds)[:, 0]
-        self.add_standardized(standardize_within(basis_design(X, positions, linear), bounds), y)
-
-
-def _log_runtime(target: np.ndarray) -> np.ndarray:
-    return np.log(np.maximum(np.asarray(target, dtype=np.float64), 1e-12))
-
-
-def _equations(width: int) -> _NormalEquations:
-    return _NormalEquations(np.zeros((width, width)), np.zeros(width))
+    positions = [
+        i
+        for i, name in enumerate(column_names)
+        if not name.endswith(RELATIVE_SUFFIXES) and name.startswith(_LOG_PREFIXES)
+    ]
+    return tuple(positions), (True,) * len(positions)
 
 
 @dataclass(frozen=True, eq=False)
 class PriorEquations:
-    """The prior's normal equations over every basis column of some table columns.
+    """The additive fit's per-graph sums over every basis column of some table columns.
 
-    A feature switch removes columns from the basis, and the equations of fewer columns are
-    a sub-block of these (each column is standardized on its own), so a campaign sums them
-    once per row set and solves each trial's live columns in microseconds
-    (:meth:`solve`); before, every new set of live columns read and standardized every
-    training row again (about 10 s per trial at 200,000 rows).
+    A feature switch removes columns from the basis, and the sums of fewer columns are a
+    sub-block of these (each graph's columns are centred one by one), so a campaign sums them
+    once per row set and solves each trial's live columns in milliseconds (:meth:`solve`);
+    before, every new set of live columns read every training row again (about 10 s per
+    trial at 200,000 rows).
     """
 
     names: tuple[str, ...]
     columns: tuple[int, ...]
     linear: tuple[bool, ...]
-    sums: _NormalEquations
-    #: ``{collection: the equations of its rows alone}`` for :func:`has_own_prior`'s
-    #: collections; ``sums`` holds every row.
-    own: Mapping[str, _NormalEquations] = field(default_factory=dict)
+    sums: GraphGrams
+    #: ``{collection: the sums of its graphs alone}`` for :func:`has_own_prior`'s
+    #: collections; ``sums`` holds every graph.
+    own: Mapping[str, GraphGrams] = field(default_factory=dict)
 
     def solve(self, live: np.ndarray, ridge: float = RIDGE) -> LearnedPrior | None:
         """The prior of the basis of table columns ``live`` (in ``live``'s order), ``None``
@@ -184,19 +139,46 @@ class PriorEquations:
         # columns are live: the default collections then get no prior but the own weights do)
         coef = np.zeros(len(want))
         if pooled is not None:
-            coef[[want.index(i) for i in shared]] = pooled.coef
+            where = {i: k for k, i in enumerate(want)}
+            coef[[where[i] for i in shared]] = pooled.coef
         names = tuple(self.names[i] for i in want)
-        return LearnedPrior(names, tuple(self.linear[i] for i in want), coef, ridge, mine)
+        linear = tuple(self.linear[i] for i in want)
+        return LearnedPrior(names, linear, coef, ridge, mine, additive=True)
 
-    def _solve(self, sums: _NormalEquations, want: list[int], ridge: float) -> LearnedPrior | None:
-        """The ridge of basis entries ``want`` (indices into :attr:`names`) on ``sums``."""
-        n = sums.rows
-        if not want or n == 0 or not sums.signal:
+    def _solve(self, sums: GraphGrams, want: list[int], ridge: float) -> LearnedPrior | None:
+        """The additive fit of basis entries ``want`` (indices into :attr:`names`) on ``sums``."""
+        coef = solve_additive(sums, want, ridge)
+        if coef is None:
             return None
-        gram = sums.gram[np.ix_(want, want)] / n + ridge * np.eye(len(want))
-        coef = np.linalg.solve(gram, sums.zy[want] / n)
         names = tuple(self.names[i] for i in want)
-        return LearnedPrior(names, tuple(self.linear[i] for i in want), coef, ridge)
+        linear = tuple(self.linear[i] for i in want)
+        return LearnedPrior(names, linear, coef, ridge, additive=True)
+
+
+def _graph_grams(
+    bounds: np.ndarray,
+    spans: Sequence[tuple[int, int]],
+    width: int,
+    values: Callable[[int, int], np.ndarray],
+) -> GraphGrams:
+    """The sums of graphs ``bounds`` from ``values(a, b)``: rows ``[runtime, design]`` of
+    row ranges ``spans`` (which may cut a graph). Two passes, like
+    :func:`hpo.ranking.standardize.standardized_spans`: each graph's means, then its sums."""
+    graph = graph_ids(bounds)
+    moments = GraphMoments.empty(len(bounds) - 1, width + 1)
+    for a, b in spans:
+        moments.add(values(a, b), graph[a:b])
+    grams = GraphGrams.empty(len(bounds) - 1, width)
+    std = np.sqrt(moments.m2[:, 0] / np.maximum(moments.count, 1))
+    varies = std > 1e-9 * np.maximum(np.abs(moments.mean[:, 0]), 1.0)
+    grams.target_std[:] = np.where(varies, std, 0.0)
+    over = np.where(varies, std, 1.0)
+    for a, b in spans:
+        g = graph[a:b]
+        centred = values(a, b) - moments.mean[g]
+        target = np.where(varies[g], centred[:, 0] / over[g], 0.0)
+        grams.add(np.ascontiguousarray(centred[:, 1:]), target, g)
+    return grams
 
 
 def fit_prior(
@@ -215,8 +197,13 @@ def fit_prior(
     positions, linear = prior_basis(column_names)
     if not positions or X.shape[0] == 0:
         return None
-    sums = _equations(len(positions))
-    sums.add(X, target, bounds, positions, linear)
+    runtime = np.asarray(target, dtype=np.float64)
+
+    def rows(a: int, b: int) -> np.ndarray:
+        return np.column_stack([runtime[a:b], basis_design(X[a:b], positions, linear)])
+
+    bounds = np.asarray(bounds, dtype=np.int64)
+    sums = _graph_grams(bounds, [(0, X.shape[0])], len(positions), rows)
     names = tuple(column_names[p] for p in positions)
     equations = PriorEquations(names, positions, linear, sums)
     return equations.solve(np.arange(len(column_names)), ridge)
@@ -229,21 +216,23 @@ def _chunk(
     positions: Sequence[int],
     linear: Sequence[bool],
 ) -> np.ndarray:
-    """``[log runtime, design]`` of ``rows``: table columns ``read``, the basis at ``positions``."""
+    """``[runtime, design]`` of ``rows``: table columns ``read``, the basis at ``positions``."""
     X = read_rows(table.X, rows, read)
-    return np.column_stack([_log_runtime(table.target[rows]), basis_design(X, positions, linear)])
+    runtime = np.asarray(table.target[rows], dtype=np.float64)
+    return np.column_stack([runtime, basis_design(X, positions, linear)])
 
 
 def family_equations(
     parts: Sequence[tuple[FeatureTable, np.ndarray]], columns: np.ndarray
 ) -> PriorEquations | None:
-    """The normal equations of training rows ``parts`` (``(table, rows)``) at ``columns``.
+    """The per-graph sums of training rows ``parts`` (``(table, rows)``) at ``columns``.
 
     The basis is chosen among the names of ``columns`` (:func:`prior_basis`). Each part is
     read twice in spans of about :data:`hpo.features.store.CHUNK_BYTES` of rows
     (:func:`hpo.ranking.chunks.row_spans`: whole graphs, a larger graph in pieces; with
     :func:`hpo.features.store.read_rows`, only the basis columns): once for each graph's
-    moments, once for the standardized rows' sums. No design of a large graph is held whole.
+    means, once for its sums. No design of a large graph is held whole; the sums take
+    ``8 * width**2`` bytes per graph (about 16 KB at 45 basis columns).
     ``None`` when no column is a basis column.
     """
     columns = np.asarray(columns, dtype=np.int64)
@@ -253,9 +242,8 @@ def family_equations(
         return None
     read, inverse = np.unique(np.asarray(positions), return_inverse=True)  # basis columns once
     local = inverse.tolist()
-    width = len(positions) + 1  # the log runtime rides along as column 0
-    row_bytes = 4 * read.size + design_row_bytes(width)
-    by_key: dict[str, _NormalEquations] = {}  # "" holds the rows of no own prior
+    row_bytes = 4 * read.size + design_row_bytes(len(positions) + 1)
+    by_key: dict[str, GraphGrams] = {}  # "" holds the graphs of no own prior
     for table, all_rows in parts:
         all_rows = np.asarray(all_rows, dtype=np.int64)
         graph_keys = [g.collection if has_own_prior(g.collection) else "" for g in table.graphs]
@@ -265,14 +253,15 @@ def family_equations(
         for code in np.unique(row_codes).tolist():
             rows = all_rows[row_codes == code]  # whole graphs: a graph has one collection
             bounds = graph_bounds(table.group[rows])
-            sums = by_key.setdefault(keys[code], _equations(len(positions)))
 
             def chunk(a: int, b: int, table: FeatureTable = table, rows: np.ndarray = rows) -> Any:
                 return _chunk(table, rows[a:b], columns[read], local, linear)
 
-            for _, _, z in standardized_spans(bounds, row_spans(bounds, row_bytes), width, chunk):
-                sums.add_standardized(np.ascontiguousarray(z[:, 1:]), z[:, 0])
-    pooled = _equations(len(positions))
+            spans = row_spans(bounds, row_bytes)
+            grams = _graph_grams(bounds, spans, len(positions), chunk)
+            key = keys[code]
+            by_key[key] = by_key[key].merged(grams) if key in by_key else grams
+    pooled = GraphGrams.empty(0, len(positions))
     for key in sorted(by_key):
         pooled = pooled.merged(by_key[key])
     return PriorEquations(

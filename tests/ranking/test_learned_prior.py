@@ -35,3 +35,31 @@ def test_only_the_random_layout_collections_have_weights_of_their_own() -> None:
     owners = ["layout:xla:random", "layout:nlp:random"]
     others = ["layout:xla:default", "layout:nlp:default", "tile:xla"]
     assert [has_own_prior(c) for c in owners + others] == [True, True, False, False, False]
+
+
+def test_an_additive_prior_adds_the_bytes_up_and_says_so_in_json() -> None:
+    """The additive estimate is the design times the weights; a prior saved before the key
+    (no ``additive``) is the standardized one, and scores as it did."""
+    X = np.log1p(np.array([[100.0, 1.0], [300.0, 2.0], [200.0, 40.0]])).astype(np.float32)
+    bounds = np.array([0, 3])
+    additive = LearnedPrior(("log_a", "log_b"), (True, True), np.array([1.0, 2.0]), additive=True)
+    design = basis_design(X, [0, 1], [True, True])
+    np.testing.assert_array_equal(additive.estimate(X, bounds, [0, 1]), design @ [1.0, 2.0])
+    data = additive.to_dict()
+    assert data["additive"] is True
+    assert LearnedPrior.from_dict(data, "m.json").additive
+    old = {k: v for k, v in data.items() if k != "additive"}  # a model from before
+    standardized = LearnedPrior.from_dict(old, "m.json")
+    assert not standardized.additive
+    assert "additive" not in standardized.to_dict()  # written back as it was
+    z = (design - design.mean(0)) / design.std(0)
+    np.testing.assert_allclose(standardized.estimate(X, bounds, [0, 1]), z @ [1.0, 2.0])
+    # added up, config 1's 200 more bytes of a outweigh config 2's 2 x 38 more of b;
+    # standardized, b's larger relative change wins: the ratios between totals are lost
+    assert np.argmax(additive.estimate(X, bounds, [0, 1])) == 1
+    assert np.argmax(standardized.estimate(X, bounds, [0, 1])) == 2
+    with pytest.raises(ConfigError, match=r"^m.json: malformed prior \('additive'"):
+        LearnedPrior.from_dict({**data, "additive": "yes"}, "m.json")
+    own = {"layout:xla:random": LearnedPrior.from_dict(old, "o").to_dict()}
+    with pytest.raises(ConfigError, match="another basis than the family's"):
+        LearnedPrior.from_dict({**data, "collections": own}, "m.json")

@@ -18,6 +18,7 @@ from hpo.ranking.blend import (
     ESTIMATE_COLUMN,
     WEIGHT_KEY,
     blend_scores,
+    standardized,
 )
 from hpo.ranking.datasets import DatasetCache
 from hpo.ranking.fit_options import FitOptions
@@ -375,7 +376,19 @@ def test_rows_seen_once_fit_the_prior_on_the_live_columns_only(tiny_tables) -> N
     assert direct is not None
     np.testing.assert_array_equal(alone.prior.coef, direct.coef)
     assert shared.prior.names == alone.prior.names
-    np.testing.assert_allclose(shared.prior.coef, alone.prior.coef, rtol=1e-9, atol=1e-12)
+    # the same estimate: the sums of a wider block round differently, and weights of nearly
+    # collinear byte totals move with the rounding (up to 1e-3) where their sum does not
+    rows = select_rows(train, LAYOUT)
+    bounds = np.flatnonzero(np.r_[True, np.diff(train.group[rows]) != 0, True])
+    X = np.asarray(train.X)[rows]
+    for collection in LAYOUT:
+        a, b = shared.prior.for_collection(collection), alone.prior.for_collection(collection)
+        at = a.positions_in(train.feature_names, "test")
+        np.testing.assert_allclose(
+            standardized(a.estimate(X, bounds, at), bounds),
+            standardized(b.estimate(X, bounds, at), bounds),
+            atol=1e-6,
+        )
 
 
 def test_the_tile_family_trains_at_its_own_truncation(tiny_tables) -> None:
