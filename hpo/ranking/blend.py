@@ -27,10 +27,12 @@ weight: 0.
 The default layout collections have their own weight, ``estimate_weight_default_collections``
 (:data:`DEFAULT_WEIGHT_KEY`; ``estimate_weight`` then serves the random ones). Why: a default
 collection's configs differ in a node or two, so most of their labels are noise the trees fit,
-and more so the longer they train. Over 8 laws of the family at the campaign's largest budget
-(672 rounds) weight 3 ranked both default collections better than weight 1 (median and worst),
+and more so the longer they train. With the standardized prior, over 8 laws at the campaign's
+largest budget (672 rounds), weight 3 ranked both default collections better than weight 1
 while the random collections did best at 1 (bench/README.md, "The default at the campaign's
-largest budget"). One weight for both traded one kind against the other.
+largest budget"). Since the prior is additive it ranks better than the trees on most laws, and
+on 8 laws never used before the defaults rose to 10 (random) and 9 (default collections):
+bench/README.md, "The blend's weights with the additive prior".
 
 The tile family has no estimate column and is never blended.
 
