@@ -117,7 +117,10 @@ def fit_new(table, colls, positions, ridge=0.01):
         varies = std > 1e-9 * max(abs(mean), 1.0)
         grams.target_std[k] = std if varies else 0.0
         t = (r - mean) / std if varies else np.zeros_like(r)
-        grams.add(B - B.mean(0), t, np.full(b - a, k))
+        centred = B - B.mean(0)
+        steady = B.std(0) <= 1e-9 * np.maximum(np.abs(B.mean(0)), 1.0)  # as the product:
+        centred[:, steady] = 0.0  # a total constant in the graph is 0, not its rounding
+        grams.add(centred, t, np.full(b - a, k))
     return AD.solve_additive(grams, list(range(len(positions))), ridge)
 
 

@@ -22,12 +22,14 @@ from hpo.ranking.standardize import standardized_spans
 __all__ = ["RIDGE", "LearnedPrior", "basis_design", "design_row_bytes", "has_own_prior"]
 
 #: Ridge penalty per row (the normal equations are divided by the rows' count); small, it only
-#: keeps collinear columns (a log and its linear twin) from blowing up.
+#: keeps nearly collinear byte totals (padded and unpadded bytes of one op class) from blowing
+#: up.
 RIDGE = 1e-2
 _EXP_CAP = 60.0  # expm1 argument cap: log-bytes columns are < 40, so this only guards inf
-#: float64 arrays of a design's size that :func:`hpo.ranking.standardize.standardize_within`
-#: holds at once (the design, its centred copy, the squares, the result): what a chunk of rows
-#: budgets for.
+#: float64 arrays of a design's size held at once while a chunk of rows is fitted or scored:
+#: standardizing (a standardized prior) holds the design, its centred copy, the squares and
+#: the result; the additive fit the design, the same with the runtime, its centred copy and a
+#: contiguous copy of that. What a chunk of rows budgets for.
 _DESIGN_COPIES = 4
 
 
@@ -37,8 +39,8 @@ def has_own_prior(collection: str) -> bool:
 
 
 def design_row_bytes(width: int) -> int:
-    """Bytes a row of a ``width``-column design costs while it is standardized: what a chunk
-    of rows (:func:`hpo.ranking.chunks.graph_chunks`) budgets for the prior besides the rows."""
+    """Bytes a row of a ``width``-column design costs while the prior fits or scores it: what
+    a chunk of rows (:func:`hpo.ranking.chunks.graph_chunks`) budgets for besides the rows."""
     return 8 * _DESIGN_COPIES * int(width)
 
 
@@ -162,6 +164,8 @@ class LearnedPrior:
             )
         if not np.all(np.isfinite(coef)):
             raise ConfigError(f"{where}: malformed prior (non-finite weight)")
+        if additive and not all(linear):  # adding logs up would order nothing sensibly
+            raise ConfigError(f"{where}: malformed prior (an additive prior reads bytes only)")
         own_data = data.get("collections", {})
         if not isinstance(own_data, Mapping):
             raise ConfigError(f"{where}: malformed prior ('collections': expected a JSON object)")

@@ -35,8 +35,10 @@ def _grams(B: np.ndarray, runtime: np.ndarray, bounds: np.ndarray) -> GraphGrams
         grams.target_std[g] = r.std()
     centred = B - np.repeat(np.add.reduceat(B, bounds[:-1]) / np.diff(bounds)[:, None],
                             np.diff(bounds), axis=0)  # fmt: skip
+    sizes = np.sqrt(np.add.reduceat(centred**2, bounds[:-1]) / np.diff(bounds)[:, None])
+    varies = np.repeat(sizes > 1e-9 * np.abs(B[bounds[:-1]]), np.diff(bounds), axis=0)
     target = standardize_within(runtime[:, None], bounds)[:, 0]
-    grams.add(centred, target, graph)
+    grams.add(np.where(varies, centred, 0.0), target, graph)  # constant: 0, as the product
     return grams
 
 
@@ -94,3 +96,12 @@ def test_graphs_whose_runtimes_do_not_vary_teach_nothing() -> None:
     np.testing.assert_allclose(
         solve_additive(grams, [1], ridge=1e-3), solve_additive(alone, [0], ridge=1e-3), rtol=1e-9
     )
+
+
+def test_totals_that_vary_in_no_graph_teach_nothing() -> None:
+    """Runtimes vary but every total is constant inside its graph: no weights, not zeros (a
+    random collection then falls back to the pooled weights)."""
+    B, runtime, bounds = _law(np.random.default_rng(4), 5, np.array([1.0, 2.0]))
+    flat = np.repeat(B[bounds[:-1]], np.diff(bounds), axis=0)  # each graph's first row
+    assert _grams(flat, runtime, bounds).signal
+    assert solve_additive(_grams(flat, runtime, bounds), [0, 1], ridge=1e-3) is None

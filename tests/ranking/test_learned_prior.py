@@ -63,3 +63,9 @@ def test_an_additive_prior_adds_the_bytes_up_and_says_so_in_json() -> None:
     own = {"layout:xla:random": LearnedPrior.from_dict(old, "o").to_dict()}
     with pytest.raises(ConfigError, match="another basis than the family's"):
         LearnedPrior.from_dict({**data, "collections": own}, "m.json")
+
+
+def test_an_additive_prior_of_log_columns_is_refused() -> None:
+    data = LearnedPrior(("log_a",), (False,), np.ones(1)).to_dict()
+    with pytest.raises(ConfigError, match=r"^m.json: malformed prior \(an additive prior reads"):
+        LearnedPrior.from_dict({**data, "additive": True}, "m.json")

@@ -315,3 +315,41 @@ def test_only_the_random_collections_own_weights_read_the_op_class_totals() -> N
     assert alone.names == ("oc_log_b1",)
     np.testing.assert_array_equal(alone.coef, 0.0)
     assert alone.own["layout:nlp:random"].coef[0] > 0  # more bytes, slower
+
+
+def test_the_sums_of_a_chunked_read_are_each_graphs_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Graphs cut into pieces by the chunks: each graph's centred Gram, cross-product with its
+    standardized runtime, rows and runtime std, against numpy on the whole graph."""
+    table = _as_table(*_graphs(np.random.default_rng(9), np.array([3.0, 0.2, 1.0]), n_graphs=5))
+    monkeypatch.setattr(store, "CHUNK_BYTES", (4 * 3 + design_row_bytes(4)) * 7)
+    monkeypatch.setattr(chunks, "MIN_PIECE_ROWS", 1)  # graphs of 20-60 rows in 7-row pieces
+    equations = family_equations([(table, np.arange(table.n_rows))], np.arange(5))
+    assert equations is not None
+    assert equations.names == ("log_b0", "log_b1", "log_b2")
+    sums = equations.own["layout:xla:random"]
+    bounds = np.flatnonzero(np.r_[True, np.diff(table.group) != 0, True])
+    for g, (a, b) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
+        design = np.expm1(table.X[a:b, :3].astype(np.float64))
+        centred = design - design.mean(0)
+        runtime = table.target[a:b]
+        target = (runtime - runtime.mean()) / runtime.std()
+        np.testing.assert_allclose(sums.gram[g], centred.T @ centred, rtol=1e-9)
+        np.testing.assert_allclose(sums.cross[g], centred.T @ target, rtol=1e-7, atol=1e-3)
+        assert sums.count[g] == b - a
+        assert sums.target_std[g] == pytest.approx(runtime.std(), rel=1e-12)
+
+
+def test_a_total_constant_in_every_graph_gets_no_weight_and_changes_no_order() -> None:
+    """A static total (the same in every config of a graph) centres to exactly 0: without
+    that, the rounding of its mean, rescaled to unit size, took a huge weight."""
+    X, runtime, bounds, names = _graphs(np.random.default_rng(11), np.array([3.0, 0.2, 1.0]))
+    sizes = np.diff(bounds)
+    static = np.repeat(np.random.default_rng(12).uniform(10, 20, len(sizes)), sizes)
+    X2 = np.column_stack([X, static]).astype(np.float32)
+    names2 = [*names, "log_static"]
+    prior = fit_prior(X2, runtime, bounds, names2)
+    base = fit_prior(X, runtime, bounds, names)
+    assert prior is not None
+    assert base is not None
+    assert prior.coef[prior.names.index("log_static")] == 0.0
+    np.testing.assert_allclose(prior.coef[:-1], base.coef, rtol=1e-9, atol=1e-15)
