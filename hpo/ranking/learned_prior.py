@@ -7,7 +7,7 @@ training rows, in bounded chunks, is :mod:`hpo.ranking.prior`'s business.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,17 +98,18 @@ class LearnedPrior:
             return part.estimate(X, bounds, [positions[j] for j in used.tolist()])
         spans = row_spans(bounds, design_row_bytes(len(self.names)))
         out = np.zeros(X.shape[0])
-        if self.additive:  # row by row: a graph's pieces need nothing of each other
-            for a, b in spans:
-                d = basis_design(X[a:b], positions, self.linear)
-                for j, c in enumerate(self.coef):  # elementwise, as below
-                    out[a:b] += c * d[:, j]
-            return out
 
         def design(a: int, b: int) -> np.ndarray:
             return basis_design(X[a:b], positions, self.linear)
 
-        for a, b, z in standardized_spans(bounds, spans, len(self.names), design):
+        # additive: the columns as they are, span by span (a graph's pieces need nothing of
+        # each other); otherwise each column standardized within its graph
+        pieces: Iterable[tuple[int, int, np.ndarray]] = (
+            ((a, b, design(a, b)) for a, b in spans)
+            if self.additive
+            else standardized_spans(bounds, spans, len(self.names), design)
+        )
+        for a, b, z in pieces:
             # column by column, not ``z @ coef``: a matrix product's rounding depends on where
             # a row sits in the array, so one graph scored alone (prediction) and among
             # others (validation) would differ in the last bit and break ties between

@@ -169,12 +169,10 @@ def _graph_grams(
     for a, b in spans:
         moments.add(values(a, b), graph[a:b])
     grams = GraphGrams.empty(len(bounds) - 1, width)
-    std = np.sqrt(moments.m2 / np.maximum(moments.count, 1)[:, None])
     # a column constant in its graph (a static total, or a runtime that does not vary) is 0
     # there, not the rounding its mean leaves: the fit rescales every column to unit size, so
-    # rounding would become a column of noise with an enormous weight (the rule of
-    # GraphMoments.standardize)
-    varies = std > 1e-9 * np.maximum(np.abs(moments.mean), 1.0)
+    # rounding would become a column of noise with an enormous weight
+    std, varies = moments.spread()
     grams.target_std[:] = np.where(varies[:, 0], std[:, 0], 0.0)
     over = np.where(varies[:, 0], std[:, 0], 1.0)
     for a, b in spans:

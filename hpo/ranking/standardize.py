@@ -58,12 +58,16 @@ class GraphMoments:
         )
         self.count[g] += sizes
 
+    def spread(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per graph and column: the std, and whether the column varies beyond the rounding
+        its mean leaves (a column that does not is taken as constant: 0 once centred)."""
+        std = np.sqrt(self.m2 / np.maximum(self.count, 1)[:, None])
+        return std, std > 1e-9 * np.maximum(np.abs(self.mean) + 1e-300, 1.0)
+
     def standardize(self, values: np.ndarray, graph: np.ndarray) -> np.ndarray:
         """Rows ``values`` of graphs ``graph`` standardized as :func:`standardize_within` does
         with the graphs' moments."""
-        sizes = np.maximum(self.count, 1)[:, None]
-        std = np.sqrt(self.m2 / sizes)
-        varies = std > 1e-9 * np.maximum(np.abs(self.mean) + 1e-300, 1.0)
+        std, varies = self.spread()
         centred = values - self.mean[graph]
         return np.where(varies[graph], centred / np.where(varies, std, 1.0)[graph], 0.0)
 
