@@ -10,10 +10,11 @@ of the noise ceiling, per layout collection:
 - ``P1``: only the random collections' own weights read them (the product since);
 - ``P2``: every prior reads them, the pooled weights of the default collections too;
 
-and ``off`` (the blend off). With ``--ridges``, for each penalty r also ``ridge=r`` (P1 with
-every weight at ridge r) and ``pooled ridge=r`` (P1 with only the pooled weights, those of the
-default collections, at r). Then the median and the worst over laws, and each setting's
-largest loss to the better of ``P0`` and ``off``.
+and ``off`` (the blend off). With ``--tripled``, also ``P1 default x3`` and ``P2 default x3``:
+the same priors with the default collections' blend weight times 3. With ``--ridges``, for
+each penalty r also ``ridge=r`` (P1 with every weight at ridge r) and ``pooled ridge=r`` (P1
+with only the pooled weights, those of the default collections, at r). Then the median and
+the worst over laws, and each setting's largest loss to the better of ``P0`` and ``off``.
 
     python bench/bench_prior_columns.py --work /tmp/bench/laws --laws 7,8,9,10 \
         --json /tmp/bench/prior_a.json
@@ -31,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from hpo.features import ExtractOptions, FeatureSpec, build_tables, is_prior_only
-from hpo.ranking.blend import BLEND_KEY, collection_weights
+from hpo.ranking.blend import BLEND_KEY, collection_weights, is_default_collection
 from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.prior import LearnedPrior, PriorEquations, family_equations
 from hpo.ranking.scoring import select_rows
@@ -59,7 +60,13 @@ def _every_prior_reads_them(
 
 
 def judge(
-    law: str, work: Path, scale: str, rounds: int, seed: int, ridges: tuple[float, ...] = ()
+    law: str,
+    work: Path,
+    scale: str,
+    rounds: int,
+    seed: int,
+    ridges: tuple[float, ...] = (),
+    tripled: bool = False,
 ) -> dict[str, Any]:
     """Shares of the ceiling of every setting on one law's unseen graphs."""
     tuning, unseen = law_roots(work, law, scale)
@@ -88,10 +95,16 @@ def judge(
         pooled = LearnedPrior(p1.names, p1.linear, every_at_r.coef, r, dict(p1.own), p1.additive)
         priors[f"pooled ridge={r:g}"] = pooled
     weights = collection_weights(hp, LAYOUT)
+    times3 = {c: w * (3.0 if is_default_collection(c) else 1.0) for c, w in weights.items()}
+    weight_of = {label: weights for label in priors} | {"off": 0.0}
+    if tripled:
+        for name in ("P1", "P2"):
+            priors[f"{name} default x3"] = priors[name]
+            weight_of[f"{name} default x3"] = times3
     ceiling = noise_ceiling(unseen, read_law(unseen) or "first-order", LABELED)
     shares = {}
     for label, prior in priors.items():
-        weight = 0.0 if label == "off" else weights
+        weight = weight_of[label]
         scores = []
         for split in LABELED:
             table = other[("layout", split)]
@@ -127,6 +140,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=None, help="results, resumed if present")
     parser.add_argument("--ridges", default="", help="comma list of ridge penalties to add")
+    parser.add_argument("--tripled", action="store_true", help="also the default collections x3")
     args = parser.parse_args()
     results: dict[str, Any] = {}
     if args.json is not None and args.json.is_file():
@@ -135,7 +149,9 @@ def main() -> None:
         if law not in results:
             t0 = time.perf_counter()
             ridges = tuple(float(r) for r in args.ridges.split(",") if r)
-            results[law] = judge(law, args.work, args.scale, args.rounds, args.seed, ridges)
+            results[law] = judge(
+                law, args.work, args.scale, args.rounds, args.seed, ridges, args.tripled
+            )
             print(f"  law {law}: {time.perf_counter() - t0:.0f} s", flush=True)
             if args.json is not None:
                 args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -20,12 +20,14 @@ find a weight for each class from the train split:
   ops are the second-order reader columns minus these at their hand-written weight, so a
   linear model spans both without that weight.
 
-Only the learned prior reads them (:func:`is_prior_only`), and only the random collections'
-own weights: no booster's Dataset holds them and they get no relative columns. Why: over 8
-laws, with the trees splitting on them too and every prior weighing them, nlp:random's worst
-share of the noise ceiling rose from 0.753 to 0.843, but the default collections' median and
-worst fell by up to 0.011; bench/README.md ("The per-op-class totals in the random
-collections' prior only") has the measurement that adopted this narrower use.
+Only the learned prior reads them (:func:`is_prior_only`): no booster's Dataset holds them
+and they get no relative columns. Why: over 8 laws, with the trees splitting on them too and
+every (standardized) prior weighing them, nlp:random's worst share of the noise ceiling rose
+from 0.753 to 0.843, but the default collections' median and worst fell by up to 0.011
+(bench/README.md, "The per-op-class totals in the random collections' prior only"). The
+random collections' own weights read them first; since the prior is additive the default
+collections' pooled weights read them too (bench/README.md, "The conv kernels' padded
+bytes").
 
 Logs of the totals (``log1p``) like every byte column, and the prior takes them back with
 ``expm1``. Every input is a ``(k, nc)`` chunk array or a
@@ -41,14 +43,15 @@ from hpo.data.opcodes import CONVOLUTION, DOT, FUSION, RESHAPE, TRANSPOSE
 __all__ = [
     "OP_CLASSES",
     "OP_CLASS_GROUPS",
-    "PRIOR_ONLY_PREFIX",
+    "PRIOR_ONLY_PREFIXES",
     "is_prior_only",
     "op_class_columns",
     "op_class_of",
 ]
 
-#: Name prefix of the columns only the learned prior reads.
-PRIOR_ONLY_PREFIX = "oc_"
+#: Name prefixes of the columns only the learned prior reads: these totals, and the conv
+#: kernels' padded bytes (``kp_``, :mod:`hpo.features.layout_second_order`, feature version 7).
+PRIOR_ONLY_PREFIXES = ("oc_", "kp_")
 
 #: The op classes the totals are split by, in column order ("other": every remaining op).
 OP_CLASSES = ("conv", "dot", "reshape", "transpose", "fusion", "other")
@@ -69,7 +72,7 @@ OP_CLASS_GROUPS: dict[str, str] = {
 
 def is_prior_only(name: str) -> bool:
     """Whether column ``name`` is read by the learned prior alone, never by a booster."""
-    return name.startswith(PRIOR_ONLY_PREFIX)
+    return name.startswith(PRIOR_ONLY_PREFIXES)
 
 
 def op_class_of(opcodes: np.ndarray) -> np.ndarray:

@@ -17,6 +17,10 @@ where the cost differs by group:
   most-minor positions (a real relayout) and major positions only (a cheap copy);
 - ``reader_copy``: configurable nodes off their default layout read by a non-configurable
   node, which forces a copy.
+- ``kernel_padding`` (feature version 7): conv kernels padded to their element type's tile
+  under the kernel's own layout, in total and where the feature dim is not most minor; read
+  by the learned prior only (:func:`hpo.features.is_prior_only`), so the trees are those of
+  version 6 (bench/README.md, "The conv kernels' padded bytes").
 
 Everything is computed per chunk of configs on ``(k, nc)`` arrays, like the first-order
 features: no Python loop over configs or nodes. Partial layouts (-1 next to fixed dims) are
@@ -115,6 +119,9 @@ SECOND_ORDER_GROUPS: dict[str, str] = {
     **ESTIMATE_GROUPS,
     # feature version 6: unweighted byte totals per op class, for the learned prior only
     **OP_CLASS_GROUPS,
+    # feature version 7: conv kernels padded to the tile under their own layout
+    "kp_log_kernel_bytes_padded": "kernel_padding",
+    "kp_log_kernel_not_minor_bytes_padded": "kernel_padding",
 }
 
 # Bytes per element of the one-hot element type columns 2-20 (TpuGraphs featurizer order:
@@ -146,6 +153,8 @@ class SecondOrderStatic:
     kernel_feature: np.ndarray  # (nc,) conv kernel output-feature dim, -1 otherwise
     kernel_default: np.ndarray  # (nc, 6) kernel operand's default layout, -1 padded
     kernel_bytes: np.ndarray  # (nc,) kernel operand bytes x volume
+    kernel_dims: np.ndarray  # (nc, 6) kernel operand dims (0 without a kernel)
+    kernel_sublanes: np.ndarray  # (nc,) rows of the kernel's hardware tile
     in_dims: np.ndarray  # (nc, 6) first operand dims
     in_rank: np.ndarray  # (nc,)
     in_default: np.ndarray  # (nc, 6) first operand's stored layout, -1 padded
@@ -221,6 +230,8 @@ def second_order_static(
             np.int8
         ),
         kernel_bytes=np.where(has_k, nbytes[s0] * all_volume[s0], 0.0),
+        kernel_dims=np.where(has_k[:, None], all_dims[s0], 0.0),
+        kernel_sublanes=32.0 / np.clip(nbytes[s0], 1.0, 4.0),
         in_dims=in_dims,
         in_rank=in_rank,
         in_default=np.where(has_in[:, None], _stored_layouts(nf, f0, all_rank[f0]), -1).astype(
@@ -298,8 +309,14 @@ def second_order_chunk(
     feat_minor = convdot[None] & (out.minor[..., 0] == so.feature_dim[None])
     not_minor = convdot[None] & ~feat_minor
     has_k = so.kernel_feature >= 0
-    ker0 = read_block(raw[..., 12:18], so.kernel_default).minor[..., 0]
+    ker = read_block(raw[..., 12:18], so.kernel_default).minor
+    ker0 = ker[..., 0]
     ker_minor = has_k[None] & (ker0 == so.kernel_feature[None])
+    # the kernel is a tensor in memory like the output: its layout pads it to the tile too
+    ker_dims = _with_fill(so.kernel_dims, 1.0)
+    ker_ratio = _pad_ratio(_gather(ker_dims, ker0), _gather(ker_dims, ker[..., 1]),
+                           so.kernel_sublanes[None])  # fmt: skip
+    ker_padded = np.where(has_k[None], so.kernel_bytes[None] * ker_ratio, 0.0)
 
     # Transpose: output dim out[0] reads input dim perm[out[0]]; a bitcast when that is the
     # input's most-minor dim. Reshape: when the most-minor runs have the same size.
@@ -380,4 +397,8 @@ def second_order_chunk(
         reader_major=r_major,
         work=work,
     )
-    return np.column_stack([*cols, estimates, classes])
+    kernel_cols = [
+        np.log1p(ker_padded.sum(1)),
+        np.log1p(np.where(ker_minor, 0.0, ker_padded).sum(1)),
+    ]
+    return np.column_stack([*cols, estimates, classes, *kernel_cols])

@@ -15,7 +15,7 @@ from hpo.features.relative import relative_base
 __all__ = ["ADDED_IN_VERSION", "FEATURE_VERSION", "READABLE_VERSIONS", "FeatureSpec"]
 
 #: Bumped whenever any extractor changes its output; part of every cache key and model folder.
-FEATURE_VERSION = 6
+FEATURE_VERSION = 7
 #: For each version, the base-name prefixes of the columns it added. A later version that only
 #: *adds* columns can still serve the runs and models of an earlier one: their rows are
 #: today's rows without the columns added since (version 2 added the second-order ``so_*``
@@ -29,10 +29,17 @@ FEATURE_VERSION = 6
 #: columns (padding and working set under the other reading of a tile's dims, and a working
 #: set with a tile of each kernel input) and left version 4's unchanged. Version 6 added the
 #: per-op-class byte totals ``oc_*`` (:mod:`hpo.features.layout_op_class`), read only by the
-#: random collections' learned prior, and left version 5's unchanged.
-ADDED_IN_VERSION: dict[int, tuple[str, ...]] = {2: ("so_",), 3: ("est_",), 5: ("tp_",), 6: ("oc_",)}
+#: random collections' learned prior, and left version 5's unchanged. Version 7 added the conv
+#: kernels' padded bytes ``kp_*`` (the ``kernel_padding`` group) and left version 6's unchanged.
+ADDED_IN_VERSION: dict[int, tuple[str, ...]] = {
+    2: ("so_",),
+    3: ("est_",),
+    5: ("tp_",),
+    6: ("oc_",),
+    7: ("kp_",),
+}
 #: Versions whose runs can be resumed or exported and whose model folders can be loaded.
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
 
 
 @dataclass(frozen=True, kw_only=True)

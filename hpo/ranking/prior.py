@@ -8,6 +8,7 @@ ceiling. A prior that enters the ranking must get its weights from the data it i
 
 The basis is every live per-config log-of-bytes column (``log_*``, ``so_log_*``,
 ``est_log_*``, ``oc_log_*``: the per-op-class totals of :mod:`hpo.features.layout_op_class`;
+``kp_log_*``: the conv kernels' padded bytes, which no booster reads;
 relative ``_dmed``/``_prank`` versions left out) back on a linear scale (``expm1``), fitted
 additively (:mod:`hpo.ranking.additive`): a runtime adds up over kernels, so the byte totals
 keep their ratios inside a graph (centred only, the whole graph scaled by one factor) and
@@ -27,12 +28,14 @@ one had looked at, xla:random's own weights ranked better (median +0.009 of the 
 better on 7 of 8 laws); nlp:random's were even; the default collections' own weights were
 worse (their labels are mostly noise). bench/README.md, "A prior per random collection".
 
-Only the own weights read the per-op-class byte totals (``oc_log_*``,
-:mod:`hpo.features.layout_op_class`), which no booster reads: on unseen graphs of 8 more laws
-they raised nlp:random's worst share of the noise ceiling from 0.707 to 0.783 and left the
-default collections as they were, where in the trees and the pooled weights they had cost
-the default collections up to 0.011 (bench/README.md, "The per-op-class totals in the random
-collections' prior only").
+The per-op-class byte totals (``oc_log_*``, :mod:`hpo.features.layout_op_class`) and the conv
+kernels' padded bytes (``kp_log_*``) are read by the prior alone, never by a booster: in the
+trees they cost the default collections up to 0.011 of the noise ceiling (bench/README.md,
+"The per-op-class totals in the random collections' prior only", "The conv kernels' padded
+bytes"). First only the random collections' own weights read the totals; with the additive
+prior the pooled weights read them too, which raised nlp:default's median share of the noise
+ceiling 0.872 -> 0.883 and its worst 0.759 -> 0.811 over 8 laws no one had looked at
+(bench/README.md, "The conv kernels' padded bytes").
 
 Fitted inside :func:`hpo.ranking.training.train_family` on the rows the trial trains on,
 saved with the booster (booster store, ``model.json``), so the exported model is the model
@@ -48,7 +51,6 @@ from typing import Any
 
 import numpy as np
 
-from hpo.features.layout_op_class import is_prior_only
 from hpo.features.relative import RELATIVE_SUFFIXES
 from hpo.features.store import read_rows
 from hpo.features.table import FeatureTable
@@ -76,7 +78,7 @@ __all__ = [
     "standardize_within",
 ]
 
-_LOG_PREFIXES = ("log_", "so_log_", "est_log_", "oc_log_")
+_LOG_PREFIXES = ("log_", "so_log_", "est_log_", "oc_log_", "kp_log_")
 
 
 def prior_basis(column_names: Sequence[str]) -> tuple[tuple[int, ...], tuple[bool, ...]]:
@@ -120,27 +122,20 @@ class PriorEquations:
         when nothing is to learn (no basis column among them, no rows, no runtime varies).
 
         A collection of :attr:`own` whose rows teach nothing (one config per graph, equal
-        runtimes) is scored with the pooled weights. The columns only the prior reads
-        (:func:`hpo.features.is_prior_only`, the per-op-class totals) enter the collections'
-        own weights alone; the pooled weights are 0 there.
+        runtimes) is scored with the pooled weights.
         """
         at: dict[int, list[int]] = {}
         for i, c in enumerate(self.columns):
             at.setdefault(c, []).append(i)
         want = [i for c in np.asarray(live, dtype=np.int64).tolist() for i in at.get(c, [])]
-        shared = [i for i in want if not is_prior_only(self.names[i])]
-        pooled = self._solve(self.sums, shared, ridge)
+        pooled = self._solve(self.sums, want, ridge)
         own = {c: self._solve(sums, want, ridge) for c, sums in self.own.items()}
         mine = {c: p for c, p in own.items() if p is not None}
         if not mine:
             return pooled
-        # one basis for every collection (saved once, positions shared): the pooled weights
-        # are 0 on the columns only the collections' own weights read (all 0 when only those
-        # columns are live: the default collections then get no prior but the own weights do)
-        coef = np.zeros(len(want))
-        if pooled is not None:
-            where = {i: k for k, i in enumerate(want)}
-            coef[[where[i] for i in shared]] = pooled.coef
+        # one basis for every collection (saved once, positions shared); no pooled prior
+        # (nothing varies in the pooled rows) scores the default collections at 0
+        coef = np.zeros(len(want)) if pooled is None else pooled.coef
         names = tuple(self.names[i] for i in want)
         linear = tuple(self.linear[i] for i in want)
         return LearnedPrior(names, linear, coef, ridge, mine, additive=True)

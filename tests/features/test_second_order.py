@@ -9,7 +9,7 @@ import pytest
 from graphs import ADD, BF16, F32, S8, extract_columns, mismatch_chain_columns, set_node
 
 from hpo.data.load import list_graphs, load_layout_graph
-from hpo.data.opcodes import DOT, PARAMETER, TRANSPOSE
+from hpo.data.opcodes import CONVOLUTION, DOT, PARAMETER, TRANSPOSE
 from hpo.features import FeatureSpec, extract_layout_features, layout_feature_names
 from hpo.features.layout_second_order import element_bytes, second_order_names
 from hpo.synth.dataset import generate_dataset
@@ -105,6 +105,40 @@ def test_non_configurable_reader_forces_a_copy(tmp_path: Path) -> None:
     configs[2, 0, 0:2] = [0, 1]  # off the default: the add needs a copy
     cols = extract_columns(tmp_path, feat, [PARAMETER, DOT, ADD], [[1, 0], [2, 1]], [1], configs)
     np.testing.assert_array_equal(cols["so_n_reader_copy_minor"], [0, 0, 1])
+
+
+def test_convolution_kernel_is_padded_under_its_own_layout(tmp_path: Path) -> None:
+    """param, kernel param (bf16, 20 x 200) -> conv; nf 100 names the kernel's feature dim (1).
+
+    Dim 1 most minor: 200 lanes pad to 256 and 20 bf16 rows to 32; dim 0 most minor: 20 lanes
+    pad to 128 and 200 rows to 208. Only the second is "not minor" for the matrix unit.
+    """
+    feat = np.zeros((3, 140), dtype=np.float32)
+    set_node(feat, 0, [8, 128])
+    set_node(feat, 1, [20, 200], BF16)
+    set_node(feat, 2, [8, 200])
+    feat[2, 100] = 1
+    configs = np.full((2, 1, 18), -1)
+    configs[0, 0, 12:14] = [1, 0]
+    configs[1, 0, 12:14] = [0, 1]
+    edges = [[2, 0], [2, 1]]
+    cols = extract_columns(tmp_path, feat, [PARAMETER, PARAMETER, CONVOLUTION], edges, [2], configs)
+    padded = np.array([256 * 32 * 2, 128 * 208 * 2])
+    np.testing.assert_allclose(np.expm1(cols["kp_log_kernel_bytes_padded"]), padded, rtol=1e-5)
+    not_minor = np.expm1(cols["kp_log_kernel_not_minor_bytes_padded"])
+    np.testing.assert_allclose(not_minor, [0, padded[1]], rtol=1e-5)
+    # the first reading only knew the unpadded bytes, the same for both layouts
+    np.testing.assert_allclose(np.expm1(cols["so_log_kernel_not_minor_bytes"]), [0, 20 * 200 * 2])
+
+
+def test_no_kernel_no_kernel_bytes(tmp_path: Path) -> None:
+    feat = np.zeros((2, 140), dtype=np.float32)
+    set_node(feat, 0, [64, 128])
+    set_node(feat, 1, [64, 128])
+    configs = np.full((2, 1, 18), -1)
+    configs[1, 0, 0:2] = [0, 1]
+    cols = extract_columns(tmp_path, feat, [PARAMETER, DOT], [[1, 0]], [1], configs)
+    np.testing.assert_array_equal(cols["kp_log_kernel_bytes_padded"], [0, 0])
 
 
 @pytest.mark.parametrize(("n", "nc"), [(1, 1), (5, 5), (50, 20)])

@@ -45,8 +45,8 @@ def test_version_4_names_are_todays_without_the_tile_readings() -> None:
     assert len(today) == len(kept) + 2 * 6  # 6 columns and their _dmed
 
 
-def test_version_5_names_are_todays_without_the_op_class_totals() -> None:
-    old, new = FeatureSpec(version=5), FeatureSpec()
+def test_version_5_names_are_version_6s_without_the_op_class_totals() -> None:
+    old, new = FeatureSpec(version=5), FeatureSpec(version=6)
     kept, today = feature_names("layout", old), feature_names("layout", new)
     assert not any(n.startswith("oc_") for n in kept)
     assert kept == [n for n in today if n in kept]
@@ -56,7 +56,19 @@ def test_version_5_names_are_todays_without_the_op_class_totals() -> None:
     assert feature_names("tile", old) == feature_names("tile", new)
 
 
-@pytest.mark.parametrize("version", [1, 2, 4, 5])
+def test_version_6_names_are_todays_without_the_kernel_padding() -> None:
+    old, new = FeatureSpec(version=6), FeatureSpec()
+    kept, today = feature_names("layout", old), feature_names("layout", new)
+    assert not any(n.startswith("kp_") for n in kept)
+    assert kept == [n for n in today if n in kept]
+    added = [n for n in today if n not in kept]
+    # 2 totals, without relative columns: only the learned prior reads them
+    assert added == [n for n in today if n.startswith("kp_")]
+    assert len(added) == 2
+    assert feature_names("tile", old) == feature_names("tile", new)
+
+
+@pytest.mark.parametrize("version", [1, 2, 4, 5, 6])
 def test_older_version_tables_are_todays_columns(
     tiny_root: Path, tmp_path: Path, version: int
 ) -> None:

@@ -10,7 +10,7 @@ import pytest
 from scipy.stats import kendalltau
 
 from hpo.errors import ConfigError
-from hpo.features import store
+from hpo.features import is_prior_only, store
 from hpo.features.table import FeatureTable, GraphRef
 from hpo.ranking import chunks
 from hpo.ranking.prior import (
@@ -276,45 +276,27 @@ def test_own_weights_survive_json_and_bad_ones_are_refused() -> None:
         LearnedPrior.from_dict({**data, "collections": {"layout:nlp:random": 7}}, "m.json")
 
 
-def test_only_the_random_collections_own_weights_read_the_op_class_totals() -> None:
-    """A column only the prior reads (``oc_*``) enters the random collections' own weights;
-    the pooled ones (the default collections') are those of the basis without it, with 0 there."""
+@pytest.mark.parametrize("name", ["oc_log_b1", "kp_log_b1"])
+def test_every_prior_reads_the_columns_only_the_prior_reads(name: str) -> None:
+    """A column no booster reads (``oc_*``, the per-op-class totals; ``kp_*``, the conv
+    kernels' padded bytes) is a byte total like the others for every prior: the fit is the
+    one of the same column under a booster's name, the pooled weights (the default
+    collections') included."""
     table = _three_collections()
     names = list(table.feature_names)
-    names[1] = "oc_log_b1"  # the second byte total, now a per-op-class total
-    table = dataclasses.replace(table, feature_names=tuple(names))
+    names[1] = name
+    kernel = dataclasses.replace(table, feature_names=tuple(names))
+    assert is_prior_only(name)
     columns = np.arange(len(names))
-    prior = fit_family_prior([(table, np.arange(table.n_rows))], columns)
+    prior = fit_family_prior([(kernel, np.arange(table.n_rows))], columns)
+    plain = fit_family_prior([(table, np.arange(table.n_rows))], columns)
     assert prior is not None
-    at = [i for i, n in enumerate(prior.names) if n == "oc_log_b1"]
-    assert len(at) == 1  # one basis for every collection
-    assert all(own.names == prior.names for own in prior.own.values())
-    np.testing.assert_array_equal(prior.coef[at], 0.0)
-    nlp = prior.own["layout:nlp:random"]  # its law weighs b1 most: its own weights read it
-    assert nlp.coef[at[0]] > 10 * nlp.coef[prior.names.index("log_b0")] > 0
-    # the pooled weights are the fit of the basis without the total (up to the order of the
-    # sums: equations of another width are summed by other matrix products)
-    shared = [i for i in range(len(names)) if names[i] != "oc_log_b1"]
-    without = fit_family_prior([(table, np.arange(table.n_rows))], columns[shared])
-    assert without is not None
-    keep = [i for i, n in enumerate(prior.names) if n != "oc_log_b1"]
-    assert tuple(prior.names[i] for i in keep) == without.names
-    np.testing.assert_allclose(prior.coef[keep], without.coef, rtol=1e-9, atol=1e-12)
-    # with no collection of its own, the basis leaves the total out
-    default = dataclasses.replace(
-        table,
-        graphs=tuple(dataclasses.replace(g, collection="layout:xla:default") for g in table.graphs),
-    )
-    pooled = fit_family_prior([(default, np.arange(default.n_rows))], columns)
-    assert pooled is not None
-    assert not pooled.own
-    assert "oc_log_b1" not in pooled.names
-    # only the total live: the random collections still get their own weights on it
-    alone = fit_family_prior([(table, np.arange(table.n_rows))], np.array([1]))
-    assert alone is not None
-    assert alone.names == ("oc_log_b1",)
-    np.testing.assert_array_equal(alone.coef, 0.0)
-    assert alone.own["layout:nlp:random"].coef[0] > 0  # more bytes, slower
+    assert plain is not None
+    at = prior.names.index(name)
+    assert prior.coef[at] != 0.0
+    np.testing.assert_array_equal(prior.coef, plain.coef)
+    for c, own in prior.own.items():
+        np.testing.assert_array_equal(own.coef, plain.own[c].coef)
 
 
 def test_the_sums_of_a_chunked_read_are_each_graphs_own(monkeypatch: pytest.MonkeyPatch) -> None:

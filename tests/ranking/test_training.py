@@ -431,8 +431,8 @@ def test_the_tile_family_trains_with_its_own_objective_and_levels(tiny_tables) -
 
 
 def test_no_booster_reads_the_columns_only_the_prior_reads(tiny_tables) -> None:
-    """The per-op-class totals change nothing but the random collections' prior: the trees
-    and the default collections' scores are those of a table without them."""
+    """The prior-only columns (per-op-class totals, kernels' padded bytes) change nothing but
+    the prior: the trees are those of a table without them, and every prior weighs them."""
     train, valid = tiny_tables[("layout", "train")], tiny_tables[("layout", "valid")]
     keep = [j for j, n in enumerate(train.feature_names) if not is_prior_only(n)]
     assert 0 < len(keep) < len(train.feature_names)
@@ -446,11 +446,12 @@ def test_no_booster_reads_the_columns_only_the_prior_reads(tiny_tables) -> None:
     bare = train_family(without(train), without(valid), LAYOUT, hp, rounds=8, seed=0)
     assert fit.ranker.booster_.model_to_string() == bare.ranker.booster_.model_to_string()
     assert fit.prior is not None
-    assert any(is_prior_only(n) for n in fit.prior.names)
-    for c in LAYOUT:
-        if c.endswith(":default"):
-            assert fit.metrics[c] == bare.metrics[c]
-    assert any(fit.metrics[c] != bare.metrics[c] for c in LAYOUT if c.endswith(":random"))
+    only = [i for i, n in enumerate(fit.prior.names) if is_prior_only(n)]
+    assert {fit.prior.names[i][:3] for i in only} == {"oc_", "kp_"}
+    assert np.any(fit.prior.coef[only] != 0.0)  # the pooled weights read them
+    for own in fit.prior.own.values():
+        assert np.any(own.coef[only] != 0.0)
+    assert any(fit.metrics[c] != bare.metrics[c] for c in LAYOUT)
     # the campaign's path (equations of every column summed once, a sub-block solved per
     # trial) gives the same prior, totals included
     cached = _fit(tiny_tables, hp=hp, cache=DatasetCache())
