@@ -7,7 +7,8 @@ three priors, and the blend is scored on every labeled graph of the unseen root 
 of the noise ceiling, per layout collection:
 
 - ``P0``: no prior reads the ``oc_`` totals (the product before feature version 6);
-- ``P1``: only the random collections' own weights read them (the product since);
+- ``P1``: only the random collections' own weights read them (the product of feature versions
+  6 and 7 until 4577b8b; run it from a worktree of that code: since, the product is ``P2``);
 - ``P2``: every prior reads them, the pooled weights of the default collections too;
 
 and ``off`` (the blend off). With ``--tripled``, also ``P1 default x3`` and ``P2 default x3``:

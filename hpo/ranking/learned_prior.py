@@ -85,9 +85,9 @@ class LearnedPrior:
         used = np.flatnonzero(self.coef != 0)
         if used.size == 0:
             return np.zeros(X.shape[0])  # orders nothing (a blend of it is the ranker's own)
-        if used.size < self.coef.size:  # the pooled weights' 0s on the columns only the
-            # collections' own weights read: each column is standardized on its own, and
-            # adding 0 changes no sum, so leaving them out gives the same bits for less work
+        if used.size < self.coef.size:  # weights of 0 (models whose pooled weights left the
+            # per-op-class totals to the collections' own): adding 0 changes no sum, so
+            # leaving them out gives the same bits for less work
             part = LearnedPrior(
                 tuple(self.names[j] for j in used),
                 tuple(self.linear[j] for j in used),
