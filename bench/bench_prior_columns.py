@@ -6,14 +6,15 @@ columns, so the trees are the same for every prior below), then the same train r
 three priors, and the blend is scored on every labeled graph of the unseen root as a share
 of the noise ceiling, per layout collection:
 
-- ``P0``: no prior reads the ``oc_`` totals (the product before feature version 6);
-- ``P1``: only the random collections' own weights read them (the product of feature versions
-  6 and 7 until 4577b8b; run it from a worktree of that code: since, the product is ``P2``);
-- ``P2``: every prior reads them, the pooled weights of the default collections too;
+- ``P0``: no prior reads the prior-only columns (``oc_`` totals, ``kp_`` kernel bytes);
+- ``P1``: only the random collections' own weights read the ``oc_`` totals (the product of
+  feature version 6 until 4577b8b);
+- ``P2``: every prior reads them, the pooled weights of the default collections too (the
+  product since);
 
 and ``off`` (the blend off). With ``--tripled``, also ``P1 default x3`` and ``P2 default x3``:
 the same priors with the default collections' blend weight times 3. With ``--ridges``, for
-each penalty r also ``ridge=r`` (P1 with every weight at ridge r) and ``pooled ridge=r`` (P1
+each penalty r also ``ridge=r`` (P2 with every weight at ridge r) and ``pooled ridge=r`` (P2
 with only the pooled weights, those of the default collections, at r). Then the median and
 the worst over laws, and each setting's largest loss to the better of ``P0`` and ``off``.
 
@@ -46,18 +47,22 @@ from bench_ablation import noise_ceiling  # noqa: E402
 from bench_laws import LABELED, LAYOUT, law_roots  # noqa: E402
 
 
-def _every_prior_reads_them(
-    equations: PriorEquations, live: np.ndarray, p1: LearnedPrior
+def _only_own_weights_read_them(
+    equations: PriorEquations, live: np.ndarray, p2: LearnedPrior
 ) -> LearnedPrior:
-    """``P2``: the pooled weights of the basis with the totals (the collections' own as P1's)."""
+    """``P1``: the pooled weights of the basis without the ``oc_`` totals (0 there), the
+    collections' own weights as ``P2``'s (the product until 4577b8b)."""
     at: dict[int, list[int]] = {}
     for i, c in enumerate(equations.columns):
         at.setdefault(c, []).append(i)
     want = [i for c in live.tolist() for i in at.get(c, [])]  # as PriorEquations.solve
-    pooled = equations._solve(equations.sums, want, p1.ridge)  # noqa: SLF001 (a bench)
+    assert tuple(equations.names[i] for i in want) == p2.names
+    shared = [k for k, i in enumerate(want) if not equations.names[i].startswith("oc_")]
+    pooled = equations._solve(equations.sums, [want[k] for k in shared], p2.ridge)  # noqa: SLF001
     assert pooled is not None
-    assert pooled.names == p1.names
-    return LearnedPrior(p1.names, p1.linear, pooled.coef, p1.ridge, dict(p1.own), p1.additive)
+    coef = np.zeros(len(want))
+    coef[shared] = pooled.coef
+    return LearnedPrior(p2.names, p2.linear, coef, p2.ridge, dict(p2.own), p2.additive)
 
 
 def judge(
@@ -84,16 +89,17 @@ def judge(
     assert fit.prior is not None
     only = np.array([is_prior_only(n) for n in train.feature_names])
     p0 = equations.solve(fit.live[~only[fit.live]])
-    p1 = equations.solve(fit.live)
+    p2 = equations.solve(fit.live)
     assert p0 is not None
-    assert p1 is not None
-    np.testing.assert_allclose(p1.coef, fit.prior.coef)  # P1 is what the trial blended
-    priors = {"off": p0, "P0": p0, "P1": p1, "P2": _every_prior_reads_them(equations, fit.live, p1)}
+    assert p2 is not None
+    np.testing.assert_allclose(p2.coef, fit.prior.coef)  # P2 is what the trial blended
+    p1 = _only_own_weights_read_them(equations, fit.live, p2)
+    priors = {"off": p0, "P0": p0, "P1": p1, "P2": p2}
     for r in ridges:
         every_at_r = equations.solve(fit.live, r)
         assert every_at_r is not None
         priors[f"ridge={r:g}"] = every_at_r
-        pooled = LearnedPrior(p1.names, p1.linear, every_at_r.coef, r, dict(p1.own), p1.additive)
+        pooled = LearnedPrior(p2.names, p2.linear, every_at_r.coef, r, dict(p2.own), p2.additive)
         priors[f"pooled ridge={r:g}"] = pooled
     weights = collection_weights(hp, LAYOUT)
     times3 = {c: w * (3.0 if is_default_collection(c) else 1.0) for c, w in weights.items()}

@@ -16,7 +16,7 @@ where the cost differs by group:
 - ``mismatch_class``: producer/consumer and sibling disagreements split into the two
   most-minor positions (a real relayout) and major positions only (a cheap copy);
 - ``reader_copy``: configurable nodes off their default layout read by a non-configurable
-  node, which forces a copy.
+  node, which forces a copy;
 - ``kernel_padding`` (feature version 7): conv kernels padded to their element type's tile
   under the kernel's own layout, in total and where the feature dim is not most minor; read
   by the learned prior only (:func:`hpo.features.is_prior_only`), so the trees are those of
@@ -133,7 +133,8 @@ _ETYPE_BYTES = np.array(
 
 
 def second_order_names() -> list[str]:
-    """Per-config column names of :func:`second_order_chunk`, in order (``so_*``, ``est_*``)."""
+    """Per-config column names of :func:`second_order_chunk`, in order (``so_*``, ``est_*``,
+    ``oc_*``, ``kp_*``)."""
     return list(SECOND_ORDER_GROUPS)
 
 
@@ -314,8 +315,8 @@ def second_order_chunk(
     ker_minor = has_k[None] & (ker0 == so.kernel_feature[None])
     # the kernel is a tensor in memory like the output: its layout pads it to the tile too
     ker_dims = _with_fill(so.kernel_dims, 1.0)
-    ker_ratio = _pad_ratio(_gather(ker_dims, ker0), _gather(ker_dims, ker[..., 1]),
-                           so.kernel_sublanes[None])  # fmt: skip
+    ker_d0, ker_d1 = _gather(ker_dims, ker0), _gather(ker_dims, ker[..., 1])
+    ker_ratio = _pad_ratio(ker_d0, ker_d1, so.kernel_sublanes[None])
     ker_padded = np.where(has_k[None], so.kernel_bytes[None] * ker_ratio, 0.0)
 
     # Transpose: output dim out[0] reads input dim perm[out[0]]; a bitcast when that is the

@@ -29,7 +29,7 @@ FEATURE_VERSION = 7
 #: columns (padding and working set under the other reading of a tile's dims, and a working
 #: set with a tile of each kernel input) and left version 4's unchanged. Version 6 added the
 #: per-op-class byte totals ``oc_*`` (:mod:`hpo.features.layout_op_class`), read only by the
-#: random collections' learned prior, and left version 5's unchanged. Version 7 added the conv
+#: learned prior, and left version 5's unchanged. Version 7 added the conv
 #: kernels' padded bytes ``kp_*`` (the ``kernel_padding`` group) and left version 6's unchanged.
 ADDED_IN_VERSION: dict[int, tuple[str, ...]] = {
     2: ("so_",),

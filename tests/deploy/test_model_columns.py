@@ -16,7 +16,7 @@ import pytest
 from hpo.data.load import list_graphs, load_layout_graph
 from hpo.deploy.model import load_model
 from hpo.errors import ConfigError
-from hpo.features import FEATURE_VERSION, FeatureSpec, extract_layout_features
+from hpo.features import FEATURE_VERSION, FeatureSpec, extract_layout_features, is_prior_only
 from hpo.features.layout import layout_feature_names
 from hpo.ranking.blend import BLEND_KEY, ESTIMATE_COLUMN, WEIGHT_KEY, blend_scores
 from hpo.ranking.prior import LearnedPrior
@@ -173,7 +173,7 @@ def test_model_predicts_with_its_learned_prior(tiny_root: Path, tmp_path: Path) 
     spec = FeatureSpec()
     names = layout_feature_names(spec)
     # the prior needs no estimate column, and no booster reads the prior's own columns
-    used = [n for n in names if not n.startswith(("est_", "oc_"))]
+    used = [n for n in names if not n.startswith("est_") and not is_prior_only(n)]
     idx = [names.index(n) for n in used]
     booster = _booster(tiny_root, spec, idx)
     basis = ("log_padded_volume", "n_copies", "oc_log_padded_bytes_other")

@@ -131,14 +131,48 @@ def test_convolution_kernel_is_padded_under_its_own_layout(tmp_path: Path) -> No
     np.testing.assert_allclose(np.expm1(cols["so_log_kernel_not_minor_bytes"]), [0, 20 * 200 * 2])
 
 
-def test_no_kernel_no_kernel_bytes(tmp_path: Path) -> None:
-    feat = np.zeros((2, 140), dtype=np.float32)
-    set_node(feat, 0, [64, 128])
-    set_node(feat, 1, [64, 128])
-    configs = np.full((2, 1, 18), -1)
-    configs[1, 0, 0:2] = [0, 1]
-    cols = extract_columns(tmp_path, feat, [PARAMETER, DOT], [[1, 0]], [1], configs)
-    np.testing.assert_array_equal(cols["kp_log_kernel_bytes_padded"], [0, 0])
+def test_only_a_conv_has_kernel_bytes(tmp_path: Path) -> None:
+    """A dot's second operand and its kernel dims (12-17) set are no conv kernel; a conv
+    without a second operand has none either."""
+    feat = np.zeros((4, 140), dtype=np.float32)
+    for i in range(4):
+        set_node(feat, i, [20, 200])
+    feat[[2, 3], 100] = 1
+    configs = np.full((2, 2, 18), -1)
+    configs[:, :, 12:14] = [[[0, 1], [0, 1]], [[1, 0], [1, 0]]]
+    edges = [[2, 0], [2, 1], [3, 0]]  # dot(0, 1), conv(0): one operand
+    cols = extract_columns(tmp_path, feat, [PARAMETER, PARAMETER, DOT, CONVOLUTION], edges,
+                           [2, 3], configs)  # fmt: skip
+    for name in ("kp_log_kernel_bytes_padded", "kp_log_kernel_not_minor_bytes_padded"):
+        np.testing.assert_array_equal(cols[name], [0, 0])
+
+
+@pytest.mark.parametrize(
+    ("etype", "kernel", "nbytes", "expected"),
+    [
+        # dim 0 (3) most minor pads to 128 lanes; the free second-minor position takes dim 2
+        # (20 rows, padded to 24), the next in the default order (2, 1, 0); dim 1 stays major
+        (F32, [0, -1, -1], 4, 40 * 128 * 24),
+        # dim 1 (40) pads to 128 lanes, dim 0 (3 rows of 8-bit) to a 32-row tile
+        (S8, [1, 0, 2], 1, 20 * 128 * 32),
+    ],
+)
+def test_partial_and_narrow_kernel_layouts_are_padded(
+    tmp_path: Path, etype: int, kernel: list[int], nbytes: int, expected: int
+) -> None:
+    """A rank-3 kernel (3, 40, 20): a free position is completed in the default order; 8-bit
+    kernels pad their second-minor dim to 32 rows."""
+    feat = np.zeros((3, 140), dtype=np.float32)
+    set_node(feat, 0, [8, 128])
+    set_node(feat, 1, [3, 40, 20], etype)
+    set_node(feat, 2, [8, 40])
+    feat[2, 100] = 1
+    configs = np.full((1, 1, 18), -1)
+    configs[0, 0, 12:15] = kernel
+    edges = [[2, 0], [2, 1]]
+    cols = extract_columns(tmp_path, feat, [PARAMETER, PARAMETER, CONVOLUTION], edges, [2], configs)
+    padded = np.expm1(cols["kp_log_kernel_bytes_padded"])
+    np.testing.assert_allclose(padded, [expected * nbytes], rtol=1e-5)
 
 
 @pytest.mark.parametrize(("n", "nc"), [(1, 1), (5, 5), (50, 20)])
