@@ -17,10 +17,8 @@ where the cost differs by group:
   most-minor positions (a real relayout) and major positions only (a cheap copy);
 - ``reader_copy``: configurable nodes off their default layout read by a non-configurable
   node, which forces a copy;
-- ``kernel_padding`` (feature version 7): conv kernels padded to their element type's tile
-  under the kernel's own layout, in total and where the feature dim is not most minor; read
-  by the learned prior only (:func:`hpo.features.is_prior_only`), so the trees are those of
-  version 6 (bench/README.md, "The conv kernels' padded bytes").
+- ``kernel_padding`` (version 7, read by the learned prior only): conv kernels padded to
+  their tile under their own layout, in total and where the feature dim is not most minor.
 
 Everything is computed per chunk of configs on ``(k, nc)`` arrays, like the first-order
 features: no Python loop over configs or nodes. Partial layouts (-1 next to fixed dims) are
@@ -315,8 +313,8 @@ def second_order_chunk(
     ker_minor = has_k[None] & (ker0 == so.kernel_feature[None])
     # the kernel is a tensor in memory like the output: its layout pads it to the tile too
     ker_dims = _with_fill(so.kernel_dims, 1.0)
-    ker_d0, ker_d1 = _gather(ker_dims, ker0), _gather(ker_dims, ker[..., 1])
-    ker_ratio = _pad_ratio(ker_d0, ker_d1, so.kernel_sublanes[None])
+    ker_ratio = _pad_ratio(_gather(ker_dims, ker0), _gather(ker_dims, ker[..., 1]),
+                           so.kernel_sublanes[None])  # fmt: skip
     ker_padded = np.where(has_k[None], so.kernel_bytes[None] * ker_ratio, 0.0)
 
     # Transpose: output dim out[0] reads input dim perm[out[0]]; a bitcast when that is the
@@ -398,8 +396,5 @@ def second_order_chunk(
         reader_major=r_major,
         work=work,
     )
-    kernel_cols = [
-        np.log1p(ker_padded.sum(1)),
-        np.log1p(np.where(ker_minor, 0.0, ker_padded).sum(1)),
-    ]
-    return np.column_stack([*cols, estimates, classes, *kernel_cols])
+    kernel = [np.log1p(ker_padded.sum(1)), np.log1p(np.where(ker_minor, 0.0, ker_padded).sum(1))]
+    return np.column_stack([*cols, estimates, classes, *kernel])
