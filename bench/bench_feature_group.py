@@ -26,39 +26,36 @@ Then the median and the worst over laws, and each setting's largest loss to the 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from hpo.features import ExtractOptions, FeatureSpec, build_tables, is_prior_only
+from hpo.features import is_prior_only
 from hpo.features.groups import GROUP_PREFIX, GROUPS, group_of
 from hpo.ranking.blend import BLEND_KEY, collection_weights, is_default_collection
 from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.prior import family_equations
 from hpo.ranking.scoring import select_rows
 from hpo.ranking.spaces import DEFAULT_SPACE, load_space
-from hpo.ranking.training import collection_means, score_table, train_family
+from hpo.ranking.training import train_family
 from hpo.synth.law_family import read_law
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_ablation import noise_ceiling  # noqa: E402
-from bench_laws import LABELED, LAYOUT, law_roots  # noqa: E402
+from bench_laws import LABELED, LAYOUT  # noqa: E402
+from bench_prior_columns import law_tables, run_laws, summarize, unseen_shares  # noqa: E402
 
 #: The weight that scores the prior alone (the trees' standardized score is then a tie-break).
 ALONE = 1e6
 
 
-def judge(law: str, work: Path, group: str, rounds: int, seed: int) -> dict[str, Any]:
+def judge(
+    law: str, work: Path, group: str, rounds: int, seed: int, scale: str = "small"
+) -> dict[str, Any]:
     """Shares of the ceiling of every setting on one law's unseen graphs."""
-    tuning, unseen = law_roots(work, law, "small")
-    spec, extract = FeatureSpec(), ExtractOptions(cache_dir=work / "cache", n_jobs=1)
-    tables = build_tables(tuning, LAYOUT, LABELED, spec, extract=extract)
-    other = build_tables(unseen, LAYOUT, LABELED, spec, merge_duplicates_in=(), extract=extract)
-    train, valid = tables[("layout", "train")], tables[("layout", "valid")]
+    unseen, train, valid, other = law_tables(work, law, scale)
     default = dict(load_space(DEFAULT_SPACE).get_default_configuration())
     weights = collection_weights(default, LAYOUT)
     tripled = {c: w * (3.0 if is_default_collection(c) else 1.0) for c, w in weights.items()}
@@ -85,33 +82,8 @@ def judge(law: str, work: Path, group: str, rounds: int, seed: int) -> dict[str,
             f"{state}, prior": {c: ALONE for c in LAYOUT},
         }
         for label, weight in settings.items():
-            scores = []
-            for split in LABELED:
-                table = other[("layout", split)]
-                scores += score_table(
-                    fit.ranker, table, fit.columns, LAYOUT, weight=weight, prior=prior
-                )
-            means = collection_means(scores, LAYOUT)
-            shares[label] = {c: means[c] / ceiling[c] for c in LAYOUT}
+            shares[label] = unseen_shares(fit, other, prior, weight, ceiling)
     return {"shares": shares}
-
-
-def summarize(results: dict[str, Any]) -> None:
-    """Print the median and worst per setting and collection, and the largest losses."""
-    laws = list(results)
-    print(f"{len(laws)} laws: {','.join(laws)}; shares of the noise ceiling")
-    print(f"{'':<34}" + "".join(f"{c[7:]:>13}" for c in LAYOUT))
-    for label in results[laws[0]]["shares"]:
-        shares = [results[law]["shares"] for law in laws]
-        t = np.array([[s[label][c] for c in LAYOUT] for s in shares])
-        before = np.array([[max(s["off"][c], s["off, trees"][c]) for c in LAYOUT] for s in shares])
-        rows = (
-            ("median", np.median(t, 0)),
-            ("worst", t.min(0)),
-            ("largest loss", (before - t).max(0)),
-        )
-        for name, row in rows:
-            print(f"{label + ' ' + name:<34}" + "".join(f"{v:>13.4f}" for v in row))
 
 
 def main() -> None:
@@ -123,18 +95,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=None, help="results, resumed if present")
     args = parser.parse_args()
-    results: dict[str, Any] = {}
-    if args.json is not None and args.json.is_file():
-        results = json.loads(args.json.read_text())
-    for law in args.laws.split(","):
-        if law not in results:
-            t0 = time.perf_counter()
-            results[law] = judge(law, args.work, args.group, args.rounds, args.seed)
-            print(f"  law {law}: {time.perf_counter() - t0:.0f} s", flush=True)
-            if args.json is not None:
-                args.json.parent.mkdir(parents=True, exist_ok=True)
-                args.json.write_text(json.dumps(results, indent=1))
-    summarize(results)
+    results = run_laws(
+        args.laws, args.json, lambda law: judge(law, args.work, args.group, args.rounds, args.seed)
+    )
+    summarize(results, before=("off", "off, trees"))
 
 
 if __name__ == "__main__":

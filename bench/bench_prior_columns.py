@@ -28,6 +28,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,16 @@ def _only_own_weights_read_them(
     return LearnedPrior(p2.names, p2.linear, coef, p2.ridge, dict(p2.own), p2.additive)
 
 
+def law_tables(work: Path, law: str, scale: str) -> tuple[Path, Any, Any, dict[Any, Any]]:
+    """``(unseen root, train table, valid table, the unseen root's layout tables)`` of
+    ``law`` (roots generated once under ``work``, features cached there)."""
+    tuning, unseen = law_roots(work, law, scale)
+    spec, extract = FeatureSpec(), ExtractOptions(cache_dir=work / "cache", n_jobs=1)
+    tables = build_tables(tuning, LAYOUT, LABELED, spec, extract=extract)
+    other = build_tables(unseen, LAYOUT, LABELED, spec, merge_duplicates_in=(), extract=extract)
+    return unseen, tables[("layout", "train")], tables[("layout", "valid")], other
+
+
 def judge(
     law: str,
     work: Path,
@@ -75,11 +86,7 @@ def judge(
     tripled: bool = False,
 ) -> dict[str, Any]:
     """Shares of the ceiling of every setting on one law's unseen graphs."""
-    tuning, unseen = law_roots(work, law, scale)
-    spec, extract = FeatureSpec(), ExtractOptions(cache_dir=work / "cache", n_jobs=1)
-    tables = build_tables(tuning, LAYOUT, LABELED, spec, extract=extract)
-    other = build_tables(unseen, LAYOUT, LABELED, spec, merge_duplicates_in=(), extract=extract)
-    train, valid = tables[("layout", "train")], tables[("layout", "valid")]
+    unseen, train, valid, other = law_tables(work, law, scale)
     hp = dict(load_space(DEFAULT_SPACE).get_default_configuration())
     fit = train_family(train, valid, LAYOUT, {**hp, BLEND_KEY: True}, rounds=rounds, seed=seed,
                        options=FitOptions(n_threads=1))  # fmt: skip
@@ -109,33 +116,57 @@ def judge(
             priors[f"{name} default x3"] = priors[name]
             weight_of[f"{name} default x3"] = times3
     ceiling = noise_ceiling(unseen, read_law(unseen) or "first-order", LABELED)
-    shares = {}
-    for label, prior in priors.items():
-        weight = weight_of[label]
-        scores = []
-        for split in LABELED:
-            table = other[("layout", split)]
-            scores += score_table(
-                fit.ranker, table, fit.columns, LAYOUT, weight=weight, prior=prior
-            )
-        means = collection_means(scores, LAYOUT)
-        shares[label] = {c: means[c] / ceiling[c] for c in LAYOUT}
+    shares = {
+        label: unseen_shares(fit, other, prior, weight_of[label], ceiling)
+        for label, prior in priors.items()
+    }
     return {"shares": shares}
 
 
-def summarize(results: dict[str, Any]) -> None:
-    """Print the median and worst per setting and collection, and the largest losses."""
+def unseen_shares(
+    fit: Any, other: dict[Any, Any], prior: LearnedPrior | None, weight: Any, ceiling: dict
+) -> dict[str, float]:
+    """Per layout collection, the blend of ``fit``'s booster with ``prior`` at ``weight`` on
+    every labeled graph of the unseen tables ``other``, as a share of ``ceiling``."""
+    scores = []
+    for split in LABELED:
+        table = other[("layout", split)]
+        scores += score_table(fit.ranker, table, fit.columns, LAYOUT, weight=weight, prior=prior)
+    means = collection_means(scores, LAYOUT)
+    return {c: means[c] / ceiling[c] for c in LAYOUT}
+
+
+def summarize(results: dict[str, Any], before: tuple[str, str] = ("off", "P0")) -> None:
+    """Print the median and worst per setting and collection, and the largest losses to the
+    better of the two settings ``before``."""
     laws = list(results)
     print(f"{len(laws)} laws: {','.join(laws)}; shares of the noise ceiling")
-    print(f"{'':<32}" + "".join(f"{c[7:]:>13}" for c in LAYOUT))
+    print(f"{'':<34}" + "".join(f"{c[7:]:>13}" for c in LAYOUT))
     for label in results[laws[0]]["shares"]:
         shares = [results[law]["shares"] for law in laws]
         t = np.array([[s[label][c] for c in LAYOUT] for s in shares])
-        better = np.array([[max(s["off"][c], s["P0"][c]) for c in LAYOUT] for s in shares])
+        better = np.array([[max(s[b][c] for b in before) for c in LAYOUT] for s in shares])
         loss = (better - t).max(0)
         rows = (("median", np.median(t, 0)), ("worst", t.min(0)), ("largest loss", loss))
         for name, row in rows:
-            print(f"{label + ' ' + name:<32}" + "".join(f"{v:>13.4f}" for v in row))
+            print(f"{label + ' ' + name:<34}" + "".join(f"{v:>13.4f}" for v in row))
+
+
+def run_laws(laws: str, json_path: Path | None, judge_law: Callable[[str], dict]) -> dict:
+    """``judge_law`` of every law of the comma list ``laws`` not already in ``json_path``
+    (results resumed from it and written back after each law)."""
+    results: dict[str, Any] = {}
+    if json_path is not None and json_path.is_file():
+        results = json.loads(json_path.read_text())
+    for law in laws.split(","):
+        if law not in results:
+            t0 = time.perf_counter()
+            results[law] = judge_law(law)
+            print(f"  law {law}: {time.perf_counter() - t0:.0f} s", flush=True)
+            if json_path is not None:
+                json_path.parent.mkdir(parents=True, exist_ok=True)
+                json_path.write_text(json.dumps(results, indent=1))
+    return results
 
 
 def main() -> None:
@@ -149,20 +180,12 @@ def main() -> None:
     parser.add_argument("--ridges", default="", help="comma list of ridge penalties to add")
     parser.add_argument("--tripled", action="store_true", help="also the default collections x3")
     args = parser.parse_args()
-    results: dict[str, Any] = {}
-    if args.json is not None and args.json.is_file():
-        results = json.loads(args.json.read_text())
-    for law in args.laws.split(","):
-        if law not in results:
-            t0 = time.perf_counter()
-            ridges = tuple(float(r) for r in args.ridges.split(",") if r)
-            results[law] = judge(
-                law, args.work, args.scale, args.rounds, args.seed, ridges, args.tripled
-            )
-            print(f"  law {law}: {time.perf_counter() - t0:.0f} s", flush=True)
-            if args.json is not None:
-                args.json.parent.mkdir(parents=True, exist_ok=True)
-                args.json.write_text(json.dumps(results, indent=1))
+    ridges = tuple(float(r) for r in args.ridges.split(",") if r)
+    results = run_laws(
+        args.laws,
+        args.json,
+        lambda law: judge(law, args.work, args.scale, args.rounds, args.seed, ridges, args.tripled),
+    )
     summarize(results)
 
 
