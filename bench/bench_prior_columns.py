@@ -53,10 +53,7 @@ def _only_own_weights_read_them(
 ) -> LearnedPrior:
     """``P1``: the pooled weights of the basis without the ``oc_`` totals (0 there), the
     collections' own weights as ``P2``'s (the product until 4577b8b)."""
-    at: dict[int, list[int]] = {}
-    for i, c in enumerate(equations.columns):
-        at.setdefault(c, []).append(i)
-    want = [i for c in live.tolist() for i in at.get(c, [])]  # as PriorEquations.solve
+    want = equations.basis_of(live)
     assert tuple(equations.names[i] for i in want) == p2.names
     shared = [k for k, i in enumerate(want) if not equations.names[i].startswith("oc_")]
     pooled = equations._solve(equations.sums, [want[k] for k in shared], p2.ridge)  # noqa: SLF001

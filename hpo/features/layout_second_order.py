@@ -131,8 +131,7 @@ _ETYPE_BYTES = np.array(
 
 
 def second_order_names() -> list[str]:
-    """Per-config column names of :func:`second_order_chunk`, in order (``so_*``, ``est_*``,
-    ``oc_*``, ``kp_*``)."""
+    """Per-config column names of :func:`second_order_chunk`, in order (so, est, oc, kp)."""
     return list(SECOND_ORDER_GROUPS)
 
 
@@ -199,6 +198,7 @@ def second_order_static(
     nf = graph.node_feat
     ops = graph.node_opcode[ids]
     nbytes = element_bytes(nf)
+    tile_rows = 32.0 / np.clip(nbytes, 1.0, 4.0)  # of each node's hardware tile: 8, 16 or 32
     first, second = _operands(graph.edge_index, graph.n_nodes)
     f0, s0 = np.maximum(first[ids], 0), np.maximum(second[ids], 0)
     all_dims = np.maximum(nf[:, 21:27].astype(np.float64), 0.0)
@@ -222,7 +222,7 @@ def second_order_static(
     comparable = (producer >= 0) & has_in & (dims[prod] == in_dims).all(axis=1)
     return SecondOrderStatic(
         out_bytes=nbytes[ids],
-        sublanes=32.0 / np.clip(nbytes[ids], 1.0, 4.0),
+        sublanes=tile_rows[ids],
         feature_dim=feature_dim,
         kernel_feature=np.where(has_k, nf[ids, 100].astype(np.int64), -1),
         kernel_default=np.where(has_k[:, None], _stored_layouts(nf, s0, all_rank[s0]), -1).astype(
@@ -230,7 +230,7 @@ def second_order_static(
         ),
         kernel_bytes=np.where(has_k, nbytes[s0] * all_volume[s0], 0.0),
         kernel_dims=np.where(has_k[:, None], all_dims[s0], 0.0),
-        kernel_sublanes=32.0 / np.clip(nbytes[s0], 1.0, 4.0),
+        kernel_sublanes=tile_rows[s0],
         in_dims=in_dims,
         in_rank=in_rank,
         in_default=np.where(has_in[:, None], _stored_layouts(nf, f0, all_rank[f0]), -1).astype(

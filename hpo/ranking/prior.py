@@ -124,10 +124,7 @@ class PriorEquations:
         A collection of :attr:`own` whose rows teach nothing (one config per graph, equal
         runtimes) is scored with the pooled weights.
         """
-        at: dict[int, list[int]] = {}
-        for i, c in enumerate(self.columns):
-            at.setdefault(c, []).append(i)
-        want = [i for c in np.asarray(live, dtype=np.int64).tolist() for i in at.get(c, [])]
+        want = self.basis_of(live)
         pooled = self._solve(self.sums, want, ridge)
         own = {c: self._solve(sums, want, ridge) for c, sums in self.own.items()}
         mine = {c: p for c, p in own.items() if p is not None}
@@ -139,6 +136,14 @@ class PriorEquations:
         names = tuple(self.names[i] for i in want)
         linear = tuple(self.linear[i] for i in want)
         return LearnedPrior(names, linear, coef, ridge, mine, additive=True)
+
+    def basis_of(self, live: np.ndarray) -> list[int]:
+        """Indices into :attr:`names` of the basis entries of table columns ``live``, in
+        ``live``'s order (what :meth:`solve` fits)."""
+        at: dict[int, list[int]] = {}
+        for i, c in enumerate(self.columns):
+            at.setdefault(c, []).append(i)
+        return [i for c in np.asarray(live, dtype=np.int64).tolist() for i in at.get(c, [])]
 
     def _solve(self, sums: GraphGrams, want: list[int], ridge: float) -> LearnedPrior | None:
         """The additive fit of basis entries ``want`` (indices into :attr:`names`) on ``sums``."""
