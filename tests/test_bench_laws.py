@@ -35,13 +35,13 @@ def test_one_random_law_end_to_end_on_tiny(tmp_path: Path) -> None:
     assert again == (tuning, unseen)
     hp = dict(load_space("lambdarank_small").get_default_configuration())
     out = bench.judge_law(
-        tuning, unseen, hp, [27.0, 10.0], rounds=5, threads=1, jobs=1, cache_dir=tmp_path / "cache"
+        tuning, unseen, hp, [27.0, 100.0], rounds=5, threads=1, jobs=1, cache_dir=tmp_path / "cache"
     )
     assert set(out["shares"]) == {
         "off",
         "default",
         "on w=27",
-        "on w=10",
+        "on w=100",
         "prior only",
         "written w=3",
         "valid-chosen",
@@ -55,9 +55,9 @@ def test_one_random_law_end_to_end_on_tiny(tmp_path: Path) -> None:
     for shares in out["shares"].values():
         assert set(shares) == set(bench.LAYOUT)
         assert all(-1.5 < v < 1.5 for v in shares.values())
-    assert out["shares"]["off"] != out["shares"]["on w=10"]  # the prior reorders configs
-    for c in bench.LAYOUT:  # the default: weight 27 on the default collections, 10 on the random
-        weight = "on w=27" if c.endswith(":default") else "on w=10"
+    assert out["shares"]["off"] != out["shares"]["on w=100"]  # the prior reorders configs
+    for c in bench.LAYOUT:  # the default: weight 27 on the default collections, 100 on the random
+        weight = "on w=27" if c.endswith(":default") else "on w=100"
         assert out["shares"]["default"][c] == pytest.approx(out["shares"][weight][c], abs=1e-12)
 
 

@@ -35,7 +35,10 @@ on 8 laws never used before the defaults rose to 10 (random) and 9 (default coll
 bench/README.md, "The blend's weights with the additive prior". Once the default collections'
 pooled weights also read the per-op-class totals, 27 beat 9 there on 8 more laws (the
 default collections' weight is searched over log 0.1-100): bench/README.md, "The conv
-kernels' padded bytes".
+kernels' padded bytes". With those columns the prior alone ranked the random collections
+better than the blend at 10, and on 8 more laws 100 beat 10 there (searched over log
+0.1-1000; 270 did not beat 27 on the default collections): bench/README.md, "The random
+collections' blend weight".
 
 The tile family has no estimate column and is never blended.
 

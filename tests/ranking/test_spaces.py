@@ -271,13 +271,13 @@ def test_tile_searches_its_objective_and_its_truncation_only_under_lambdarank(na
 
 @pytest.mark.parametrize("name", ["lambdarank", "lambdarank_small", "lambdarank_groups"])
 def test_default_collections_have_their_own_blend_weight_in_every_packaged_space(name: str) -> None:
-    """Default 27 against ``estimate_weight``'s 10 (bench/README.md, "The conv kernels' padded
-    bytes"), searched on a log scale from 0.1 to 100 (27 inside it), only while the blend is
-    on."""
+    """Default 27 (bench/README.md, "The conv kernels' padded bytes"), searched on a log scale
+    from 0.1 to 100, against ``estimate_weight``'s 100, searched from 0.1 to 1000
+    (bench/README.md, "The random collections' blend weight"), only while the blend is on."""
     space = load_space(name)
     own, shared = space["estimate_weight_default_collections"], space["estimate_weight"]
     assert (own.lower, own.upper, own.log) == (shared.lower, 100.0, shared.log)
-    assert (shared.lower, shared.upper) == (0.1, 10.0)
-    assert (own.default_value, shared.default_value) == (27.0, 10.0)
+    assert (shared.lower, shared.upper) == (0.1, 1000.0)
+    assert (own.default_value, shared.default_value) == (27.0, 100.0)
     parents = {c.child.name: c.parent.name for c in space.conditions}
     assert parents["estimate_weight_default_collections"] == "estimate_blend"
