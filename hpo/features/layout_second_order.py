@@ -156,8 +156,8 @@ class SecondOrderStatic:
     in_dims: np.ndarray  # (nc, 6) first operand dims
     in_rank: np.ndarray  # (nc,)
     in_default: np.ndarray  # (nc, 6) first operand's stored layout, -1 padded
-    in_volume: np.ndarray  # (nc,)
-    in_bytes: np.ndarray  # (nc,) bytes per element of the first operand
+    in_work: np.ndarray  # (nc,) first operand bytes x volume (0 without one)
+    in_sublanes: np.ndarray  # (nc,) rows of the first operand's hardware tile
     is_transpose: np.ndarray  # (nc,) bool
     perm: np.ndarray  # (nc, 6) transpose permutation (node_feat 31-36)
     comparable: np.ndarray  # (nc,) producer exists and has the first operand's shape
@@ -236,8 +236,8 @@ def second_order_static(
         in_default=np.where(has_in[:, None], _stored_layouts(nf, f0, all_rank[f0]), -1).astype(
             np.int8
         ),
-        in_volume=np.where(has_in, all_volume[f0], 0.0),
-        in_bytes=nbytes[f0],
+        in_work=np.where(has_in, all_volume[f0], 0.0) * nbytes[f0],
+        in_sublanes=tile_rows[f0],
         is_transpose=ops == TRANSPOSE,
         perm=nf[ids, 31:37].astype(np.int8),
         comparable=comparable,
@@ -301,9 +301,8 @@ def second_order_chunk(
     inp0, inp1 = inp.minor[..., 0], inp.minor[..., 1]
     in_dims = _with_fill(so.in_dims, 1.0)
     in_d0, in_d1 = _gather(in_dims, inp0), _gather(in_dims, inp1)
-    in_work = so.in_volume * so.in_bytes
-    in_sub = 32.0 / np.clip(so.in_bytes, 1.0, 4.0)
-    in_padded = in_work[None] * _pad_ratio(in_d0, in_d1, in_sub[None])
+    in_work = so.in_work
+    in_padded = in_work[None] * _pad_ratio(in_d0, in_d1, so.in_sublanes[None])
 
     feat_minor = convdot[None] & (out.minor[..., 0] == so.feature_dim[None])
     not_minor = convdot[None] & ~feat_minor
