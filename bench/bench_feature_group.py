@@ -34,7 +34,7 @@ import numpy as np
 
 from hpo.features import is_prior_only
 from hpo.features.groups import GROUP_PREFIX, GROUPS, group_of
-from hpo.ranking.blend import BLEND_KEY, collection_weights, is_default_collection
+from hpo.ranking.blend import BLEND_KEY, collection_weights
 from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.prior import family_equations
 from hpo.ranking.scoring import select_rows
@@ -45,7 +45,13 @@ from hpo.synth.law_family import read_law
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_ablation import noise_ceiling  # noqa: E402
 from bench_laws import LABELED, LAYOUT  # noqa: E402
-from bench_prior_columns import law_tables, run_laws, summarize, unseen_shares  # noqa: E402
+from bench_prior_columns import (  # noqa: E402
+    default_collections_tripled,
+    law_tables,
+    run_laws,
+    summarize,
+    unseen_shares,
+)
 
 #: The weight that scores the prior alone (the trees' standardized score is then a tie-break).
 ALONE = 1e6
@@ -58,7 +64,7 @@ def judge(
     unseen, train, valid, other = law_tables(work, law, scale)
     default = dict(load_space(DEFAULT_SPACE).get_default_configuration())
     weights = collection_weights(default, LAYOUT)
-    tripled = {c: w * (3.0 if is_default_collection(c) else 1.0) for c, w in weights.items()}
+    tripled = default_collections_tripled(weights)
     ceiling = noise_ceiling(unseen, read_law(unseen) or "first-order", LABELED)
     shares: dict[str, dict[str, float]] = {}
     names = train.feature_names

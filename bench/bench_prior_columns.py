@@ -106,7 +106,7 @@ def judge(
         pooled = LearnedPrior(p2.names, p2.linear, every_at_r.coef, r, dict(p2.own), p2.additive)
         priors[f"pooled ridge={r:g}"] = pooled
     weights = collection_weights(hp, LAYOUT)
-    times3 = {c: w * (3.0 if is_default_collection(c) else 1.0) for c, w in weights.items()}
+    times3 = default_collections_tripled(weights)
     weight_of = {label: weights for label in priors} | {"off": 0.0}
     if tripled:
         for name in ("P1", "P2"):
@@ -118,6 +118,11 @@ def judge(
         for label, prior in priors.items()
     }
     return {"shares": shares}
+
+
+def default_collections_tripled(weights: dict[str, float]) -> dict[str, float]:
+    """``weights`` (per collection) with the default collections' weight times 3."""
+    return {c: w * (3.0 if is_default_collection(c) else 1.0) for c, w in weights.items()}
 
 
 def unseen_shares(

@@ -19,6 +19,7 @@ from hpo.features.layout_cost_estimate import (
     cost_estimate_columns,
     cost_estimate_names,
 )
+from hpo.features.layout_op_class import is_prior_only
 from hpo.features.layout_second_order import second_order_names
 
 
@@ -27,7 +28,7 @@ def _bytes(cols: dict[str, np.ndarray], name: str) -> np.ndarray:
 
 
 def test_estimates_are_the_second_order_columns_before_the_op_class_totals() -> None:
-    names = [n for n in second_order_names() if not n.startswith(("oc_", "kp_"))]
+    names = [n for n in second_order_names() if not is_prior_only(n)]
     assert names[-len(cost_estimate_names()) :] == cost_estimate_names()
     assert all(n.startswith("est_") for n in cost_estimate_names())
 
