@@ -57,6 +57,7 @@ from hpo.features.groups import GROUP_PREFIX, GROUPS, group_of
 from hpo.features.layout_second_order import SECOND_ORDER_GROUPS, second_order_names
 from hpo.features.table import FeatureTable
 from hpo.ranking.blend import collection_weights
+from hpo.ranking.metrics import kendall_tau
 from hpo.ranking.spaces import load_space
 from hpo.ranking.training import (
     GraphScore,
@@ -141,19 +142,19 @@ def fit_and_score(
 
 
 def noise_ceiling(
-    root: Path, law: str | LawConstants, splits: Sequence[str], strict: bool = False
+    root: Path, law: str | LawConstants, splits: Sequence[str], tau_b: bool = False
 ) -> dict[str, float]:
     """Mean Kendall tau per collection between the noiseless cost and the measured runtime.
 
     ``law`` is the root's (``hpo.synth.layout_law.read_law`` reads a generated root's).
 
-    ``strict``: the ceiling of a ranker that writes an order, as a submission does (every
-    config its own place): the expected tau when the configs of equal noiseless cost are put
-    in a random order. Tau-b leaves pairs tied in the cost out of its count, so the plain
-    ceiling is reached only by a prediction tied exactly where the law's cost is (many
-    configs of the default collections change nothing the law prices). Ordering a tied
-    pair at random adds 0 to the numerator on average and the pair to the denominator:
-    ``tau_b * sqrt((n0 - n1) / n0)``, with ``n0`` pairs and ``n1`` pairs tied in the cost.
+    The tau is the project's metric (:func:`hpo.ranking.metrics.kendall_tau`): the order a
+    submission would write from the noiseless cost, configs of equal cost in a random order.
+    That is the best a ranker's order reaches in expectation: among configs the law prices
+    alike the runtimes differ by noise alone. ``tau_b``: the tau-b of the cost itself, the
+    ceiling before (it leaves pairs of equal cost out of its count, so only a prediction tied
+    exactly where the law's cost is could reach it; many configs of the default collections
+    change nothing the law prices).
     """
     out = {}
     for collection in LAYOUT:
@@ -163,13 +164,9 @@ def noise_ceiling(
                 with np.load(path) as npz:
                     runtime = npz["config_runtime"]
                 cost = noiseless_layout_cost(path, law)
-                tau = kendalltau(cost, runtime).statistic
-                if strict:
-                    _, counts = np.unique(cost, return_counts=True)
-                    n0 = len(cost) * (len(cost) - 1) / 2
-                    n1 = float((counts * (counts - 1) / 2).sum())
-                    tau *= np.sqrt((n0 - n1) / n0) if n0 else 0.0
-                taus.append(tau)
+                taus.append(
+                    kendalltau(cost, runtime).statistic if tau_b else kendall_tau(cost, runtime)
+                )
         out[collection] = float(np.mean(taus))
     return out
 

@@ -7,7 +7,9 @@ on the first root's train split at ``--rounds`` (one booster per law: the blend 
 LightGBM parameter, so the trees are the same with the prior on or off) and scored on every
 labeled graph (train and valid, every config) of the unseen root, per layout collection, as a
 share of the noise ceiling (``bench_ablation.noise_ceiling``: mean Kendall tau between the
-law's noiseless cost and the measured runtimes of the same graphs) with
+order of the law's noiseless cost and the measured runtimes of the same graphs, configs of
+equal cost in a random order; ``tau_b_ceiling`` in the record is the tau-b of the cost, the
+ceiling before the metric scored orders) with
 
 - the prior off (``estimate_blend`` false), and
 - the space's default configuration (``default``: blend on, each collection at its default
@@ -45,8 +47,6 @@ from hpo.data.load import COLLECTIONS, is_layout
 from hpo.features import ExtractOptions, FeatureSpec, build_tables
 from hpo.ranking.blend import BLEND_KEY, WEIGHT_KEY, collection_weights
 from hpo.ranking.fit_options import FitOptions
-from hpo.ranking.metrics import kendall_tau
-from hpo.ranking.scoring import GraphScore, blended_predict, graph_metrics, valid_rows
 from hpo.ranking.spaces import DEFAULT_SPACE, load_space
 from hpo.ranking.training import collection_means, score_table, train_family
 from hpo.synth.dataset import generate_dataset
@@ -110,6 +110,8 @@ def judge_law(
     )
     seconds = time.perf_counter() - t0
     ceiling = noise_ceiling(unseen, read_law(unseen) or "first-order", LABELED)
+    # the ceiling before: the tau-b of the cost, reached only by ties where the cost ties
+    tau_b_ceiling = noise_ceiling(unseen, read_law(unseen) or "first-order", LABELED, True)
     shares: dict[str, dict[str, float]] = {}
     settings: list[tuple[str, Any, Any]] = [("off", 0.0, fit.prior)]
     settings += [(DEFAULT, collection_weights(hp, LAYOUT), fit.prior)]
@@ -118,20 +120,15 @@ def judge_law(
         ("prior only", 1e6, fit.prior),  # the learned prior alone orders the configs
         ("written w=3", 3.0, None),  # before issue 19: the hand-written estimate column
     ]
-    strict_ceiling = noise_ceiling(unseen, read_law(unseen) or "first-order", LABELED, True)
-    strict: dict[str, dict[str, float]] = {}  # the submission's order against its ceiling
     valid: dict[str, dict[str, float]] = {}  # the tuning root's valid split, per setting
     for label, weight, prior in settings:
-        scores, ordered = [], []
+        scores = []
         for table in scored:
-            view = valid_rows(table, LAYOUT)
-            pred = blended_predict(fit.ranker, table, view, fit.columns, weight, prior)
-            scores += graph_metrics(table, view, pred)
-            ordered += order_scores(table, view, pred)
+            scores += score_table(
+                fit.ranker, table, fit.columns, LAYOUT, weight=weight, prior=prior
+            )
         means = collection_means(scores, LAYOUT)
         shares[label] = {c: means[c] / ceiling[c] for c in LAYOUT}
-        means = collection_means(ordered, LAYOUT)
-        strict[label] = {c: means[c] / strict_ceiling[c] for c in LAYOUT}
         valid[label] = collection_means(
             score_table(fit.ranker, tables[("layout", "valid")], fit.columns, LAYOUT,
                         weight=weight, prior=prior),
@@ -143,25 +140,8 @@ def judge_law(
         c: max((k for k in valid if k != "written w=3"), key=lambda k: valid[k][c]) for c in LAYOUT
     }
     shares[CHOSEN] = {c: shares[chosen[c]][c] for c in LAYOUT}
-    strict[CHOSEN] = {c: strict[chosen[c]][c] for c in LAYOUT}
     return {"ceiling": ceiling, "shares": shares, "train_seconds": seconds,
-            "valid": valid, "chosen": chosen, "strict_ceiling": strict_ceiling,
-            "strict_shares": strict}  # fmt: skip
-
-
-def order_scores(table: Any, view: Any, pred: np.ndarray) -> list[GraphScore]:
-    """Per graph, Kendall's tau of the order a submission writes (``pred`` sorted stably:
-    ties go to the lower config index, :meth:`hpo.deploy.model.ExportedModel.rank_graph`) against
-    the runtimes: what the competition scores, where tau-b of the scores leaves tied
-    predictions out of its count."""
-    out = []
-    for g, a, b in zip(view.graphs, view.bounds[:-1], view.bounds[1:], strict=True):
-        place = np.empty(b - a)
-        place[np.argsort(pred[a:b], kind="stable")] = np.arange(b - a)
-        ref = table.graphs[g]
-        out.append(GraphScore(ref.collection, ref.stem, kendall_tau(place, view.runtime[a:b]),
-                              int(b - a)))  # fmt: skip
-    return out
+            "valid": valid, "chosen": chosen, "tau_b_ceiling": tau_b_ceiling}  # fmt: skip
 
 
 def tile_score(tuning: Path, unseen: Path, hp: dict[str, Any], rounds: int, threads: int,
@@ -180,12 +160,8 @@ def tile_score(tuning: Path, unseen: Path, hp: dict[str, Any], rounds: int, thre
     return collection_means(scores, ("tile:xla",))["tile:xla"]
 
 
-def summarize(results: dict[str, Any], default_label: str, key: str = "shares") -> dict[str, Any]:
-    """Median and worst share per collection and setting; per law the loss vs the better.
-
-    ``key``: ``"shares"`` (tau-b of the scores over the noise ceiling) or ``"strict_shares"``
-    (tau of the submission's order over the strict ceiling, :func:`order_scores`)."""
-    results = {law: {"shares": r[key]} for law, r in results.items()}
+def summarize(results: dict[str, Any], default_label: str) -> dict[str, Any]:
+    """Median and worst share per collection and setting; per law the loss vs the better."""
     labels = list(next(iter(results.values()))["shares"])
     summary: dict[str, Any] = {"median": {}, "worst": {}, "max_loss": {}}
     for label in labels:
@@ -203,9 +179,8 @@ def summarize(results: dict[str, Any], default_label: str, key: str = "shares") 
     return summary
 
 
-def print_report(results: dict[str, Any], summary: dict[str, Any], key: str = "shares") -> None:
+def print_report(results: dict[str, Any], summary: dict[str, Any]) -> None:
     """Per law and setting the shares, then the medians, worsts and largest losses."""
-    results = {law: {"shares": r[key]} for law, r in results.items()}
     head = f"{'law':<14}{'setting':<12}" + "".join(f"{c[7:]:>13}" for c in LAYOUT)
     print("\n" + head + "\n" + "-" * len(head))
     for law, r in results.items():
@@ -297,14 +272,9 @@ def main() -> None:
     print(f"\nspace {args.space} defaults (weights {on}); {args.rounds} rounds; "
           f"scale {args.scale}; shares of the noise ceiling on unseen graphs")  # fmt: skip
     print_report(results, summary)
-    strict = summarize(results, default_label, "strict_shares")
-    print("\nthe same, each submission's order (ties to the lower index) over the strict ceiling "
-          "(equal-cost configs in a random order):")  # fmt: skip
-    print_report(results, strict, "strict_shares")
     print(f"\ntile (top-5 score, unseen graphs of law {args.laws.split(',')[0]}): {tile:.4f}")
     print(f"total {time.perf_counter() - t0:.0f} s")
-    record = {"hyperparameters": hp, "results": results, "summary": summary,
-              "strict_summary": strict, "tile": tile}  # fmt: skip
+    record = {"hyperparameters": hp, "results": results, "summary": summary, "tile": tile}
     write_record(args.json, args, record)
 
 

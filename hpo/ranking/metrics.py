@@ -1,7 +1,8 @@
 """Scores of TpuGraphs predictions. Everywhere, a lower predicted score means predicted faster.
 
-- Layout collections: Kendall's tau-b per graph between prediction and true runtime, averaged
-  over the graphs of a collection.
+- Layout collections: Kendall's tau-b per graph between the predicted order and the true
+  runtime (ties in the prediction in a random order, in expectation), averaged over the
+  graphs of a collection.
 - tile:xla: per graph ``2 - min(runtime of the k best-predicted) / min(runtime)``, averaged.
 - Leaderboard: the plain mean of the collection means.
 
@@ -41,11 +42,24 @@ def _as_pair(pred: np.ndarray, runtime: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 def kendall_tau(pred: np.ndarray, runtime: np.ndarray) -> float:
-    """Kendall's tau-b between predicted scores and true runtimes of one graph.
+    """Kendall's tau of one graph between the order ``pred`` gives and the true runtimes.
 
-    Equal to ``scipy.stats.kendalltau(pred, runtime).statistic``, except that an undefined
-    value (a single config, or constant predictions or runtimes) is reported as 0.0: a
-    prediction that ranks nothing carries no information.
+    A submission writes an order: every config its own place, so a tie in the predicted
+    scores becomes some order of the tied configs. This is the tau-b
+    (:func:`scipy.stats.kendalltau`, the competition's scorer) of that order, in expectation
+    over the order of the tied configs: ``tau_b(pred, runtime) * sqrt((n0 - n1) / n0)``, with
+    ``n0`` pairs and ``n1`` pairs tied in ``pred``. Without ties it is the tau-b of
+    ``pred`` itself.
+
+    Why not the tau-b of the scores: it leaves pairs tied in the prediction out of its count,
+    which no submission can. Ranking models tie duplicate configs (the default collections
+    hold many), and a ranker's tau-b there was about 0.006 above what its order scores
+    (bench/README.md, "Ties: the order a submission writes"). Why not the order of a stable
+    sort: which of the tied configs comes first is then the file's order, a coin flip that
+    moved a collection's mean by up to 0.003 on 22 graphs; the expectation is exact and free.
+
+    An undefined value (a single config, or constant predictions or runtimes) is reported as
+    0.0: a prediction that ranks nothing carries no information.
 
     Parameters
     ----------
@@ -58,7 +72,12 @@ def kendall_tau(pred: np.ndarray, runtime: np.ndarray) -> float:
     if p.size < 2:
         return 0.0
     tau = stats.kendalltau(p, r).statistic
-    return 0.0 if not np.isfinite(tau) else float(tau)
+    if not np.isfinite(tau):
+        return 0.0
+    _, counts = np.unique(p, return_counts=True)
+    pairs = p.size * (p.size - 1) / 2.0
+    tied = float((counts * (counts - 1.0)).sum()) / 2.0
+    return float(tau * np.sqrt((pairs - tied) / pairs))
 
 
 def _best_predicted_min(p: np.ndarray, r: np.ndarray, k: int) -> float:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 import time
 
 import numpy as np
@@ -17,11 +18,32 @@ from hpo.ranking.metrics import (
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_kendall_tau_matches_scipy_with_ties(seed: int) -> None:
+def test_kendall_tau_is_scipys_tau_b_without_ties_in_the_prediction(seed: int) -> None:
     rng = np.random.default_rng(seed)
-    pred = rng.integers(0, 10, size=200).astype(float)  # many ties
-    runtime = rng.integers(0, 15, size=200).astype(float)
+    pred = rng.permutation(200).astype(float)
+    runtime = rng.integers(0, 15, size=200).astype(float)  # ties in the runtimes stay tau-b's
     assert kendall_tau(pred, runtime) == pytest.approx(stats.kendalltau(pred, runtime).statistic)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_kendall_tau_of_tied_predictions_is_the_mean_over_every_order_of_the_ties(
+    seed: int,
+) -> None:
+    """A submission writes an order: each tie becomes some order of its configs. The metric is
+    scipy's tau-b of that order, averaged over every such order (here all 3! * 2! of them)."""
+    rng = np.random.default_rng(seed)
+    pred = np.array([0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 3.0])
+    runtime = rng.integers(0, 5, size=7).astype(float)  # ties in the runtimes too
+    groups = [np.flatnonzero(pred == v) for v in np.unique(pred)]
+    taus = []
+    for orders in itertools.product(*(itertools.permutations(g) for g in groups)):
+        place = np.empty(7)
+        place[np.concatenate(orders)] = np.arange(7)
+        taus.append(stats.kendalltau(place, runtime).statistic)
+    assert len(taus) == 12
+    assert kendall_tau(pred, runtime) == pytest.approx(np.mean(taus), abs=1e-12)
+    # below the tau-b of the scores, which leaves the tied pairs out
+    assert abs(kendall_tau(pred, runtime)) < abs(stats.kendalltau(pred, runtime).statistic)
 
 
 def test_kendall_tau_direction() -> None:
