@@ -28,6 +28,7 @@ from rich.console import Console
 from hpo.campaign.config import CampaignConfig, read_campaign
 from hpo.campaign.extend import LIMITS, record_extension
 from hpo.errors import ConfigError, HpoError, UsageError
+from hpo.ranking.metrics import LAYOUT_METRIC
 from hpo.ranking.spaces import space_to_dict
 from hpo.runs.campaign_file import CAMPAIGN_FORMAT
 from hpo.runs.folder import (
@@ -42,6 +43,9 @@ from hpo.runs.folder import (
 )
 
 __all__ = ["Runtime", "Start", "campaign_record", "check_saved", "locked_run"]
+
+#: The layout metric of runs made before ``campaign.json`` recorded it.
+_TAU_B = "kendall tau-b of the predicted scores"
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,7 @@ def campaign_record(
         "space": space_to_dict(space),
         "data_fingerprint": data_fingerprint(cfg.data_root, cfg.collections),
         "versions": package_versions(),
+        "layout_metric": LAYOUT_METRIC,
         "created": time.time(),
     }
 
@@ -134,7 +139,9 @@ def check_saved(cfg: CampaignConfig, log: Callable[[str], None]) -> dict[str, An
 
     The folder's place (``runs_dir``, ``name``) may differ: a moved, copied or renamed run
     folder is the same run. Package versions that changed are only logged: they rarely
-    change results, and refusing would strand the finished trials.
+    change results, and refusing would strand the finished trials. So is a run scored by an
+    older layout metric (:data:`hpo.ranking.metrics.LAYOUT_METRIC`): its scores differ only
+    where a model tied configs.
 
     Raises
     ------
@@ -164,6 +171,12 @@ def check_saved(cfg: CampaignConfig, log: Callable[[str], None]) -> dict[str, An
     for pkg, version in (saved.get("versions") or {}).items():
         if now.get(pkg) != version:
             log(f"warning: {pkg} {now.get(pkg)} differs from {version} at the start")
+    if saved.get("layout_metric", _TAU_B) != LAYOUT_METRIC:
+        log(
+            f"warning: this run's trials so far scored layout graphs by "
+            f"{saved.get('layout_metric', _TAU_B)}; trials from now on by {LAYOUT_METRIC} "
+            "(where a model ties configs, a little lower)"
+        )
     return record_extension(cfg, saved, log) if keys else saved
 
 

@@ -20,6 +20,7 @@ from scipy import stats
 from hpo.data.load import is_layout
 
 __all__ = [
+    "LAYOUT_METRIC",
     "TILE_TOP_K",
     "collection_metric",
     "metric_name",
@@ -39,6 +40,12 @@ def _as_pair(pred: np.ndarray, runtime: np.ndarray) -> tuple[np.ndarray, np.ndar
     if p.size == 0:
         raise ValueError("cannot score a graph with no configurations")
     return p, r
+
+
+#: How the layout collections are scored, recorded in each run's ``campaign.json``: the tau
+#: of the order a submission writes. Runs made before it (no record) scored the tau-b of the
+#: predicted scores, a little higher where a model ties configs; resuming one says so.
+LAYOUT_METRIC = "kendall tau of the predicted order"
 
 
 def kendall_tau(pred: np.ndarray, runtime: np.ndarray) -> float:

@@ -13,6 +13,7 @@ from toy_objectives import toy_config
 from hpo.campaign import CampaignConfig, read_campaign
 from hpo.campaign.preflight import Start, campaign_record, check_saved, locked_run
 from hpo.errors import ConfigError, DataFormatError, UsageError
+from hpo.ranking.metrics import LAYOUT_METRIC
 from hpo.ranking.spaces import load_space
 from hpo.runs.folder import CAMPAIGN_FILE, write_json_atomic
 
@@ -50,6 +51,7 @@ def test_the_record_has_the_settings_space_data_and_what_the_kind_adds(
     assert record["data_fingerprint"]
     assert "space" in record
     assert "versions" in record
+    assert record["layout_metric"] == LAYOUT_METRIC
 
 
 def test_a_moved_run_resumes_and_a_changed_one_does_not(data_root: Path, tmp_path: Path) -> None:
@@ -78,6 +80,22 @@ def test_a_changed_package_version_is_logged_not_refused(data_root: Path, tmp_pa
     assert len(logged) == 1
     assert "lightgbm" in logged[0]
     assert "0.0.1" in logged[0]
+
+
+def test_a_run_scored_by_the_older_layout_metric_resumes_and_says_so(
+    data_root: Path, tmp_path: Path
+) -> None:
+    cfg = toy_config(tmp_path / "runs", data_root)
+    record = _new_run(cfg)
+    logged: list[str] = []
+    check_saved(cfg, logged.append)
+    assert logged == []  # made with today's metric: nothing to say
+    del record["layout_metric"]  # a run made before the metric scored the predicted order
+    write_json_atomic(cfg.run_dir / CAMPAIGN_FILE, record)
+    check_saved(cfg, logged.append)
+    assert len(logged) == 1
+    assert "tau-b of the predicted scores" in logged[0]
+    assert LAYOUT_METRIC in logged[0]
 
 
 def test_a_new_run_refused_before_its_first_trial_leaves_nothing(
