@@ -35,7 +35,6 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
-from scipy.stats import kendalltau
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_ablation import noise_ceiling  # noqa: E402
@@ -45,6 +44,7 @@ from hpo.features import ExtractOptions, FeatureSpec, build_tables, is_prior_onl
 from hpo.ranking.blend import BLEND_KEY, collection_weights, is_default_collection
 from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.learned_prior import basis_design
+from hpo.ranking.metrics import kendall_tau
 from hpo.ranking.prior import prior_basis
 from hpo.ranking.scoring import blended_predict, valid_rows
 from hpo.ranking.spaces import DEFAULT_SPACE, load_space
@@ -210,7 +210,7 @@ def judge(law, work):
                 ("converged x1/3", z(raw[a:b]) + weights[c] / 3 * z(cest)),
                 ("converged x10", z(raw[a:b]) + 10 * weights[c] * z(cest)),
             ):
-                taus[k][c].append(kendalltau(s, y).statistic)
+                taus[k][c].append(kendall_tau(s, y))
     return {k: {c: float(np.nanmean(v[c])) / ceiling[c] for c in LAYOUT} for k, v in taus.items()}
 
 
