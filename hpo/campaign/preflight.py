@@ -175,7 +175,8 @@ def check_saved(cfg: CampaignConfig, log: Callable[[str], None]) -> dict[str, An
         log(
             f"warning: this run's trials so far scored layout graphs by "
             f"{saved.get('layout_metric', _TAU_B)}; trials from now on by {LAYOUT_METRIC} "
-            "(where a model ties configs, a little lower)"
+            "(where a model ties configs, a little lower: the earlier trials may be favoured "
+            "as the incumbent)"
         )
     return record_extension(cfg, saved, log) if keys else saved
 

@@ -2,7 +2,8 @@
 
 Layout (see ``docs/ARCHITECTURE.md``)::
 
-    campaign.json   settings, search space, data fingerprint, package versions, created time
+    campaign.json   settings, search space, data fingerprint, package versions, layout metric,
+                    created time
     smac/<seed>/    SMAC's own output (scenario.json, runhistory.json, intensifier.json, ...)
     trials.jsonl    one JSON object per finished trial, appended (flush + fsync) as it ends
     lock.json       {"pid", "host", "started"}; flock-ed by the live campaign (RunLock)

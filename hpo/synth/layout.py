@@ -247,8 +247,9 @@ def noiseless_layout_cost(path: Path, law: str | LawConstants = "second-order") 
     it from the root).
 
     The measured runtime is ``(base + scale * cost) * noise`` with a positive scale, so the
-    Kendall tau between this cost and the stored runtimes is the best a ranker can reach:
-    the noise ceiling the benchmarks compare against.
+    project's Kendall tau (:func:`hpo.ranking.metrics.kendall_tau`: the order of this cost,
+    configs of equal cost in a random order) against the stored runtimes is the best a
+    ranker's order reaches in expectation: the noise ceiling the benchmarks compare against.
     """
     from hpo.data.load import iter_config_chunks, load_layout_graph
 
