@@ -28,7 +28,7 @@ from rich.console import Console
 from hpo.campaign.config import CampaignConfig, read_campaign
 from hpo.campaign.extend import LIMITS, record_extension
 from hpo.errors import ConfigError, HpoError, UsageError
-from hpo.ranking.metrics import LAYOUT_METRIC
+from hpo.ranking.metrics import LAYOUT_METRIC, LEGACY_LAYOUT_METRIC
 from hpo.ranking.spaces import space_to_dict
 from hpo.runs.campaign_file import CAMPAIGN_FORMAT
 from hpo.runs.folder import (
@@ -43,9 +43,6 @@ from hpo.runs.folder import (
 )
 
 __all__ = ["Runtime", "Start", "campaign_record", "check_saved", "locked_run"]
-
-#: The layout metric of runs made before ``campaign.json`` recorded it.
-_TAU_B = "kendall tau-b of the predicted scores"
 
 
 @dataclass(frozen=True)
@@ -171,10 +168,11 @@ def check_saved(cfg: CampaignConfig, log: Callable[[str], None]) -> dict[str, An
     for pkg, version in (saved.get("versions") or {}).items():
         if now.get(pkg) != version:
             log(f"warning: {pkg} {now.get(pkg)} differs from {version} at the start")
-    if saved.get("layout_metric", _TAU_B) != LAYOUT_METRIC:
+    before = saved.get("layout_metric", LEGACY_LAYOUT_METRIC)
+    if before != LAYOUT_METRIC:
         log(
-            f"warning: this run's trials so far scored layout graphs by "
-            f"{saved.get('layout_metric', _TAU_B)}; trials from now on by {LAYOUT_METRIC} "
+            f"warning: this run's trials so far scored layout graphs by {before}; "
+            f"trials from now on by {LAYOUT_METRIC} "
             "(where a model ties configs, a little lower: the earlier trials may be favoured "
             "as the incumbent)"
         )

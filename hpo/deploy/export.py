@@ -17,10 +17,11 @@ lower-budget booster, LightGBM restarted its bagging and feature-fraction random
 ``rank_xendcg``'s per-query draws, which it seeds anew in every training), and
 for two trials in ``bench/README.md`` a fresh training moved the score by more than 0.05. The
 copy's validation metrics therefore equal the trial's recorded ones (``model.json`` keeps
-both and their largest difference): they are computed on the valid rows the trials were
-scored on, which with a valid cap (``valid_configs``) is the run's uniform sample of each
-layout graph's configs; ``hpo evaluate`` scores every config, an unbiased estimate of the
-same figure that differs from it by that sample's noise.
+both and their largest difference; a run scored by an older layout metric, named in
+``run_layout_metric``, differs where a model tied configs): they are computed on the valid
+rows the trials were scored on, which with a valid cap (``valid_configs``) is the run's
+uniform sample of each layout graph's configs; ``hpo evaluate`` scores every config, an
+unbiased estimate of the same figure that differs from it by that sample's noise.
 
 On request (``retrain=True``, implied by training on ``train+valid``) the incumbent is
 trained again from scratch with the run's feature spec and fidelity settings: with the
@@ -59,6 +60,7 @@ from hpo.deploy.subsets import (
 )
 from hpo.errors import ConfigError, UsageError
 from hpo.features import FeatureSpec
+from hpo.ranking.metrics import LAYOUT_METRIC, LEGACY_LAYOUT_METRIC
 from hpo.runs.boosters import budget_size, trial_budget
 from hpo.runs.folder import jsonable, write_json_atomic
 from hpo.runs.history import RunHistory, Trial
@@ -180,6 +182,10 @@ def export_model(
             for member in members.values():
                 metrics.update(score_on_run_rows(model, member, spec, how))
         meta["validation"] = validation_entry(metrics, recorded, in_training="valid" in splits)
+        run_metric = history.campaign.get("layout_metric", LEGACY_LAYOUT_METRIC)
+        if run_metric != LAYOUT_METRIC:  # the recorded metrics were scored another way: that,
+            # not the model, is the difference on collections where it tied configs
+            meta["validation"]["run_layout_metric"] = run_metric
         write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

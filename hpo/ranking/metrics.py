@@ -21,6 +21,7 @@ from hpo.data.load import is_layout
 
 __all__ = [
     "LAYOUT_METRIC",
+    "LEGACY_LAYOUT_METRIC",
     "TILE_TOP_K",
     "collection_metric",
     "metric_name",
@@ -46,6 +47,8 @@ def _as_pair(pred: np.ndarray, runtime: np.ndarray) -> tuple[np.ndarray, np.ndar
 #: of the order a submission writes. Runs made before it (no record) scored the tau-b of the
 #: predicted scores, a little higher where a model ties configs; resuming one says so.
 LAYOUT_METRIC = "kendall tau of the predicted order"
+#: The layout metric of runs whose ``campaign.json`` does not record one.
+LEGACY_LAYOUT_METRIC = "kendall tau-b of the predicted scores"
 
 
 def kendall_tau(pred: np.ndarray, runtime: np.ndarray) -> float:

@@ -17,6 +17,7 @@ from hpo.deploy.model import ExportedModel, load_model
 from hpo.deploy.retrain import ExportOptions
 from hpo.errors import ConfigError, UsageError
 from hpo.features import FEATURE_VERSION, is_prior_only
+from hpo.ranking.metrics import LEGACY_LAYOUT_METRIC
 from hpo.runs.history import load_run
 
 
@@ -379,6 +380,7 @@ def test_export_then_evaluate_reproduces_the_scored_metrics(
     assert meta["source"] == "copied"
     assert meta["feature_spec"]["relative"] is False
     assert meta["validation"]["max_abs_difference"] < 1e-9
+    assert "run_layout_metric" not in meta["validation"]  # scored by today's metric
     assert main(["evaluate", "--model", str(out), "--data", str(run.settings.data_root),
                  "--split", "valid", "--json"]) == 0  # fmt: skip
     report = json.loads(capsys.readouterr().out)
@@ -408,6 +410,20 @@ def test_export_then_evaluate_reproduces_the_scored_metrics(
     again = evaluate_model(unblended, data, "valid", ["layout:xla:random"])
     metric = again["collections"]["layout:xla:random"]["metric"]
     assert abs(metric - inc.metrics["layout:xla:random"]) > 1e-6
+
+
+@pytest.mark.slow
+def test_a_run_scored_by_the_older_layout_metric_exports_and_names_it(
+    real_run: Path, tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "old"
+    shutil.copytree(real_run, run_dir)
+    campaign = json.loads((run_dir / "campaign.json").read_text())
+    del campaign["layout_metric"]  # made before campaign.json recorded the metric
+    (run_dir / "campaign.json").write_text(json.dumps(campaign))
+    out = export_model(run_dir, tmp_path / "model", options=ExportOptions(n_jobs=1))
+    validation = json.loads((out / "model.json").read_text())["validation"]
+    assert validation["run_layout_metric"] == LEGACY_LAYOUT_METRIC
 
 
 @pytest.mark.slow
