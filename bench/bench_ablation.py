@@ -141,9 +141,7 @@ def fit_and_score(
     return out, len(columns)
 
 
-def noise_ceiling(
-    root: Path, law: str | LawConstants, splits: Sequence[str], tau_b: bool = False
-) -> dict[str, float]:
+def noise_ceiling(root: Path, law: str | LawConstants, splits: Sequence[str]) -> dict[str, float]:
     """Mean Kendall tau per collection between the noiseless cost and the measured runtime.
 
     ``law`` is the root's (``hpo.synth.layout_law.read_law`` reads a generated root's).
@@ -151,24 +149,35 @@ def noise_ceiling(
     The tau is the project's metric (:func:`hpo.ranking.metrics.kendall_tau`): the order a
     submission would write from the noiseless cost, configs of equal cost in a random order.
     That is the best a ranker's order reaches in expectation: among configs the law prices
-    alike the runtimes differ by noise alone. ``tau_b``: the tau-b of the cost itself, the
-    ceiling before (it leaves pairs of equal cost out of its count, so only a prediction tied
-    exactly where the law's cost is could reach it; many configs of the default collections
-    change nothing the law prices).
+    alike the runtimes differ by noise alone.
     """
-    out = {}
+    return noise_ceilings(root, law, splits)[0]
+
+
+def noise_ceilings(
+    root: Path, law: str | LawConstants, splits: Sequence[str]
+) -> tuple[dict[str, float], dict[str, float]]:
+    """:func:`noise_ceiling`, and the ceiling before: the tau-b of the cost itself, from one
+    pass over the files (the noiseless cost is the costly part).
+
+    The tau-b leaves pairs of equal cost out of its count, so only a prediction tied exactly
+    where the law's cost is could reach it; many configs of the default collections change
+    nothing the law prices.
+    """
+    order: dict[str, float] = {}
+    tau_b: dict[str, float] = {}
     for collection in LAYOUT:
-        taus = []
+        taus, taus_b = [], []
         for split in splits:
             for path in list_graphs(root, collection, split):
                 with np.load(path) as npz:
                     runtime = npz["config_runtime"]
                 cost = noiseless_layout_cost(path, law)
-                taus.append(
-                    kendalltau(cost, runtime).statistic if tau_b else kendall_tau(cost, runtime)
-                )
-        out[collection] = float(np.mean(taus))
-    return out
+                taus.append(kendall_tau(cost, runtime))
+                taus_b.append(kendalltau(cost, runtime).statistic)
+        order[collection] = float(np.mean(taus))
+        tau_b[collection] = float(np.mean(taus_b))
+    return order, tau_b
 
 
 def extraction_cost(root: Path) -> dict[str, Any]:

@@ -53,7 +53,7 @@ from hpo.synth.dataset import generate_dataset
 from hpo.synth.law_family import LAW_FILE, law_record, read_law, resolve_law
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_ablation import noise_ceiling  # noqa: E402
+from bench_ablation import noise_ceilings  # noqa: E402
 
 LAYOUT = tuple(c for c in COLLECTIONS if is_layout(c))
 LABELED = ("train", "valid")
@@ -109,9 +109,8 @@ def judge_law(
         options=FitOptions(n_threads=threads),
     )
     seconds = time.perf_counter() - t0
-    ceiling = noise_ceiling(unseen, read_law(unseen) or "first-order", LABELED)
-    # the ceiling before: the tau-b of the cost, reached only by ties where the cost ties
-    tau_b_ceiling = noise_ceiling(unseen, read_law(unseen) or "first-order", LABELED, True)
+    # and the ceiling before: the tau-b of the cost, reached only by ties where the cost ties
+    ceiling, tau_b_ceiling = noise_ceilings(unseen, read_law(unseen) or "first-order", LABELED)
     shares: dict[str, dict[str, float]] = {}
     settings: list[tuple[str, Any, Any]] = [("off", 0.0, fit.prior)]
     settings += [(DEFAULT, collection_weights(hp, LAYOUT), fit.prior)]
