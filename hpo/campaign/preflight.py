@@ -28,7 +28,7 @@ from rich.console import Console
 from hpo.campaign.config import CampaignConfig, read_campaign
 from hpo.campaign.extend import LIMITS, record_extension
 from hpo.errors import ConfigError, HpoError, UsageError
-from hpo.ranking.metrics import LAYOUT_METRIC, LEGACY_LAYOUT_METRIC
+from hpo.ranking.metrics import LAYOUT_METRIC, recorded_layout_metric
 from hpo.ranking.spaces import space_to_dict
 from hpo.runs.campaign_file import CAMPAIGN_FORMAT
 from hpo.runs.folder import (
@@ -168,7 +168,7 @@ def check_saved(cfg: CampaignConfig, log: Callable[[str], None]) -> dict[str, An
     for pkg, version in (saved.get("versions") or {}).items():
         if now.get(pkg) != version:
             log(f"warning: {pkg} {now.get(pkg)} differs from {version} at the start")
-    before = saved.get("layout_metric", LEGACY_LAYOUT_METRIC)
+    before = recorded_layout_metric(saved)
     if before != LAYOUT_METRIC:
         log(
             f"warning: this run's trials so far scored layout graphs by {before}; "
