@@ -7,12 +7,26 @@ features that count these opcodes stay valid (if less sharp) should an id differ
 
 from __future__ import annotations
 
-__all__ = ["CONVOLUTION", "DOT", "FUSION", "N_OPCODES", "PARAMETER", "RESHAPE", "TRANSPOSE"]
+__all__ = [
+    "CONTRACTING",
+    "CONVOLUTION",
+    "DOT",
+    "FUSION",
+    "N_OPCODES",
+    "PARAMETER",
+    "REDUCE",
+    "RESHAPE",
+    "TRANSPOSE",
+]
 
 N_OPCODES = 121  # ids 0..120; 0 never occurs in real files
 CONVOLUTION = 26
 DOT = 34
 FUSION = 41
 PARAMETER = 63
+REDUCE = 70
 RESHAPE = 75
 TRANSPOSE = 98
+#: Ops that contract (reduce away) a dim of their operand: a kernel holding one iterates over a
+#: K dim its output does not have (tile features read it; :mod:`hpo.features.tile`).
+CONTRACTING = (CONVOLUTION, DOT, REDUCE)

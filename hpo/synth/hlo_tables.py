@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from hpo.data.opcodes import CONVOLUTION, DOT, PARAMETER, RESHAPE, TRANSPOSE
+from hpo.data.opcodes import CONVOLUTION, DOT, PARAMETER, REDUCE, RESHAPE, TRANSPOSE
 
 # The other opcode ids the generator draws (same table as hpo.data.opcodes).
 ADD, BITCAST, BROADCAST, COMPARE, CONCATENATE = 2, 11, 13, 20, 22
 CONSTANT, CONVERT, COPY, DIVIDE = 24, 25, 27, 32
 EXPONENTIAL, FUSION, GET_TUPLE_ELEMENT, IOTA, MAXIMUM, MULTIPLY = 37, 41, 45, 48, 57, 59
-PAD, REDUCE, REDUCE_WINDOW, RSQRT = 62, 70, 72, 81
+PAD, REDUCE_WINDOW, RSQRT = 62, 72, 81
 SELECT, SLICE, SUBTRACT, TANH, TUPLE, LOGISTIC = 83, 92, 95, 96, 100, 107
 
 # Shape classes: a fresh shape, the first operand's shape, derived from it, or no array.

@@ -23,14 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from hpo.data.opcodes import CONVOLUTION, DOT, PARAMETER
+from hpo.data.opcodes import CONVOLUTION, DOT, PARAMETER, REDUCE
 from hpo.synth.graph import (
     COL_IS_ROOT,
     MAX_RANK,
     NodeTable,
     build_hlo_graph,
 )
-from hpo.synth.hlo_tables import REDUCE
 from hpo.synth.npz_writer import NpzWriter
 
 __all__ = ["write_tile_file"]
