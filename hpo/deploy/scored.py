@@ -129,7 +129,7 @@ def score_on_run_rows(
         options.root,
         run.collections,
         ("valid",),
-        spec.extracting(),  # the model reads its columns by name among today's rows
+        spec,  # the rows of the run's feature version, which the model reads
         caps=run.settings.caps,
         extract=options.extract(),
     )

@@ -12,10 +12,16 @@ from typing import Any
 from hpo.errors import ConfigError
 from hpo.features.relative import relative_base
 
-__all__ = ["ADDED_IN_VERSION", "FEATURE_VERSION", "READABLE_VERSIONS", "FeatureSpec"]
+__all__ = [
+    "ADDED_IN_VERSION",
+    "FEATURE_VERSION",
+    "READABLE_VERSIONS",
+    "SUPERSEDED_IN_VERSION",
+    "FeatureSpec",
+]
 
 #: Bumped whenever any extractor changes its output; part of every cache key and model folder.
-FEATURE_VERSION = 7
+FEATURE_VERSION = 8
 #: For each version, the base-name prefixes of the columns it added. A later version that only
 #: *adds* columns can still serve the runs and models of an earlier one: their rows are
 #: today's rows without the columns added since (version 2 added the second-order ``so_*``
@@ -31,15 +37,37 @@ FEATURE_VERSION = 7
 #: per-op-class byte totals ``oc_*`` (:mod:`hpo.features.layout_op_class`), read only by the
 #: learned prior, and left version 5's unchanged. Version 7 added the conv
 #: kernels' padded bytes ``kp_*`` (the ``kernel_padding`` group) and left version 6's unchanged.
+#: Version 8 supersedes the tile columns that read a contracting (K) dim
+#: (:data:`SUPERSEDED_IN_VERSION`) with ``kc_*`` copies that read one only in kernels holding a
+#: convolution, dot or reduce; a version-8 row holds the copies, an older one the originals,
+#: which today's extractor still computes unchanged.
 ADDED_IN_VERSION: dict[int, tuple[str, ...]] = {
     2: ("so_",),
     3: ("est_",),
     5: ("tp_",),
     6: ("oc_",),
     7: ("kp_",),
+    8: ("kc_",),
+}
+#: For each version, the base names of the columns it replaced by others (left out of its rows
+#: and of every later version's; older versions keep them).
+SUPERSEDED_IN_VERSION: dict[int, tuple[str, ...]] = {
+    8: (
+        "log_k_tile",
+        "log_k_steps",
+        "k_padding_waste",
+        "log_kernel_steps",
+        "log_vmem_bytes",
+        "vmem_over_16mib",
+        "log_est_compute",
+        "tp_log_vmem_bytes_last",
+        "tp_vmem_over_16mib_last",
+        "tp_log_vmem_inputs_bytes",
+        "tp_vmem_inputs_over_16mib",
+    ),
 }
 #: Versions whose runs can be resumed or exported and whose model folders can be loaded.
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,13 +138,19 @@ class FeatureSpec:
         return dataclasses.replace(self, version=FEATURE_VERSION)
 
     def drops(self, name: str) -> bool:
-        """Whether column ``name`` was added after this spec's version (so is not one of its)."""
+        """Whether column ``name`` is not one of this spec's version: added after it, or
+        superseded by then."""
         base, _ = relative_base(name)
-        return any(
+        added_later = any(
             base.startswith(prefix)
             for version, prefixes in ADDED_IN_VERSION.items()
             if version > self.version
             for prefix in prefixes
+        )
+        return added_later or any(
+            base in names
+            for version, names in SUPERSEDED_IN_VERSION.items()
+            if version <= self.version
         )
 
     def cache_token(self) -> str:

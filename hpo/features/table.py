@@ -26,7 +26,7 @@ from hpo.errors import DataFormatError
 from hpo.features.layout import extract_layout_features, layout_feature_names
 from hpo.features.rows import GraphRows, extract_graph_rows
 from hpo.features.sampling import EVERY_CONFIG, SampleRule
-from hpo.features.spec import FEATURE_VERSION, FeatureSpec
+from hpo.features.spec import FeatureSpec
 from hpo.features.table_file import ARRAY_DTYPES, MappedArray, mapped_ref, reopen
 from hpo.features.tile import extract_tile_features, tile_feature_names
 
@@ -36,6 +36,7 @@ __all__ = [
     "by_family",
     "extract_file",
     "extract_rows",
+    "extracted_names",
     "extraction_jobs",
     "family_of",
     "feature_names",
@@ -58,17 +59,24 @@ def by_family(collections: Iterable[str]) -> dict[str, list[str]]:
 
 def feature_names(family: str, spec: FeatureSpec) -> list[str]:
     """Column names of a family's feature rows under ``spec`` (and of its feature version)."""
+    return [n for n in extracted_names(family, spec) if not spec.drops(n)]
+
+
+def extracted_names(family: str, spec: FeatureSpec) -> list[str]:
+    """Column names of what today's extractor computes for ``spec``: the columns of every
+    readable version (the rows of :func:`extract_file`; a model picks its own by name)."""
     current = spec.extracting()
-    names = layout_feature_names(current) if family == "layout" else tile_feature_names(current)
-    return [n for n in names if not spec.drops(n)]
+    return layout_feature_names(current) if family == "layout" else tile_feature_names(current)
 
 
 def version_columns(family: str, spec: FeatureSpec) -> np.ndarray | None:
-    """Indices of today's columns that make the rows of ``spec``'s version (None: all)."""
-    if spec.version == FEATURE_VERSION:
-        return None
-    current = feature_names(family, spec.extracting())
-    return np.flatnonzero([not spec.drops(n) for n in current])
+    """Indices of the extractor's columns that make the rows of ``spec``'s version (None: all).
+
+    The extractor computes every column of every readable version; a version's rows leave out
+    those added since and those it superseded.
+    """
+    keep = [not spec.drops(n) for n in extracted_names(family, spec)]
+    return None if all(keep) else np.flatnonzero(keep)
 
 
 def extraction_jobs(n_jobs: int | None) -> int:
@@ -258,28 +266,32 @@ def extract_file(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool, bool]:
     """Features, target and config hashes of EVERY config of one file, from the cache.
 
-    What prediction uses: a test graph is never sampled, every config is ranked.
+    What prediction uses: a test graph is never sampled, every config is ranked. The columns
+    are those of ``spec``'s feature version (a model of an older version gets its own).
 
     Returns
     -------
     tuple
         ``(X, target, hashes, labeled, cache_hit)``.
     """
-    cache_file = cache_entry(cache_dir, path, collection, spec) if cache_dir else None
+    keep = version_columns(family_of(collection), spec)
+    full = spec.extracting()  # every readable version's columns; the cache holds them all
+    cache_file = cache_entry(cache_dir, path, collection, full) if cache_dir else None
     if cache_file is not None and cache_file.exists():
         cached = _read_cache(cache_file)
         if cached is not None:
-            return (*cached, True)
+            X, target, hashes, labeled = cached
+            return (X if keep is None else X[:, keep]), target, hashes, labeled, True
     if is_layout(collection):
         lgraph = load_layout_graph(path)
-        X, hashes = extract_layout_features(lgraph, collection, spec)
+        X, hashes = extract_layout_features(lgraph, collection, full)
         target, labeled = lgraph.target, lgraph.labeled
     else:
         tgraph = load_tile_graph(path)
-        X, hashes = extract_tile_features(tgraph, collection, spec)
+        X, hashes = extract_tile_features(tgraph, collection, full)
         target, labeled = tgraph.target, tgraph.labeled
     if not np.isfinite(X).all():
         raise DataFormatError(f"{path}: features contain NaN/inf (unexpected values in the file)")
     if cache_file is not None:
         _write_cache(cache_file, X, target, hashes, labeled)
-    return X, target, hashes, labeled, False
+    return (X if keep is None else X[:, keep]), target, hashes, labeled, False

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from hpo.data.load import TileGraph
-from hpo.data.opcodes import PARAMETER
+from hpo.data.opcodes import CONTRACTING, PARAMETER
 from hpo.features.graph import graph_descriptor, graph_descriptor_names
 from hpo.features.hashing import hash_rows
 from hpo.features.relative import relative_features, relative_names
-from hpo.features.spec import FeatureSpec
+from hpo.features.spec import SUPERSEDED_IN_VERSION, FeatureSpec
 
-__all__ = ["TILE_GROUPS", "extract_tile_features", "tile_feature_names"]
+__all__ = ["K_READING", "TILE_GROUPS", "extract_tile_features", "tile_feature_names"]
 
 _CONFIG_NAMES = (
     [f"kernel_bound_{i}" for i in range(6)]
@@ -56,6 +56,9 @@ _DERIVED_GROUPS: dict[str, str] = {
     "tp_log_vmem_inputs_bytes": "tile_vmem",
     "tp_vmem_inputs_over_16mib": "tile_vmem",
 }
+K_READING = SUPERSEDED_IN_VERSION[8]  # the columns that read a contracting (K) dim
+_KC_SOURCE = [list(_DERIVED_GROUPS).index(n) for n in K_READING]
+_DERIVED_GROUPS.update({f"kc_{n}": _DERIVED_GROUPS[n] for n in K_READING})
 _DERIVED_NAMES = list(_DERIVED_GROUPS)
 _STATIC_NAMES = [*(f"root_dim_{i}" for i in range(6)), "log_root_volume"]
 #: The feature group of every tile column but the relative and graph-descriptor ones.
@@ -88,6 +91,7 @@ class _Kernel:
     k_dim: float  # size of the contracted dim (largest dim of the root's first operand)
     elem_bytes: float
     n_inputs: float = 1.0  # the kernel's inputs (parameter nodes), at least 1
+    contracts: bool = True  # it holds an op that contracts a dim (convolution, dot, reduce)
 
     def last_minor(self) -> _Kernel:
         """The kernel with the bounds' last dim most minor and the one before second minor.
@@ -119,6 +123,7 @@ def _kernel(graph: TileGraph) -> _Kernel:
         k_dim=k_dim,
         elem_bytes=elem_bytes,
         n_inputs=max(float(np.count_nonzero(graph.node_opcode == PARAMETER)), 1.0),
+        contracts=bool(np.isin(graph.node_opcode, CONTRACTING).any()),
     )
 
 
@@ -154,28 +159,16 @@ def _footprint(
     return hw, k_tile * (out_t[:, kernel.minor] + second)
 
 
-def extract_tile_features(
-    graph: TileGraph, collection: str, spec: FeatureSpec
-) -> tuple[np.ndarray, np.ndarray]:
-    """Feature rows of every configuration of one tile graph.
+def _derived(cfg: np.ndarray, kernel: _Kernel, contracting: bool) -> np.ndarray:
+    """The derived per-config columns of :data:`_DERIVED_GROUPS` before the ``kc_`` copies.
 
-    Parameters
-    ----------
-    graph
-        A loaded tile graph.
-    collection
-        Its collection name (for the collection indicator).
-    spec
-        Feature settings.
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        float32 features (c, len(tile_feature_names(spec))) with row i for config i, and
-        uint64 config hashes (c,) (equal configs have equal hashes).
+    ``contracting`` False reads no K dim in the kernel whatever its operand. Why both: an
+    elementwise fusion has no contracted dim, yet reading one (the largest dim of the root's
+    first operand) prices a K strip into its working set that it never streams, so its
+    whole-dim tiles read as overflowing on-chip memory (bench/README.md, "Tile: a K dim only
+    where the kernel contracts"). Which kernels contract is a fact of their ops, not a
+    constant fitted to a law.
     """
-    cfg = graph.config_feat.astype(np.float64)
-    kernel = _kernel(graph)
     shape = kernel.shape
     volume = float(shape.prod())
     out_t, ker_t = _tiles(cfg[:, 8:14], shape), _tiles(cfg[:, 0:6], shape)
@@ -186,7 +179,7 @@ def extract_tile_features(
     ratio = out_t / shape[None, :]
     second = out_t[:, kernel.second] if kernel.second >= 0 else np.ones(len(cfg))
     r = len(shape)
-    contracts = kernel.k_dim > 0 and r < 6
+    contracts = contracting and kernel.k_dim > 0 and r < 6
     if contracts:
         k_tile = np.where(cfg[:, r] > 0, np.minimum(cfg[:, r], kernel.k_dim), kernel.k_dim)
         k_steps = np.ceil(kernel.k_dim / k_tile)
@@ -203,7 +196,7 @@ def extract_tile_features(
     vmem_in = double * (hw + kernel.n_inputs * strip)
     vmem_last = double * (hw_last + kernel.n_inputs * strip_last)
     compute = n_out * hw * k_steps * k_tile * waste_ker
-    derived = np.column_stack(
+    return np.column_stack(
         [
             np.log1p(out_t.prod(axis=1)),
             np.log1p(hw),
@@ -234,7 +227,35 @@ def extract_tile_features(
             np.maximum(vmem_in / _VMEM_BYTES - 1.0, 0.0),
         ]
     )
-    per_config = np.concatenate([cfg, derived], axis=1)
+
+
+def extract_tile_features(
+    graph: TileGraph, collection: str, spec: FeatureSpec
+) -> tuple[np.ndarray, np.ndarray]:
+    """Feature rows of every configuration of one tile graph.
+
+    Parameters
+    ----------
+    graph
+        A loaded tile graph.
+    collection
+        Its collection name (for the collection indicator).
+    spec
+        Feature settings.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        float32 features (c, len(tile_feature_names(spec))) with row i for config i, and
+        uint64 config hashes (c,) (equal configs have equal hashes).
+    """
+    cfg = graph.config_feat.astype(np.float64)
+    kernel = _kernel(graph)
+    shape = kernel.shape
+    volume = float(shape.prod())
+    derived = _derived(cfg, kernel, contracting=True)  # the K reading of versions 1-7
+    read = derived if kernel.contracts else _derived(cfg, kernel, contracting=False)
+    per_config = np.concatenate([cfg, derived, read[:, _KC_SOURCE]], axis=1)
     c = per_config.shape[0]
     dims6 = np.zeros(6)
     dims6[: len(shape)] = shape

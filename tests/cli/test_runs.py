@@ -223,7 +223,7 @@ def test_incompatible_model(
         line = _error_line(capsys)
         assert line == (
             f"hpo: error: {old}: model was exported with feature version 0, this hpo "
-            f"extracts feature version {FEATURE_VERSION} and reads 1, 2, 3, 4, 5, 6, 7; "
+            f"extracts feature version {FEATURE_VERSION} and reads 1, 2, 3, 4, 5, 6, 7, 8; "
             "re-export the model with this hpo"
         )
     assert not (tmp_path / "s.csv").exists()

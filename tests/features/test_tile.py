@@ -2,7 +2,8 @@
 
 The format does not say whether a tile's bounds follow the root's layout or their own order
 (last dim most minor); the ``tp_*_last`` columns give the second reading, and every ``tp_``
-working set counts a tile of each kernel input.
+working set counts a tile of each kernel input. The ``kc_`` columns count a contracting dim
+only in kernels that hold a convolution, dot or reduce.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ import numpy as np
 from graphs import write_tile
 
 from hpo.data.load import TileGraph, load_tile_graph
-from hpo.data.opcodes import PARAMETER
+from hpo.data.opcodes import CONTRACTING, DOT, PARAMETER
 from hpo.features import FeatureSpec
-from hpo.features.tile import extract_tile_features, tile_feature_names
+from hpo.features.tile import K_READING, extract_tile_features, tile_feature_names
 
 SPEC = FeatureSpec(relative=False, graph_descriptor=False)
 
@@ -117,6 +118,42 @@ def test_working_sets_past_16_mib_are_measured_by_how_far(tmp_path: Path) -> Non
         assert (cols[over] == 0).any()
 
 
+def _with_ops(graph: TileGraph, contracting: bool) -> TileGraph:
+    """The graph with its contracting ops made adds, or one node (not the root) made a dot."""
+    opcode = np.where(np.isin(graph.node_opcode, CONTRACTING), 2, graph.node_opcode)
+    if contracting:
+        opcode[0 if _root(graph) != 0 else 1] = DOT
+    return dataclasses.replace(graph, node_opcode=opcode.astype(np.uint8))
+
+
+def test_an_elementwise_kernel_reads_no_k_dim(tmp_path: Path) -> None:
+    g = _inputs(_graph(tmp_path, [1, 0]), 3)
+    elementwise = _columns(_with_ops(g, contracting=False))
+    for name in ("kc_log_k_tile", "kc_log_k_steps"):
+        np.testing.assert_allclose(elementwise[name], np.log(2.0), rtol=1e-6)  # log1p(1)
+    np.testing.assert_allclose(elementwise["kc_k_padding_waste"], 1.0)
+    # a working set of the output tile and an output-sized tile of each input
+    n_inputs = np.count_nonzero(g.node_opcode == PARAMETER)
+    hw = np.expm1(elementwise["log_out_tile_hw_volume"])
+    expect = 2 * _elem_bytes(g) * hw * (1 + n_inputs)
+    got = np.expm1(elementwise["kc_tp_log_vmem_inputs_bytes"])
+    np.testing.assert_allclose(got, expect, rtol=1e-3)
+    # the compute is the padded work (no K steps); the older columns still read a K dim
+    work = np.expm1(elementwise["log_padded_work"]) * elementwise["kernel_padding_waste"]
+    np.testing.assert_allclose(np.expm1(elementwise["kc_log_est_compute"]), work, rtol=1e-3)
+    assert np.expm1(elementwise["log_k_tile"]).min() > 1
+    older = np.expm1(elementwise["tp_log_vmem_inputs_bytes"])
+    assert not np.allclose(older, got)  # they priced a K strip in place of the inputs' tiles
+
+
+def test_a_kernel_with_a_dot_reads_its_k_dim_as_before(tmp_path: Path) -> None:
+    g = _inputs(_graph(tmp_path, [0, 1]), 3)
+    cols = _columns(_with_ops(g, contracting=True))
+    assert np.expm1(cols["log_k_tile"]).max() > 1  # the root's operand gives a K dim here
+    for name in K_READING:
+        np.testing.assert_array_equal(cols[f"kc_{name}"], cols[name], err_msg=name)
+
+
 def _elem_bytes(graph: TileGraph) -> float:
     nf = graph.node_feat[_root(graph)]
     return 2.0 if nf[15] > 0 else (1.0 if nf[3] > 0 else 4.0)
@@ -134,7 +171,7 @@ RECORDED_V4 = {
 
 def test_version_4_columns_keep_the_values_version_4_extracted(tmp_path: Path) -> None:
     names = tile_feature_names(SPEC)
-    keep = [i for i, n in enumerate(names) if not n.startswith("tp_")]
+    keep = [i for i, n in enumerate(names) if not n.startswith(("tp_", "kc_"))]
     for seed, recorded in RECORDED_V4.items():
         g = load_tile_graph(write_tile(tmp_path / f"t{seed}.npz", n=12, c=30, seed=seed))
         X = extract_tile_features(g, "tile:xla", SPEC)[0][:, keep].astype(np.float64)

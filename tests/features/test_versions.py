@@ -10,8 +10,18 @@ import pytest
 
 from hpo.errors import ConfigError
 from hpo.features import FEATURE_VERSION, ExtractOptions, FeatureSpec, build_tables, feature_names
+from hpo.features.layout import layout_feature_names
+from hpo.features.relative import relative_base
+from hpo.features.spec import SUPERSEDED_IN_VERSION
+from hpo.features.tile import tile_feature_names
 
 COLLECTIONS = ("tile:xla", "layout:xla:random")
+
+
+def _extracted(family: str) -> list[str]:
+    """Every column today's extractor computes: today's and those superseded since."""
+    spec = FeatureSpec()
+    return layout_feature_names(spec) if family == "layout" else tile_feature_names(spec)
 
 
 def test_version_1_names_are_todays_without_the_second_order_columns() -> None:
@@ -19,7 +29,7 @@ def test_version_1_names_are_todays_without_the_second_order_columns() -> None:
     for family in ("tile", "layout"):
         kept = feature_names(family, old)
         assert not any(n.startswith("so_") for n in kept)
-        assert kept == [n for n in feature_names(family, new) if n in kept]
+        assert kept == [n for n in _extracted(family) if n in kept]
     assert len(feature_names("layout", old)) == 220  # the width feature version 1 had
     assert len(feature_names("layout", new)) > 220
 
@@ -36,8 +46,8 @@ def test_version_2_names_are_todays_without_the_cost_estimates() -> None:
     assert feature_names("tile", old) == feature_names("tile", FeatureSpec(version=4))
 
 
-def test_version_4_names_are_todays_without_the_tile_readings() -> None:
-    old, new = FeatureSpec(version=4), FeatureSpec()
+def test_version_4_names_are_version_5s_without_the_tile_readings() -> None:
+    old, new = FeatureSpec(version=4), FeatureSpec(version=5)
     assert feature_names("layout", old) == feature_names("layout", FeatureSpec(version=5))
     kept, today = feature_names("tile", old), feature_names("tile", new)
     assert not any(n.startswith("tp_") for n in kept)
@@ -56,8 +66,8 @@ def test_version_5_names_are_version_6s_without_the_op_class_totals() -> None:
     assert feature_names("tile", old) == feature_names("tile", new)
 
 
-def test_version_6_names_are_todays_without_the_kernel_padding() -> None:
-    old, new = FeatureSpec(version=6), FeatureSpec()
+def test_version_6_names_are_version_7s_without_the_kernel_padding() -> None:
+    old, new = FeatureSpec(version=6), FeatureSpec(version=7)
     kept, today = feature_names("layout", old), feature_names("layout", new)
     assert not any(n.startswith("kp_") for n in kept)
     assert kept == [n for n in today if n in kept]
@@ -68,7 +78,20 @@ def test_version_6_names_are_todays_without_the_kernel_padding() -> None:
     assert feature_names("tile", old) == feature_names("tile", new)
 
 
-@pytest.mark.parametrize("version", [1, 2, 4, 5, 6])
+def test_version_7_names_are_todays_with_the_k_reading_columns_it_had() -> None:
+    old, new = FeatureSpec(version=7), FeatureSpec()
+    assert feature_names("layout", old) == feature_names("layout", new)
+    kept, today = feature_names("tile", old), feature_names("tile", new)
+    assert len(kept) == len(today)
+    added = [n for n in today if n not in kept]
+    superseded = [n for n in kept if n not in today]
+    assert all(n.startswith("kc_") for n in added)
+    assert added == [f"kc_{n}" for n in superseded]  # each copy in its original's place
+    assert {relative_base(n)[0] for n in superseded} == set(SUPERSEDED_IN_VERSION[8])
+    assert len(superseded) == 2 * 11  # 11 columns and their _dmed
+
+
+@pytest.mark.parametrize("version", [1, 2, 4, 5, 6, 7])
 def test_older_version_tables_are_todays_columns(
     tiny_root: Path, tmp_path: Path, version: int
 ) -> None:
@@ -86,11 +109,24 @@ def test_older_version_tables_are_todays_columns(
         FeatureSpec(),
         extract=ExtractOptions(cache_dir=tmp_path),
     )
+    # the columns version 8 superseded: version 7 has them as the older versions do
+    last = build_tables(
+        tiny_root,
+        COLLECTIONS,
+        ("valid",),
+        FeatureSpec(version=7),
+        extract=ExtractOptions(cache_dir=tmp_path),
+    )
     for key, table in old.items():
-        names = list(new[key].feature_names)
-        idx = [names.index(n) for n in table.feature_names]
         assert table.X.shape[1] == len(table.feature_names)
-        np.testing.assert_array_equal(table.X, new[key].X[:, idx])
+        for source in (new[key], last[key]):
+            names = list(source.feature_names)
+            shared = [i for i, n in enumerate(table.feature_names) if n in names]
+            idx = [names.index(table.feature_names[i]) for i in shared]
+            np.testing.assert_array_equal(table.X[:, shared], source.X[:, idx])
+        gone = {n for n in table.feature_names if n not in new[key].feature_names}
+        assert {relative_base(n)[0] for n in gone} <= set(SUPERSEDED_IN_VERSION[8])
+        assert gone <= set(last[key].feature_names)
 
 
 @pytest.mark.parametrize("version", [0, 99, True])
