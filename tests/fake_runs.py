@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from hpo.campaign import CampaignConfig, CampaignResult
+from hpo.ranking.metrics import LAYOUT_METRIC
 from hpo.ranking.spaces import load_space, space_to_dict
 from hpo.runs.campaign_file import CAMPAIGN_FORMAT
 from hpo.runs.folder import (
@@ -96,6 +97,7 @@ def build_fake_run(
             "data_fingerprint": data_fingerprint(data_root, collections),
             "versions": package_versions(),
             "created": created,
+            "layout_metric": LAYOUT_METRIC,
         },
     )
     configs = [dict(c) for c in space.sample_configuration(10)]

@@ -198,7 +198,13 @@ def _cmd_export_ensemble(args: argparse.Namespace, run: Any, out: Path) -> int:
               + _hp_line(m["hyperparameters"]))  # fmt: skip
     metrics = "  ".join(f"{k} {_f(v)}" for k, v in val["metrics"].items())
     print(f"valid score {_f(val['score'])} (incumbent {_f(meta['run']['score'])}): {metrics}")
-    if val["score"] < meta["run"]["score"]:
+    if "run_layout_metric" in val:  # the two scores are of different metrics
+        print(
+            f"note: the run's trials were scored by an older layout metric "
+            f"({val['run_layout_metric']}); the ensemble's score uses today's, so the two "
+            "are not compared"
+        )
+    elif val["score"] < meta["run"]["score"]:
         print(
             "note: the ensemble scores below the incumbent on valid; `hpo export` without "
             "--ensemble writes the incumbent alone"

@@ -107,19 +107,9 @@ def _cmd_list(args: argparse.Namespace) -> int:
         print(f"no runs in {args.runs_dir}", file=sys.stderr)
         return 0
     table = Table(title=f"Runs in {args.runs_dir}")
-    for col in (
-        "name",
-        "state",
-        "optimizer",
-        "trials",
-        "failed",
-        "best score",
-        "budget",
-        "started",
-    ):
-        table.add_column(
-            col, justify="right" if col in ("trials", "failed", "best score", "budget") else "left"
-        )
+    right = ("trials", "failed", "best score", "budget")
+    for col in ("name", "state", "optimizer", *right, "started"):
+        table.add_column(col, justify="right" if col in right else "left")
     for r in runs:
         if r.problem:  # marked here, its one-line reason under the table
             table.add_row(r.name, r.state, "[red]unreadable[/red]", "", "", "", "", "")
@@ -130,11 +120,14 @@ def _cmd_list(args: argparse.Namespace) -> int:
             r.optimizer,
             str(r.n_trials),
             str(r.n_failed),
-            _f(r.best_score),
+            _f(r.best_score) + (" *" if r.older_metric else ""),
             _b(r.best_budget),
             _when(r.started),
         )
     stdout_console().print(table)
+    older = sorted({r.older_metric for r in runs if r.older_metric})
+    if older:  # their layout scores are not comparable with today's runs'
+        print(f"* layout collections scored by an older metric ({'; '.join(older)})")
     for r in runs:
         if r.problem:
             print(f"hpo: run '{r.name}' unreadable: {r.problem}", file=sys.stderr)
@@ -336,8 +329,12 @@ def _cmd_show(args: argparse.Namespace) -> int:
     if run.ensemble is not None:
         e = run.ensemble
         score, inc_score = _f(e.get("score")), _f(e.get("incumbent_score"))
+        older = e.get("run_layout_metric")  # then the incumbent's score is of another metric
+        inc_text = (
+            f"{inc_score} (scored by the older layout metric: {older})" if older else inc_score
+        )
         console.print(f"ensemble of {e.get('k')} (trials {e.get('trials')}): valid score {score} "
-                      f"beside the incumbent's {inc_score}, exported to {e.get('model')}",
+                      f"beside the incumbent's {inc_text}, exported to {e.get('model')}",
                       highlight=False, soft_wrap=True)  # fmt: skip
     print_baseline(console, run)
     traj = Table(

@@ -53,6 +53,7 @@ from hpo.deploy.subsets import validation_entry
 from hpo.errors import ConfigError, UsageError
 from hpo.features import FeatureSpec, family_of
 from hpo.ranking.blend import standardized
+from hpo.ranking.metrics import recorded_layout_metric
 from hpo.runs.folder import (
     ENSEMBLE_FILE,
     jsonable,
@@ -265,7 +266,12 @@ def export_ensemble(
             how.progress(0, 1, "scoring the ensemble on valid")
         model = load_model(tmp)
         metrics = score_on_run_rows(model, history, spec, how)
-        meta["validation"] = validation_entry(metrics, members[0].metrics, in_training=False)
+        meta["validation"] = validation_entry(
+            metrics,
+            members[0].metrics,
+            in_training=False,
+            run_metric=recorded_layout_metric(history.campaign),
+        )
         write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -316,6 +322,8 @@ def _record_in_run(history: RunHistory, out: Path, meta: dict[str, Any]) -> None
         "incumbent_score": meta["run"]["score"],
         "created": meta["created"],
     }
+    if "run_layout_metric" in validation:  # the incumbent's score is of another metric
+        record["run_layout_metric"] = validation["run_layout_metric"]
     try:
         write_json_atomic(history.path / ENSEMBLE_FILE, jsonable(record))
     except OSError as exc:  # the model is written; a read-only run folder only loses the note

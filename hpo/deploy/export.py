@@ -60,7 +60,7 @@ from hpo.deploy.subsets import (
 )
 from hpo.errors import ConfigError, UsageError
 from hpo.features import FeatureSpec
-from hpo.ranking.metrics import LAYOUT_METRIC, recorded_layout_metric
+from hpo.ranking.metrics import recorded_layout_metric
 from hpo.runs.boosters import budget_size, trial_budget
 from hpo.runs.folder import jsonable, write_json_atomic
 from hpo.runs.history import RunHistory, Trial
@@ -181,11 +181,12 @@ def export_model(
             metrics = {}
             for member in members.values():
                 metrics.update(score_on_run_rows(model, member, spec, how))
-        meta["validation"] = validation_entry(metrics, recorded, in_training="valid" in splits)
-        run_metric = recorded_layout_metric(history.campaign)
-        if run_metric != LAYOUT_METRIC:  # the recorded metrics were scored another way: that,
-            # not the model, is the difference on collections where it tied configs
-            meta["validation"]["run_layout_metric"] = run_metric
+        meta["validation"] = validation_entry(
+            metrics,
+            recorded,
+            in_training="valid" in splits,
+            run_metric=recorded_layout_metric(history.campaign),
+        )
         write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -18,6 +18,7 @@ import numpy as np
 
 from hpo.deploy.model import SUBSETS_MODEL_FORMAT
 from hpo.features import FeatureSpec
+from hpo.ranking.metrics import LAYOUT_METRIC
 from hpo.runs.folder import data_fingerprint, package_versions
 from hpo.runs.history import RunHistory, Trial
 from hpo.runs.nested import SubsetRun
@@ -41,18 +42,31 @@ class Member:
 
 
 def validation_entry(
-    metrics: dict[str, float], recorded: dict[str, float], *, in_training: bool
+    metrics: dict[str, float],
+    recorded: dict[str, float],
+    *,
+    in_training: bool,
+    run_metric: str = LAYOUT_METRIC,
 ) -> dict[str, Any]:
     """``model.json``'s validation entry; ``max_abs_difference`` is against the run's record
-    (the incumbent trial's metrics, or for a per-subset run each subset's incumbent's)."""
+    (the incumbent trial's metrics, or for a per-subset run each subset's incumbent's).
+
+    ``run_metric`` is the layout metric the run's trials were scored by
+    (:func:`hpo.ranking.metrics.recorded_layout_metric`). Where it is not today's, the entry
+    names it (``run_layout_metric``): the recorded metrics were computed another way, and that,
+    not the model, is the difference on collections where a model tied configs.
+    """
     shared = [c for c in metrics if c in recorded]
-    return {
+    entry: dict[str, Any] = {
         "split": "valid",
         "metrics": metrics,
         "score": float(np.mean(list(metrics.values()))),
         "in_training": in_training,
         "max_abs_difference": max((abs(metrics[c] - recorded[c]) for c in shared), default=None),
     }
+    if run_metric != LAYOUT_METRIC:
+        entry["run_layout_metric"] = run_metric
+    return entry
 
 
 def subsets_meta(

@@ -225,6 +225,7 @@ class RunSummary:
     best_budget: float | None = None
     started: float | None = None
     problem: str | None = None
+    older_metric: str | None = None  # the layout metric it was scored by, if not today's
 
 
 def _summary(run: RunHistory, name: str) -> RunSummary:
@@ -239,6 +240,7 @@ def _summary(run: RunHistory, name: str) -> RunSummary:
         best_score=None if inc is None else inc.score,
         best_budget=None if inc is None else inc.budget,
         started=run.started,
+        older_metric=run.older_layout_metric,
     )
 
 
@@ -256,6 +258,7 @@ def _summaries(folder: Path) -> list[RunSummary]:
         n_failed=run.n_failed,
         best_score=run.score,
         started=run.started,
+        older_metric=run.older_layout_metric,
     )
     return [head, *(_summary(sub, f"{run.name}/{k}") for k, sub in run.subsets.items())]
 

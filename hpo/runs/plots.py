@@ -21,7 +21,7 @@ from hpo.runs.history import RunHistory, Trial
 from hpo.runs.importance import Importance, hyperparameter_importance
 from hpo.runs.nested import SubsetRun
 
-__all__ = ["plot_compare", "plot_run", "plot_subsets"]
+__all__ = ["compare_label", "plot_compare", "plot_run", "plot_subsets"]
 
 _DPI = 110
 
@@ -345,13 +345,20 @@ def plot_subsets(run: SubsetRun, out_png: Path | str) -> Path:
     return out
 
 
+def compare_label(run: RunHistory) -> str:
+    """A run's curve in ``runs compare``: ``<run> (<optimizer>)``, and the older layout metric
+    when its trials were scored by one (its layout scores are not comparable with today's)."""
+    older = ", older layout metric" if run.older_layout_metric else ""
+    return f"{run.name} ({run.optimizer}{older})"
+
+
 def plot_compare(runs: Sequence[RunHistory], out_png: Path | str) -> Path:
     """Overlay the any-time curves (best score vs wall time) of several runs.
 
     Parameters
     ----------
     runs
-        Loaded runs; each is one curve named ``<run> (<optimizer>)``.
+        Loaded runs; each is one curve named by :func:`compare_label`.
     out_png
         The PNG file to write.
 
@@ -368,7 +375,7 @@ def plot_compare(runs: Sequence[RunHistory], out_png: Path | str) -> Path:
     scale, unit = _time_unit(longest)
     for run in runs:
         traj = run.incumbent_trajectory()
-        label = f"{run.name} ({run.optimizer})"
+        label = compare_label(run)
         if not traj:
             ax.plot([], [], label=f"{label}: no successful trial")
             continue

@@ -21,9 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hpo.data.load import is_layout
 from hpo.errors import ConfigError
 from hpo.features.sampling import SampleCaps
 from hpo.features.spec import FeatureSpec
+from hpo.ranking.metrics import LAYOUT_METRIC, recorded_layout_metric
 from hpo.runs.campaign_file import read_campaign_file
 from hpo.runs.folder import CAMPAIGN_FILE
 
@@ -204,6 +206,7 @@ class SettingsView:
     """
 
     settings: RunSettings
+    campaign: dict[str, Any]
 
     @property
     def optimizer(self) -> str:
@@ -229,3 +232,15 @@ class SettingsView:
     def folds(self) -> int:
         """Cross-validation folds (``cv``), 0 when trials were scored on the valid split."""
         return self.settings.cv
+
+    @property
+    def older_layout_metric(self) -> str | None:
+        """The layout metric the run's trials were scored by, when it is not today's and the
+        run scores a layout collection (else ``None``).
+
+        Why: such a run's layout scores (``best score``, curves) are not comparable with those
+        of runs made since, where a model tied configs; listings and plots say so.
+        """
+        used = recorded_layout_metric(self.campaign)
+        layout = any(is_layout(c) for c in self.collections)
+        return used if layout and used != LAYOUT_METRIC else None

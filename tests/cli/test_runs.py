@@ -14,6 +14,7 @@ from fake_runs import FAKE_COLLECTIONS, build_fake_run
 from hpo.cli import main
 from hpo.data.load import COLLECTIONS, list_graphs
 from hpo.features import FEATURE_VERSION
+from hpo.ranking.metrics import LEGACY_LAYOUT_METRIC
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -46,6 +47,24 @@ def test_runs_list(workspace: dict[str, Path], capsys: pytest.CaptureFixture[str
     assert "bo" in out
     assert "finished" in out
     assert "0.7" in out
+
+
+def test_runs_list_marks_a_run_scored_by_the_older_layout_metric(
+    workspace: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "runs"
+    shutil.copytree(workspace["runs"], runs)
+    assert main(["runs", "list", "--runs-dir", str(runs)]) == 0
+    assert "older metric" not in capsys.readouterr().out  # both scored by today's metric
+    campaign = json.loads((runs / "bo" / "campaign.json").read_text())
+    del campaign["layout_metric"]  # made before campaign.json recorded the metric
+    (runs / "bo" / "campaign.json").write_text(json.dumps(campaign))
+    assert main(["runs", "list", "--runs-dir", str(runs)]) == 0
+    out = capsys.readouterr().out
+    marked = [line for line in out.splitlines() if re.search(r"[0-9] \*\s*│", line)]
+    assert len(marked) == 1
+    assert marked[0].startswith("│ bo ")
+    assert f"* layout collections scored by an older metric ({LEGACY_LAYOUT_METRIC})" in out
 
 
 def test_runs_list_empty(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

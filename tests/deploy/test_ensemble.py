@@ -25,6 +25,7 @@ from hpo.deploy.predict import write_submission
 from hpo.deploy.retrain import ExportOptions
 from hpo.errors import UsageError
 from hpo.ranking.blend import standardized
+from hpo.ranking.metrics import LEGACY_LAYOUT_METRIC
 from hpo.runs.history import load_run
 
 COLLECTIONS = ("tile:xla", "layout:xla:random")
@@ -102,6 +103,7 @@ def test_ensemble_folder_loads_evaluates_to_its_score_and_predicts(
     assert meta["format"] == 3
     assert meta["ensemble"]["k"] == 3
     assert meta["ensemble"]["within"] is None
+    assert "run_layout_metric" not in meta["validation"]  # the run was scored by today's metric
     members = ensemble_members(run, 3, math.inf)
     assert [m["trial"]["trial"] for m in meta["members"]] == [t.trial for t in members]
     assert members[0].trial == run.incumbent.trial  # type: ignore[union-attr]
@@ -162,6 +164,32 @@ def test_members_without_kept_boosters_are_retrained(search: Path, tmp_path: Pat
     assert [m["source"] for m in meta["members"]] == ["copied", "retrained"]
     assert meta["source"] == "mixed"
     assert json.loads((copy / "ensemble.json").read_text())["score"] == meta["validation"]["score"]
+
+
+@pytest.mark.slow
+def test_an_ensemble_of_a_run_scored_by_the_older_layout_metric_names_it(
+    search: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hpo.cli.main import main
+
+    copy = tmp_path / "old"
+    shutil.copytree(search, copy)
+    campaign = json.loads((copy / "campaign.json").read_text())
+    del campaign["layout_metric"]  # made before campaign.json recorded the metric
+    (copy / "campaign.json").write_text(json.dumps(campaign))
+    out = tmp_path / "ens"
+    argv = ["export", str(copy), "--out", str(out), "--ensemble", "2", "--jobs", "1"]
+    assert main([*argv, "--ensemble-within", "inf"]) == 0
+    printed = capsys.readouterr().out
+    assert f"older layout metric ({LEGACY_LAYOUT_METRIC})" in printed
+    assert "ensemble scores below the incumbent" not in printed  # two metrics: not compared
+    validation = json.loads((out / "model.json").read_text())["validation"]
+    assert validation["run_layout_metric"] == LEGACY_LAYOUT_METRIC
+    assert json.loads((copy / "ensemble.json").read_text())["run_layout_metric"] == (
+        LEGACY_LAYOUT_METRIC
+    )
+    assert main(["runs", "show", str(copy)]) == 0
+    assert f"older layout metric: {LEGACY_LAYOUT_METRIC}" in capsys.readouterr().out
 
 
 @pytest.mark.slow

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 from pathlib import Path
@@ -80,6 +81,16 @@ def test_plot_compare(run: RunHistory, tmp_path: Path, tiny_root: Path) -> None:
         assert plot_compare([run, other, empty], out) == out
     height, width, _ = _image_shape(out)
     assert (width, height) == (1100, 660)
+
+
+def test_a_curve_scored_by_the_older_layout_metric_says_so(run: RunHistory) -> None:
+    from hpo.runs.plots import compare_label
+
+    assert compare_label(run) == f"{run.name} ({run.optimizer})"
+    older = dataclasses.replace(
+        run, campaign={k: v for k, v in run.campaign.items() if k != "layout_metric"}
+    )
+    assert compare_label(older) == f"{run.name} ({run.optimizer}, older layout metric)"
 
 
 def test_disastrous_trials_do_not_squash_the_score_axis() -> None:
