@@ -165,3 +165,13 @@ def build_fake_run(
         )
         write_json_atomic(run_dir / "result.json", result.to_dict())
     return run_dir
+
+
+def as_older_metric_run(run_dir: Path) -> Path:
+    """Make ``run_dir`` read as a run made before ``campaign.json`` recorded its layout metric
+    (so scored by the tau-b of the scores); returns it."""
+    path = run_dir / "campaign.json"
+    campaign = json.loads(path.read_text())
+    del campaign["layout_metric"]
+    path.write_text(json.dumps(campaign))
+    return run_dir

@@ -329,7 +329,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     if run.ensemble is not None:
         e = run.ensemble
         score, inc_score = _f(e.get("score")), _f(e.get("incumbent_score"))
-        older = e.get("run_layout_metric")  # then the incumbent's score is of another metric
+        older = run.older_layout_metric  # then the incumbent's score is of another metric
         inc_text = (
             f"{inc_score} (scored by the older layout metric: {older})" if older else inc_score
         )

@@ -53,7 +53,6 @@ from hpo.deploy.subsets import validation_entry
 from hpo.errors import ConfigError, UsageError
 from hpo.features import FeatureSpec, family_of
 from hpo.ranking.blend import standardized
-from hpo.ranking.metrics import recorded_layout_metric
 from hpo.runs.folder import (
     ENSEMBLE_FILE,
     jsonable,
@@ -270,7 +269,7 @@ def export_ensemble(
             metrics,
             members[0].metrics,
             in_training=False,
-            run_metric=recorded_layout_metric(history.campaign),
+            older_metric=history.older_layout_metric,
         )
         write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
     except BaseException:

@@ -60,7 +60,6 @@ from hpo.deploy.subsets import (
 )
 from hpo.errors import ConfigError, UsageError
 from hpo.features import FeatureSpec
-from hpo.ranking.metrics import recorded_layout_metric
 from hpo.runs.boosters import budget_size, trial_budget
 from hpo.runs.folder import jsonable, write_json_atomic
 from hpo.runs.history import RunHistory, Trial
@@ -185,7 +184,7 @@ def export_model(
             metrics,
             recorded,
             in_training="valid" in splits,
-            run_metric=recorded_layout_metric(history.campaign),
+            older_metric=history.older_layout_metric,
         )
         write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
     except BaseException:

@@ -368,9 +368,9 @@ def load_model(path: Path | str) -> ExportedModel:
             f"{', '.join(str(v) for v in READABLE_VERSIONS)}; re-export the model with this hpo"
         )
     try:
-        # today's extractors compute every column an older readable version had, unchanged,
-        # and the rows of the model's own version are those columns (extract_file)
-        spec = FeatureSpec.from_dict(dict(meta["feature_spec"]))
+        # the extractor computes every readable version's columns, unchanged; the model's rows
+        # are those of feature_version (checked above; a spec dict without one reads as today's)
+        spec = replace(FeatureSpec.from_dict(dict(meta["feature_spec"])), version=int(version))
         collections = tuple(str(c) for c in meta["collections"])
         hyperparameters = dict(meta["hyperparameters"]) if fmt == MODEL_FORMAT else {}
         family_meta = meta["families"] if fmt == MODEL_FORMAT else None

@@ -18,7 +18,6 @@ import numpy as np
 
 from hpo.deploy.model import SUBSETS_MODEL_FORMAT
 from hpo.features import FeatureSpec
-from hpo.ranking.metrics import LAYOUT_METRIC
 from hpo.runs.folder import data_fingerprint, package_versions
 from hpo.runs.history import RunHistory, Trial
 from hpo.runs.nested import SubsetRun
@@ -46,15 +45,15 @@ def validation_entry(
     recorded: dict[str, float],
     *,
     in_training: bool,
-    run_metric: str = LAYOUT_METRIC,
+    older_metric: str | None = None,
 ) -> dict[str, Any]:
     """``model.json``'s validation entry; ``max_abs_difference`` is against the run's record
     (the incumbent trial's metrics, or for a per-subset run each subset's incumbent's).
 
-    ``run_metric`` is the layout metric the run's trials were scored by
-    (:func:`hpo.ranking.metrics.recorded_layout_metric`). Where it is not today's, the entry
-    names it (``run_layout_metric``): the recorded metrics were computed another way, and that,
-    not the model, is the difference on collections where a model tied configs.
+    ``older_metric`` is the layout metric the run's trials were scored by when it is not
+    today's (``older_layout_metric`` of the run, ``None`` otherwise). The entry then names it
+    (``run_layout_metric``): the recorded metrics were computed another way, and that, not the
+    model, is the difference on collections where a model tied configs.
     """
     shared = [c for c in metrics if c in recorded]
     entry: dict[str, Any] = {
@@ -64,8 +63,8 @@ def validation_entry(
         "in_training": in_training,
         "max_abs_difference": max((abs(metrics[c] - recorded[c]) for c in shared), default=None),
     }
-    if run_metric != LAYOUT_METRIC:
-        entry["run_layout_metric"] = run_metric
+    if older_metric is not None:
+        entry["run_layout_metric"] = older_metric
     return entry
 
 

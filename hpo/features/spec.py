@@ -132,8 +132,9 @@ class FeatureSpec:
     def extracting(self) -> FeatureSpec:
         """The spec today's extractors run with: this one at :data:`FEATURE_VERSION`.
 
-        The rows of an older readable version are those rows without the columns added
-        since (:func:`hpo.features.table.feature_names` leaves them out).
+        The extractors compute the columns of every readable version; the rows of a version
+        (this one too) leave out those added after it and those it or an earlier version
+        superseded (:meth:`drops`; :func:`hpo.features.table.version_columns`).
         """
         return dataclasses.replace(self, version=FEATURE_VERSION)
 

@@ -25,7 +25,6 @@ from hpo.data.load import is_layout
 from hpo.errors import ConfigError
 from hpo.features.sampling import SampleCaps
 from hpo.features.spec import FeatureSpec
-from hpo.ranking.metrics import LAYOUT_METRIC, recorded_layout_metric
 from hpo.runs.campaign_file import read_campaign_file
 from hpo.runs.folder import CAMPAIGN_FILE
 
@@ -241,6 +240,11 @@ class SettingsView:
         Why: such a run's layout scores (``best score``, curves) are not comparable with those
         of runs made since, where a model tied configs; listings and plots say so.
         """
+        from hpo.ranking.metrics import (  # hpo.ranking is heavy
+            LAYOUT_METRIC,
+            recorded_layout_metric,
+        )
+
         used = recorded_layout_metric(self.campaign)
         layout = any(is_layout(c) for c in self.collections)
         return used if layout and used != LAYOUT_METRIC else None

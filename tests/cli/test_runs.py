@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from fake_runs import FAKE_COLLECTIONS, build_fake_run
+from fake_runs import FAKE_COLLECTIONS, as_older_metric_run, build_fake_run
 
 from hpo.cli import main
 from hpo.data.load import COLLECTIONS, list_graphs
@@ -56,9 +56,7 @@ def test_runs_list_marks_a_run_scored_by_the_older_layout_metric(
     shutil.copytree(workspace["runs"], runs)
     assert main(["runs", "list", "--runs-dir", str(runs)]) == 0
     assert "older metric" not in capsys.readouterr().out  # both scored by today's metric
-    campaign = json.loads((runs / "bo" / "campaign.json").read_text())
-    del campaign["layout_metric"]  # made before campaign.json recorded the metric
-    (runs / "bo" / "campaign.json").write_text(json.dumps(campaign))
+    as_older_metric_run(runs / "bo")
     assert main(["runs", "list", "--runs-dir", str(runs)]) == 0
     out = capsys.readouterr().out
     marked = [line for line in out.splitlines() if re.search(r"[0-9] \*\s*│", line)]

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from fake_runs import as_older_metric_run
 
 from hpo.data.load import list_graphs, load_graph
 from hpo.deploy.ensemble import EnsembleFamilyModel, ensemble_members, export_ensemble
@@ -172,11 +173,7 @@ def test_an_ensemble_of_a_run_scored_by_the_older_layout_metric_names_it(
 ) -> None:
     from hpo.cli.main import main
 
-    copy = tmp_path / "old"
-    shutil.copytree(search, copy)
-    campaign = json.loads((copy / "campaign.json").read_text())
-    del campaign["layout_metric"]  # made before campaign.json recorded the metric
-    (copy / "campaign.json").write_text(json.dumps(campaign))
+    copy = as_older_metric_run(Path(shutil.copytree(search, tmp_path / "old")))
     out = tmp_path / "ens"
     argv = ["export", str(copy), "--out", str(out), "--ensemble", "2", "--jobs", "1"]
     assert main([*argv, "--ensemble-within", "inf"]) == 0

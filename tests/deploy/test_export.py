@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from fake_runs import FAKE_COLLECTIONS, build_fake_run
+from fake_runs import FAKE_COLLECTIONS, as_older_metric_run, build_fake_run
 
 from hpo.data.load import list_graphs
 from hpo.deploy.export import export_model, export_rounds
@@ -416,11 +416,7 @@ def test_export_then_evaluate_reproduces_the_scored_metrics(
 def test_a_run_scored_by_the_older_layout_metric_exports_and_names_it(
     real_run: Path, tmp_path: Path
 ) -> None:
-    run_dir = tmp_path / "old"
-    shutil.copytree(real_run, run_dir)
-    campaign = json.loads((run_dir / "campaign.json").read_text())
-    del campaign["layout_metric"]  # made before campaign.json recorded the metric
-    (run_dir / "campaign.json").write_text(json.dumps(campaign))
+    run_dir = as_older_metric_run(Path(shutil.copytree(real_run, tmp_path / "old")))
     out = export_model(run_dir, tmp_path / "model", options=ExportOptions(n_jobs=1))
     validation = json.loads((out / "model.json").read_text())["validation"]
     assert validation["run_layout_metric"] == LEGACY_LAYOUT_METRIC

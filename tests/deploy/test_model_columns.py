@@ -1,6 +1,6 @@
-"""A model folder that reads an older column list (before the second-order features, or before
-the cost estimates) still loads and predicts: a model is bound to its column names, not to the
-table's width."""
+"""A model folder that reads an older column list (before the second-order features, before
+the cost estimates, or a tile model from before the kc_ columns superseded 11 others) still
+loads and predicts: a model is bound to its column names, not to the table's width."""
 
 from __future__ import annotations
 
@@ -13,11 +13,19 @@ import lightgbm as lgb
 import numpy as np
 import pytest
 
-from hpo.data.load import list_graphs, load_layout_graph
+from hpo.data.load import list_graphs, load_layout_graph, load_tile_graph
 from hpo.deploy.model import load_model
 from hpo.errors import ConfigError
-from hpo.features import FEATURE_VERSION, FeatureSpec, extract_layout_features, is_prior_only
+from hpo.features import (
+    FEATURE_VERSION,
+    FeatureSpec,
+    extract_layout_features,
+    extract_tile_features,
+    feature_names,
+    is_prior_only,
+)
 from hpo.features.layout import layout_feature_names
+from hpo.features.tile import tile_feature_names
 from hpo.ranking.blend import BLEND_KEY, ESTIMATE_COLUMN, WEIGHT_KEY, blend_scores
 from hpo.ranking.prior import LearnedPrior
 
@@ -203,3 +211,72 @@ def test_model_with_a_bad_prior_is_refused_in_one_line(tiny_root: Path, tmp_path
     _with_prior(folder, {"names": ["no_such_column"], "linear": [False], "coef": [1.0]})
     with pytest.raises(ConfigError, match="the prior reads column 'no_such_column'"):
         load_model(folder)
+
+
+def _tile_model(
+    root: Path, folder: Path, version: int, spec_version: bool = True
+) -> tuple[Path, lgb.Booster, list[int]]:
+    """A format-1 model folder of one tile booster on every column of feature ``version``,
+    written as that version's export did (``spec_version`` False: its spec dict without a
+    version, as very old exports wrote it); the booster and the extractor's column indices."""
+    spec = FeatureSpec()
+    everything = tile_feature_names(spec)
+    columns = feature_names("tile", FeatureSpec(version=version))
+    idx = [everything.index(n) for n in columns]
+    rows, groups, target = [], [], []
+    for path in list_graphs(root, "tile:xla", "train"):
+        graph = load_tile_graph(path)
+        X, _ = extract_tile_features(graph, "tile:xla", spec)
+        rows.append(X[:, idx])
+        groups.append(len(X))
+        runtime = np.asarray(graph.config_runtime, dtype=np.float64)
+        target.append(np.argsort(np.argsort(-runtime)) * 4 // max(len(runtime), 1))
+    booster = lgb.train(
+        {"objective": "lambdarank", "verbose": -1, "min_data_in_leaf": 2, "seed": 0},
+        lgb.Dataset(np.concatenate(rows), np.concatenate(target), group=groups),
+        num_boost_round=5,
+    )
+    folder.mkdir()
+    text = booster.model_to_string()
+    (folder / "tile.txt").write_text(text)
+    spec_dict = {**spec.to_dict(), "version": version}
+    if not spec_version:
+        del spec_dict["version"]
+    meta = {
+        "feature_version": version,
+        "feature_spec": spec_dict,
+        "collections": ["tile:xla"],
+        "hyperparameters": {"relative_features": True},
+        "families": {
+            "tile": {
+                "file": "tile.txt",
+                "sha256": hashlib.sha256(text.encode()).hexdigest(),
+                "columns": columns,
+            }
+        },
+    }
+    (folder / "model.json").write_text(json.dumps(meta))
+    return folder, booster, idx
+
+
+@pytest.mark.parametrize(
+    ("version", "spec_version"), [(7, True), (7, False), (FEATURE_VERSION, True)]
+)
+def test_a_tile_model_reads_the_columns_of_its_own_version(
+    tiny_root: Path, tmp_path: Path, version: int, spec_version: bool
+) -> None:
+    """Version 8 superseded 11 tile columns by kc_ copies: a version-7 model still reads the
+    originals (also when its spec dict names no version), today's reads the copies, each
+    from a cold and a warm feature cache."""
+    folder, booster, idx = _tile_model(tiny_root, tmp_path / "m", version, spec_version)
+    model = load_model(folder)
+    names = tile_feature_names(FeatureSpec())
+    read = {names[i] for i in idx}
+    assert ("log_vmem_bytes" in read) == (version < 8)
+    assert ("kc_log_vmem_bytes" in read) == (version >= 8)
+    path = list_graphs(tiny_root, "tile:xla", "test")[0]
+    X, _ = extract_tile_features(load_tile_graph(path), "tile:xla", FeatureSpec())
+    expected = -booster.predict(X[:, idx])
+    for _ in ("cold", "warm"):
+        scores = model.predict_graph(path, "tile:xla", cache_dir=tmp_path / "cache")
+        np.testing.assert_allclose(scores, expected)

@@ -1,5 +1,6 @@
-"""Feature versions: a run or model of an older readable version is served today's rows
-without the columns added since, so it sees exactly the columns it was tuned on."""
+"""Feature versions: a run or model of a readable version is served the extractor's columns
+without those added after it and those superseded by then, so it sees exactly the columns it
+was tuned on, with the values they had."""
 
 from __future__ import annotations
 
@@ -86,12 +87,12 @@ def test_version_7_names_are_todays_with_the_k_reading_columns_it_had() -> None:
     added = [n for n in today if n not in kept]
     superseded = [n for n in kept if n not in today]
     assert all(n.startswith("kc_") for n in added)
-    assert added == [f"kc_{n}" for n in superseded]  # each copy in its original's place
+    assert added == [f"kc_{n}" for n in superseded]  # one copy per original, in their order
     assert {relative_base(n)[0] for n in superseded} == set(SUPERSEDED_IN_VERSION[8])
     assert len(superseded) == 2 * 11  # 11 columns and their _dmed
 
 
-@pytest.mark.parametrize("version", [1, 2, 4, 5, 6, 7])
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6, 7])
 def test_older_version_tables_are_todays_columns(
     tiny_root: Path, tmp_path: Path, version: int
 ) -> None:

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from fake_runs import build_fake_run
+from fake_runs import as_older_metric_run, build_fake_run
 
 from hpo.errors import ConfigError
 from hpo.features import SampleCaps
@@ -47,18 +47,11 @@ def test_old_campaign_json_without_recent_keys_loads(tmp_path: Path, tiny_root: 
 def test_a_run_scored_by_an_older_layout_metric_says_which(tmp_path: Path, tiny_root: Path) -> None:
     run_dir = build_fake_run(tmp_path / "runs", tiny_root)
     assert load_run(run_dir).older_layout_metric is None  # today's metric
-    path = run_dir / "campaign.json"
-    data = json.loads(path.read_text())
-    del data["layout_metric"]  # a run made before campaign.json recorded it
-    path.write_text(json.dumps(data))
-    assert load_run(run_dir).older_layout_metric == LEGACY_LAYOUT_METRIC
+    assert load_run(as_older_metric_run(run_dir)).older_layout_metric == LEGACY_LAYOUT_METRIC
     assert list_runs(tmp_path / "runs")[0].older_metric == LEGACY_LAYOUT_METRIC
     # a tile-only run scored no layout collection: nothing to compare differently
     tile = build_fake_run(tmp_path / "tile", tiny_root, collections=("tile:xla",))
-    data = json.loads((tile / "campaign.json").read_text())
-    del data["layout_metric"]
-    (tile / "campaign.json").write_text(json.dumps(data))
-    assert load_run(tile).older_layout_metric is None
+    assert load_run(as_older_metric_run(tile)).older_layout_metric is None
 
 
 def test_settings_are_typed(tmp_path: Path, tiny_root: Path) -> None:
