@@ -41,12 +41,15 @@ def _old_columns(spec: FeatureSpec, lacks: tuple[str, ...]) -> list[str]:
     return [n for n in layout_feature_names(spec) if not n.startswith(lacks)]
 
 
-def _booster(root: Path, spec: FeatureSpec, idx: list[int]) -> lgb.Booster:
-    """A small lambdarank booster on the columns ``idx`` of the train graphs."""
+def _booster(
+    root: Path, spec: FeatureSpec, idx: list[int], collection: str = COLLECTION
+) -> lgb.Booster:
+    """A small lambdarank booster on the columns ``idx`` of ``collection``'s train graphs."""
     rows, groups, target = [], [], []
-    for path in list_graphs(root, COLLECTION, "train"):
-        graph = load_layout_graph(path)
-        X, _ = extract_layout_features(graph, COLLECTION, spec)
+    for path in list_graphs(root, collection, "train"):
+        graph: Any = load_layout_graph(path) if collection != "tile:xla" else load_tile_graph(path)
+        extract = extract_layout_features if collection != "tile:xla" else extract_tile_features
+        X, _ = extract(graph, collection, spec)
         rows.append(X[:, idx])
         groups.append(len(X))
         runtime = np.asarray(graph.config_runtime, dtype=np.float64)
@@ -59,21 +62,32 @@ def _booster(root: Path, spec: FeatureSpec, idx: list[int]) -> lgb.Booster:
 
 
 def _write_model(
-    folder: Path, booster: lgb.Booster, columns: list[str], version: int, hp: dict[str, Any]
+    folder: Path,
+    booster: lgb.Booster,
+    columns: list[str],
+    version: int,
+    hp: dict[str, Any],
+    collection: str = COLLECTION,
+    spec_version: bool = True,
 ) -> Path:
-    """A format-1 model folder of one layout booster, as an export of that version wrote it."""
-    spec = FeatureSpec()
+    """A format-1 model folder of one booster of ``collection``'s family, as an export of that
+    version wrote it (``spec_version`` False: its spec dict without a version, as very old
+    exports wrote it)."""
+    family = "tile" if collection == "tile:xla" else "layout"
+    spec_dict = {**FeatureSpec().to_dict(), "version": version}
+    if not spec_version:
+        del spec_dict["version"]
     folder.mkdir()
     text = booster.model_to_string()
-    (folder / "layout.txt").write_text(text)
+    (folder / f"{family}.txt").write_text(text)
     meta = {
         "feature_version": version,
-        "feature_spec": {**spec.to_dict(), "version": version},
-        "collections": [COLLECTION],
+        "feature_spec": spec_dict,
+        "collections": [collection],
         "hyperparameters": hp,
         "families": {
-            "layout": {
-                "file": "layout.txt",
+            family: {
+                "file": f"{family}.txt",
                 "sha256": hashlib.sha256(text.encode()).hexdigest(),
                 "columns": columns,
             }
@@ -216,46 +230,15 @@ def test_model_with_a_bad_prior_is_refused_in_one_line(tiny_root: Path, tmp_path
 def _tile_model(
     root: Path, folder: Path, version: int, spec_version: bool = True
 ) -> tuple[Path, lgb.Booster, list[int]]:
-    """A format-1 model folder of one tile booster on every column of feature ``version``,
-    written as that version's export did (``spec_version`` False: its spec dict without a
-    version, as very old exports wrote it); the booster and the extractor's column indices."""
+    """A model folder of one tile booster on every column of feature ``version``
+    (:func:`_write_model`); the booster and the extractor's column indices."""
     spec = FeatureSpec()
     everything = tile_feature_names(spec)
     columns = feature_names("tile", FeatureSpec(version=version))
     idx = [everything.index(n) for n in columns]
-    rows, groups, target = [], [], []
-    for path in list_graphs(root, "tile:xla", "train"):
-        graph = load_tile_graph(path)
-        X, _ = extract_tile_features(graph, "tile:xla", spec)
-        rows.append(X[:, idx])
-        groups.append(len(X))
-        runtime = np.asarray(graph.config_runtime, dtype=np.float64)
-        target.append(np.argsort(np.argsort(-runtime)) * 4 // max(len(runtime), 1))
-    booster = lgb.train(
-        {"objective": "lambdarank", "verbose": -1, "min_data_in_leaf": 2, "seed": 0},
-        lgb.Dataset(np.concatenate(rows), np.concatenate(target), group=groups),
-        num_boost_round=5,
-    )
-    folder.mkdir()
-    text = booster.model_to_string()
-    (folder / "tile.txt").write_text(text)
-    spec_dict = {**spec.to_dict(), "version": version}
-    if not spec_version:
-        del spec_dict["version"]
-    meta = {
-        "feature_version": version,
-        "feature_spec": spec_dict,
-        "collections": ["tile:xla"],
-        "hyperparameters": {"relative_features": True},
-        "families": {
-            "tile": {
-                "file": "tile.txt",
-                "sha256": hashlib.sha256(text.encode()).hexdigest(),
-                "columns": columns,
-            }
-        },
-    }
-    (folder / "model.json").write_text(json.dumps(meta))
+    booster = _booster(root, spec, idx, "tile:xla")
+    hp = {"relative_features": True}
+    _write_model(folder, booster, columns, version, hp, "tile:xla", spec_version)
     return folder, booster, idx
 
 

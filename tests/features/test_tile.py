@@ -170,15 +170,23 @@ RECORDED_V4 = {
 }
 
 
-def test_version_4_columns_keep_the_values_version_4_extracted(tmp_path: Path) -> None:
-    names = tile_feature_names(SPEC)
-    keep = [i for i, n in enumerate(names) if not n.startswith(("tp_", "kc_"))]
-    for seed, recorded in RECORDED_V4.items():
+def _check_recorded(
+    tmp_path: Path, keep: list[int], recorded: dict[int, tuple[float, float, float]]
+) -> None:
+    """Columns ``keep`` of ``write_tile(n=12, c=30, seed=s)`` against their recorded sum, sum
+    of a fixed projection and sum of log1p(|x|), per seed s."""
+    for seed, sums in recorded.items():
         g = load_tile_graph(write_tile(tmp_path / f"t{seed}.npz", n=12, c=30, seed=seed))
         X = extract_tile_features(g, "tile:xla", SPEC)[0][:, keep].astype(np.float64)
         w = np.random.default_rng(0).standard_normal(X.shape[1])
         got = (X.sum(), (X @ w).sum(), np.log1p(np.abs(X)).sum())
-        np.testing.assert_allclose(got, recorded, rtol=1e-6)
+        np.testing.assert_allclose(got, sums, rtol=1e-6)
+
+
+def test_version_4_columns_keep_the_values_version_4_extracted(tmp_path: Path) -> None:
+    names = tile_feature_names(SPEC)
+    keep = [i for i, n in enumerate(names) if not n.startswith(("tp_", "kc_"))]
+    _check_recorded(tmp_path, keep, RECORDED_V4)
 
 
 #: The same three sums of the four ``tp_`` working-set columns that version 8 superseded,
@@ -195,9 +203,4 @@ def test_the_superseded_tp_columns_keep_the_values_version_7_extracted(tmp_path:
     tp = [n for n in K_READING if n.startswith("tp_")]
     assert len(tp) == 4
     keep = [names.index(n) for n in tp]
-    for seed, recorded in RECORDED_V7_TP.items():
-        g = load_tile_graph(write_tile(tmp_path / f"t{seed}.npz", n=12, c=30, seed=seed))
-        X = extract_tile_features(g, "tile:xla", SPEC)[0][:, keep].astype(np.float64)
-        w = np.random.default_rng(0).standard_normal(X.shape[1])
-        got = (X.sum(), (X @ w).sum(), np.log1p(np.abs(X)).sum())
-        np.testing.assert_allclose(got, recorded, rtol=1e-6)
+    _check_recorded(tmp_path, keep, RECORDED_V7_TP)
