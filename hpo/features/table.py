@@ -277,21 +277,28 @@ def extract_file(
     keep = version_columns(family_of(collection), spec)
     full = spec.extracting()  # every readable version's columns; the cache holds them all
     cache_file = cache_entry(cache_dir, path, collection, full) if cache_dir else None
-    if cache_file is not None and cache_file.exists():
-        cached = _read_cache(cache_file)
-        if cached is not None:
-            X, target, hashes, labeled = cached
-            return (X if keep is None else X[:, keep]), target, hashes, labeled, True
+    cached = _read_cache(cache_file) if cache_file is not None and cache_file.exists() else None
+    if cached is not None:
+        X, target, hashes, labeled = cached
+    else:
+        X, target, hashes, labeled = _extract_every_config(path, collection, full)
+        if cache_file is not None:
+            _write_cache(cache_file, X, target, hashes, labeled)
+    return (X if keep is None else X[:, keep]), target, hashes, labeled, cached is not None
+
+
+def _extract_every_config(
+    path: Path, collection: str, spec: FeatureSpec
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    """Every config's features of one file under ``spec`` (its target, hashes, label flag)."""
     if is_layout(collection):
         lgraph = load_layout_graph(path)
-        X, hashes = extract_layout_features(lgraph, collection, full)
+        X, hashes = extract_layout_features(lgraph, collection, spec)
         target, labeled = lgraph.target, lgraph.labeled
     else:
         tgraph = load_tile_graph(path)
-        X, hashes = extract_tile_features(tgraph, collection, full)
+        X, hashes = extract_tile_features(tgraph, collection, spec)
         target, labeled = tgraph.target, tgraph.labeled
     if not np.isfinite(X).all():
         raise DataFormatError(f"{path}: features contain NaN/inf (unexpected values in the file)")
-    if cache_file is not None:
-        _write_cache(cache_file, X, target, hashes, labeled)
-    return (X if keep is None else X[:, keep]), target, hashes, labeled, False
+    return X, target, hashes, labeled

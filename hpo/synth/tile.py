@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hpo.data.opcodes import CONVOLUTION, DOT, PARAMETER, REDUCE
+from hpo.data.opcodes import CONTRACTING, CONVOLUTION, DOT, PARAMETER
 from hpo.synth.graph import (
     COL_IS_ROOT,
     MAX_RANK,
@@ -162,7 +162,7 @@ def write_tile_file(
     else:
         raise RuntimeError(f"{path}: no kernel with an array output in 100 draws")
     out_dims = table.shapes[root, : table.ranks[root]]
-    reduces = np.isin(graph.node_opcode, (CONVOLUTION, DOT, REDUCE)).any()
+    reduces = np.isin(graph.node_opcode, CONTRACTING).any()
     operand = table.first_operand[root]
     k_dim = int(table.shapes[operand].max()) if reduces and operand >= 0 else 0
     if len(out_dims) >= MAX_RANK:
