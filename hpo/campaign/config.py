@@ -64,6 +64,9 @@ PER_MODES = ("none", "family", "collection")
 DEFAULT_N_INIT = 8
 #: Results a budget needs before the surrogate is fitted on it, chosen by measurement.
 DEFAULT_MIN_TRIALS = 5
+#: Of the initial configurations, those that are neighbours of the baseline
+#: (:mod:`hpo.campaign.local_design`).
+DEFAULT_N_LOCAL = 0
 #: Configurations a multi-fidelity campaign takes to the largest budget in its reserve
 #: (:mod:`hpo.campaign.finish`).
 DEFAULT_FINISH = 3
@@ -136,6 +139,9 @@ class CampaignConfig:
     # quarter of the trials). random_prob: the share of configs sampled at random between
     # model picks
     n_init: int | None = DEFAULT_N_INIT
+    # n_local: how many of the initial configurations are neighbours of the baseline, one
+    # hyperparameter changed each (hpo.campaign.local_design), instead of random draws
+    n_local: int = DEFAULT_N_LOCAL
     random_prob: float = 0.2
     # trials one budget needs before the surrogate of model-hb/model-sh is fitted on it, 5 by
     # measurement (bench/README.md, the min_trials pilot: BOHB's d + 1 leaves the forest idle for
@@ -223,6 +229,12 @@ class CampaignConfig:
             _int("n_init", self.n_init, 1)
         if self.min_trials is not None:
             _int("min_trials", self.min_trials, 1)
+        _int("n_local", self.n_local, 0)
+        if self.n_init is not None and self.n_local > self.n_init:
+            raise ConfigError(
+                f"campaign setting 'n_local': expected at most 'n_init' ({self.n_init}) "
+                f"neighbours of the baseline among the initial configurations, found {self.n_local}"
+            )
         prob = self.random_prob
         if isinstance(prob, bool) or not isinstance(prob, (int, float)) or not 0 <= prob <= 1:
             raise _bad("random_prob", "a probability in [0, 1]", prob)

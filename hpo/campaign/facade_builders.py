@@ -11,7 +11,7 @@ cross-validation folds: :mod:`hpo.campaign.facades`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ConfigSpace import Configuration
@@ -82,7 +82,9 @@ class FacadeRequest:
     """What a facade builder needs.
 
     ``common`` are the facade arguments every optimizer shares (callbacks, logging,
-    overwrite); ``warm`` the warm-start configurations (:mod:`hpo.campaign.warm_start`).
+    overwrite); ``warm`` the warm-start configurations (:mod:`hpo.campaign.warm_start`);
+    ``local`` the neighbours of the baseline that take the place of ``n_local`` random
+    initial configurations of the model-based optimizers (:mod:`hpo.campaign.local_design`).
     """
 
     cfg: CampaignConfig
@@ -90,6 +92,7 @@ class FacadeRequest:
     runner: AbstractRunner
     common: dict[str, Any]
     warm: list[Configuration]
+    local: list[Configuration] = field(default_factory=list)
 
     @property
     def brackets(self) -> dict[str, Any]:
@@ -133,17 +136,17 @@ def _model_settings(
 
     ``n_init`` None keeps SMAC's default design (so runs made before the setting resume);
     a given ``n_init`` is used as is (at most the trial limit), not cut to SMAC's quarter of
-    the trials. Where ``n_init`` and the warm-start configurations exceed the trial limit,
-    the random part gives way.
+    the trials. The neighbours of the baseline (``req.local``) are part of ``n_init``; the
+    warm-start configurations come on top. Where they exceed the trial limit, the random
+    part gives way.
     """
-    cfg, warm = req.cfg, req.warm
-    design: dict[str, Any] = (
-        {} if cfg.n_init is None else {"n_configs": min(cfg.n_init, cfg.trials), "max_ratio": 1}
-    )
-    if warm and cfg.n_init is not None:  # the seeds come first within the trial limit
-        design["n_configs"] = max(0, min(cfg.n_init, cfg.trials - len(warm)))
+    cfg, warm, local = req.cfg, req.warm, req.local
+    design: dict[str, Any] = {}
+    if cfg.n_init is not None:  # the seeds come first within the trial limit
+        random = min(cfg.n_init - len(local), cfg.trials - len(warm) - len(local))
+        design = {"n_configs": max(0, random), "max_ratio": 1}
     return {
-        "initial_design": _initial_design(req.scenario, facade, warm, **design),
+        "initial_design": _initial_design(req.scenario, facade, warm + local, **design),
         "random_design": facade.get_random_design(req.scenario, probability=cfg.random_prob),
     }
 

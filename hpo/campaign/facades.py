@@ -49,6 +49,7 @@ from smac.runner.target_function_runner import TargetFunctionRunner
 
 from hpo.campaign.facade_builders import FacadeRequest
 from hpo.campaign.intensifiers import BaselineFirst, smac_class
+from hpo.campaign.local_design import local_configs
 from hpo.campaign.optimizers import get_optimizer
 from hpo.campaign.runners import CampaignDaskRunner, CampaignRunner, CampaignTarget
 from hpo.campaign.smac_adapter import facade_parts, order_initial_design
@@ -94,7 +95,8 @@ def make_scenario(cfg: CampaignConfig, space: ConfigurationSpace, run_dir: Path)
 
 
 def _warm_first(facade: AbstractFacade, warm: list[Configuration]) -> None:
-    """Put the warm-start configurations first in the initial design SMAC runs.
+    """Put the warm-start configurations (then the baseline's neighbours) first in the
+    initial design SMAC runs.
 
     SMAC appends additional configurations after its random or Sobol ones; ``bo`` would then
     spend ``n_init`` full-budget trials before the first known-good one. The config selector
@@ -148,7 +150,11 @@ def make_facade(
         "callbacks": callbacks,
         "overwrite": not resume,
     }
-    request = FacadeRequest(cfg=cfg, scenario=scenario, runner=runner, common=common, warm=seeds)
+    baseline = (warm or WarmStart()).first_trial(scenario.configspace)
+    local = local_configs(baseline, cfg.n_local, cfg.collections, cfg.seed)
+    request = FacadeRequest(
+        cfg=cfg, scenario=scenario, runner=runner, common=common, warm=seeds, local=local
+    )
     facade: AbstractFacade = optimizer.builder()(request)
     intensifier = facade_parts(facade).intensifier
     if not isinstance(intensifier, BaselineFirst):
@@ -156,10 +162,9 @@ def make_facade(
     # SMAC's budget of the baseline: the largest rounds budget, or none where SMAC has none
     # (single-fidelity, and with folds, where the budget counts instances)
     budget = cfg.max_budget if optimizer.multi_fidelity and not cfg.cv else None
-    baseline = (warm or WarmStart()).first_trial(scenario.configspace)
     intensifier.set_baseline(baseline, budget, baseline_records or [])
-    if seeds:
-        _warm_first(facade, seeds)
+    if seeds or local:
+        _warm_first(facade, seeds + local)
     return facade
 
 

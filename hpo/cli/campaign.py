@@ -32,6 +32,7 @@ _SETTINGS = {
     "max_budget": "max_budget",
     "eta": "eta",
     "n_init": "n_init",
+    "n_local": "n_local",
     "random_prob": "random_prob",
     "min_trials": "min_trials",
     "optimizer": "optimizer",
@@ -144,6 +145,14 @@ def add_parsers(subparsers: Any) -> None:
         metavar="N",
         help="initial random configurations before the surrogate is used (model-hb, model-sh, "
         f"bo; default: {d['n_init']})",
+    )
+    p.add_argument(
+        "--n-local",
+        type=int,
+        metavar="N",
+        help="of the initial configurations, how many are neighbours of the baseline (one "
+        f"hyperparameter changed each) instead of random (model-hb, model-sh, bo; default: "
+        f"{d['n_local']})",
     )
     p.add_argument(
         "--random-prob",

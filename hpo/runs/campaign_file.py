@@ -79,6 +79,8 @@ ADDED_SETTINGS: dict[str, Any] = {
     "keep_fastest": 0,
     # ended with SMAC's loop, no configuration taken to the largest budget after it
     "finish": 0,
+    # every initial configuration drawn at random (neighbours of the baseline came later)
+    "n_local": 0,
 }
 
 
