@@ -140,7 +140,8 @@ class CampaignConfig:
     # model picks
     n_init: int | None = DEFAULT_N_INIT
     # n_local: how many of the initial configurations are neighbours of the baseline, one
-    # hyperparameter changed each (hpo.campaign.local_design), instead of random draws
+    # hyperparameter changed each (hpo.campaign.local_design), instead of random draws; at
+    # most n_init of them (see local_initial)
     n_local: int = DEFAULT_N_LOCAL
     random_prob: float = 0.2
     # trials one budget needs before the surrogate of model-hb/model-sh is fitted on it, 5 by
@@ -230,11 +231,6 @@ class CampaignConfig:
         if self.min_trials is not None:
             _int("min_trials", self.min_trials, 1)
         _int("n_local", self.n_local, 0)
-        if self.n_init is not None and self.n_local > self.n_init:
-            raise ConfigError(
-                f"campaign setting 'n_local': expected at most 'n_init' ({self.n_init}) "
-                f"neighbours of the baseline among the initial configurations, found {self.n_local}"
-            )
         prob = self.random_prob
         if isinstance(prob, bool) or not isinstance(prob, (int, float)) or not 0 <= prob <= 1:
             raise _bad("random_prob", "a probability in [0, 1]", prob)
@@ -285,6 +281,12 @@ class CampaignConfig:
     def run_dir(self) -> Path:
         """The run folder ``<runs_dir>/<name>``."""
         return self.runs_dir / self.name
+
+    @property
+    def local_initial(self) -> int:
+        """How many initial configurations are neighbours of the baseline: ``n_local``, at
+        most ``n_init`` (so a smaller ``--n-init`` needs no ``--n-local`` beside it)."""
+        return self.n_local if self.n_init is None else min(self.n_local, self.n_init)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the settings as JSON-compatible values (the feature spec as a dict)."""

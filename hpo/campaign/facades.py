@@ -151,7 +151,7 @@ def make_facade(
         "overwrite": not resume,
     }
     baseline = (warm or WarmStart()).first_trial(scenario.configspace)
-    local = local_configs(baseline, cfg.n_local, cfg.collections, cfg.seed)
+    local = local_configs(baseline, cfg.local_initial, cfg.collections, cfg.seed)
     request = FacadeRequest(
         cfg=cfg, scenario=scenario, runner=runner, common=common, warm=seeds, local=local
     )

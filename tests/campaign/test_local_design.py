@@ -1,0 +1,109 @@
+"""The baseline's neighbours: one hyperparameter changed each, none inert for the campaign,
+the same for a seed, and first in the initial design SMAC runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ConfigSpace import Configuration
+from toy_objectives import ToyObjective, toy_config
+from toy_objectives import run_toy_with_output as _run
+
+from hpo.campaign import read_campaign
+from hpo.campaign.local_design import local_configs, trained_view
+from hpo.data.load import COLLECTIONS
+from hpo.ranking.hyperparameters import TILE_KEYS
+from hpo.ranking.spaces import load_space
+from hpo.runs.folder import read_trials
+
+LAYOUT = tuple(c for c in COLLECTIONS if c.startswith("layout:"))
+
+
+def _changed(config: Configuration, base: Configuration) -> set[str]:
+    a, b = dict(config), dict(base)
+    return {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)}
+
+
+def _plain(config: Any) -> dict[str, Any]:
+    return {k: (v.item() if hasattr(v, "item") else v) for k, v in dict(config).items()}
+
+
+def _default(space: str = "lambdarank") -> Configuration:
+    return load_space(space).get_default_configuration()
+
+
+def test_each_neighbour_moves_one_hyperparameter_and_they_differ() -> None:
+    base = _default()
+    local = local_configs(base, 6, COLLECTIONS, seed=0)
+    assert len(local) == len(set(local)) == 6
+    for config in local:
+        moved = _changed(config, base)
+        # a conditional child (bagging_fraction under bagging_freq) comes and goes with its parent
+        parents = base.config_space.parents_of
+        roots = {m for m in moved if not {p.name for p in parents[m]} & moved}
+        assert len(roots) == 1, moved
+    assert local_configs(base, 6, COLLECTIONS, seed=0) == local  # a resume gets the same
+    assert local_configs(base, 6, COLLECTIONS, seed=1) != local
+
+
+@pytest.mark.parametrize(
+    ("collections", "inert"),
+    [
+        (LAYOUT, set(TILE_KEYS)),
+        (("tile:xla",), {"estimate_weight_default_collections", "label_levels"}),
+        (("layout:xla:random",), {*TILE_KEYS, "estimate_weight_default_collections"}),
+    ],
+)
+def test_no_neighbour_only_moves_what_the_collections_do_not_train_with(
+    collections: tuple[str, ...], inert: set[str]
+) -> None:
+    base = _default()
+    # every neighbour the space has: one per hyperparameter (and per other categorical choice)
+    local = local_configs(base, 100, collections, seed=0)
+    assert local
+    for config in local:
+        moved = _changed(config, base)
+        assert not moved <= inert, moved
+        assert any(trained_view(dict(config), c) != trained_view(dict(base), c) for c in collections)
+    # the inert moves exist in the space, so the filter is what kept them out
+    everything = local_configs(base, 100, COLLECTIONS, seed=0)
+    assert any(_changed(c, base) <= inert for c in everything)
+
+
+def test_trained_view_compares_numpy_scalars_with_plain_numbers() -> None:
+    near = local_configs(_default(), 3, COLLECTIONS, seed=0)  # ConfigSpace gives numpy values
+    for config in near:
+        plain = _plain(config)
+        assert any(type(v) is not type(plain[k]) for k, v in dict(config).items())
+        for c in COLLECTIONS:
+            assert trained_view(plain, c) == trained_view(dict(config), c)
+
+
+def test_none_asked_none_given() -> None:
+    assert local_configs(_default(), 0, COLLECTIONS, seed=0) == []
+
+
+def test_the_neighbours_run_first_after_the_baseline(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=7, optimizer="model-hb", n_init=4, n_local=3)
+    _run(cfg, ToyObjective())
+    records = read_trials(cfg.run_dir / "trials.jsonl")
+    space = load_space(cfg.space)
+    base = space.get_default_configuration()
+    expected = [_plain(c) for c in local_configs(base, 3, cfg.collections, cfg.seed)]
+    assert records[0]["baseline"] is True
+    assert [r["config"] for r in records[1:4]] == expected
+    # the fourth initial configuration is a random draw, not a neighbour
+    assert len(_changed(Configuration(space, values=records[4]["config"]), base)) > 2
+
+
+def test_n_local_is_at_most_n_init(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=7, optimizer="model-hb", n_init=2, n_local=5)
+    assert cfg.local_initial == 2
+    _run(cfg, ToyObjective())
+    records = read_trials(cfg.run_dir / "trials.jsonl")
+    base = load_space(cfg.space).get_default_configuration()
+    expected = [_plain(c) for c in local_configs(base, 2, cfg.collections, cfg.seed)]
+    assert [r["config"] for r in records[1:3]] == expected
+    assert read_campaign(cfg.run_dir)["smac"]["initial_design"]["n_configs"] == 0
