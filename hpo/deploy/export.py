@@ -13,8 +13,10 @@ By default the incumbent's boosters are *copied* from the run's booster store
 (:mod:`hpo.runs.boosters`): the model that ships is the model that was scored, at the budget
 it was validated at (the campaign's largest budget, where the incumbent is chosen; see
 :mod:`hpo.runs.incumbent`). Retraining would not give it back: when a trial continued a
-lower-budget booster, LightGBM restarted its bagging and feature-fraction random streams (and
-``rank_xendcg``'s per-query draws, which it seeds anew in every training), and
+lower-budget booster, its new rounds drew their column, row and ``rank_xendcg`` samples
+from streams LightGBM started again (seeded from the seed and the rounds done since
+:func:`hpo.ranking.lightgbm_adapter.continued_seeds`; restarted from the seed before), not
+from where a straight training's streams would be, and
 for two trials in ``bench/README.md`` a fresh training moved the score by more than 0.05. The
 copy's validation metrics therefore equal the trial's recorded ones (``model.json`` keeps
 both and their largest difference; a run scored by an older layout metric, named in

@@ -49,8 +49,10 @@ from hpo.features.store import CHUNK_BYTES, chunk_bounds, read_rows
 
 __all__ = [
     "PRIVATE_HOOKS",
+    "ROUND_STREAMS",
     "ChunkedDataset",
     "TableRows",
+    "continued_seeds",
     "derived_data_seed",
     "hook_signatures",
 ]
@@ -81,6 +83,33 @@ def derived_data_seed(seed: int) -> int:
     """
     x = (214013 * (int(seed) & 0xFFFFFFFF) + 2531011) & 0xFFFFFFFF
     return ((x >> 16) & 0x7FFF) % 32767
+
+
+#: LightGBM's random streams that draw per boosting round (columns, rows, extra-trees
+#: thresholds, ``rank_xendcg``'s per-query draws); each restarts from its seed whenever
+#: ``lgb.train`` is called.
+ROUND_STREAMS = ("feature_fraction_seed", "bagging_seed", "extra_seed", "objective_seed")
+
+
+def continued_seeds(seed: int, done: int) -> dict[str, int]:
+    """Seeds of LightGBM's per-round random streams for rounds continuing ``done`` rounds.
+
+    Why: ``lgb.train(init_model=...)`` starts these streams again from their seeds, so a
+    booster continued at round ``done`` would draw the column and row samples of rounds
+    ``1, 2, ...`` again, and one taken up a budget ladder (42, 84, ... 672 rounds) draws
+    its first 42 samples five times. Continued boosters then scored below boosters trained
+    straight with the same configuration and seed (bench/README.md, "Continued boosters
+    against straight ones"). A stream seeded from ``(seed, done)`` draws samples the booster
+    has not used, so the same ladder gives the same result on a resume, and a continued
+    booster stays deterministic. It is not the straight booster's stream: LightGBM cannot
+    be fast-forwarded.
+    """
+    if done <= 0:
+        return {}
+    state = np.random.SeedSequence([int(seed) & 0xFFFFFFFF, int(done)]).generate_state(
+        len(ROUND_STREAMS)
+    )
+    return {name: int(v % 0x7FFFFFFF) for name, v in zip(ROUND_STREAMS, state, strict=True)}
 
 
 class TableRows(lgb.Sequence):

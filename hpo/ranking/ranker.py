@@ -350,9 +350,14 @@ class LambdaRanker(BaseEstimator):
         """
         import lightgbm as lgb
 
+        from hpo.ranking.lightgbm_adapter import continued_seeds
+
+        params = self.lightgbm_params()
+        if init_model is not None:  # fresh samples for the new rounds, not those of round 1 on
+            params.update(continued_seeds(self.seed, init_model.current_iteration()))
         with data.checkout(self.label_levels, self._checked_group_size()) as dataset:
             self.booster_ = lgb.train(
-                self.lightgbm_params(),
+                params,
                 dataset,
                 num_boost_round=self.num_boost_round,
                 init_model=init_model,

@@ -6,8 +6,10 @@ Why keep boosters
   continues its booster from the lower budget (LightGBM ``init_model``) instead of
   retraining from scratch.
 - *Exact export*: a continued booster is not the booster a fresh training would give
-  (LightGBM restarts its bagging and feature-fraction random streams, and ``rank_xendcg``'s
-  per-query draws, when it continues; for
+  (LightGBM starts its bagging, feature-fraction and ``rank_xendcg`` random streams again
+  when it continues; hpo seeds them from the seed and the rounds done,
+  :func:`hpo.ranking.lightgbm_adapter.continued_seeds`, so the new rounds draw new samples,
+  but not a straight training's; for
   two trials in ``bench/README.md`` the score moved by more than 0.05). ``hpo export``
   therefore copies the booster that was scored, for either fidelity.
 

@@ -66,7 +66,9 @@ def test_no_neighbour_only_moves_what_the_collections_do_not_train_with(
     for config in local:
         moved = _changed(config, base)
         assert not moved <= inert, moved
-        assert any(trained_view(dict(config), c) != trained_view(dict(base), c) for c in collections)
+        assert any(
+            trained_view(dict(config), c) != trained_view(dict(base), c) for c in collections
+        )
     # the inert moves exist in the space, so the filter is what kept them out
     everything = local_configs(base, 100, COLLECTIONS, seed=0)
     assert any(_changed(c, base) <= inert for c in everything)

@@ -10,7 +10,9 @@ import pytest
 import hpo.ranking.lightgbm_adapter as adapter
 from hpo.ranking.lightgbm_adapter import (
     PRIVATE_HOOKS,
+    ROUND_STREAMS,
     TableRows,
+    continued_seeds,
     derived_data_seed,
     hook_signatures,
 )
@@ -63,9 +65,10 @@ def _in_memory_dataset(
 def _in_memory_fit(
     ranker: LambdaRanker, X: np.ndarray, y: np.ndarray, qid: np.ndarray, init_model=None
 ) -> lgb.Booster:
-    """Training as it was before chunks."""
+    """Training as it was before chunks (a continued fit with its fresh random streams)."""
+    done = 0 if init_model is None else init_model.current_iteration()
     return lgb.train(
-        ranker.lightgbm_params(),
+        {**ranker.lightgbm_params(), **continued_seeds(ranker.seed, done)},
         _in_memory_dataset(ranker, X, y, qid),
         num_boost_round=ranker.num_boost_round,
         init_model=init_model,
@@ -215,3 +218,36 @@ def test_only_single_output_boosters_continue() -> None:
 
     with pytest.raises(ValueError, match=re.escape("only single-output boosters continue")):
         data.dataset._set_init_score_by_predictor(_TwoClasses(), None, None)
+
+
+def test_continued_seeds_are_fresh_per_seed_and_round() -> None:
+    assert continued_seeds(3, 0) == {}  # a booster trained straight keeps LightGBM's own
+    first = continued_seeds(3, 42)
+    assert set(first) == set(ROUND_STREAMS)
+    assert all(0 <= v < 2**31 - 1 for v in first.values())
+    assert continued_seeds(3, 42) == first  # a resume continues the same way
+    assert continued_seeds(3, 84) != first
+    assert continued_seeds(4, 42) != first
+    assert len(set(first.values())) == len(first)
+
+
+def test_a_continued_booster_samples_its_new_rounds_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``lgb.train`` restarts the column-sampling stream: without fresh seeds the new rounds
+    would draw the columns of rounds 1, 2, ... again."""
+    X, y, qid = _ranking()
+    params = {"num_leaves": 7, "feature_fraction": 0.5}
+    base = LambdaRanker(params, num_boost_round=4, seed=3).fit(X, y, qid).booster_
+    more = LambdaRanker(params, num_boost_round=5, seed=3)
+    seen: list[dict] = []
+    train = lgb.train
+    monkeypatch.setattr(lgb, "train", lambda p, *a, **k: seen.append(p) or train(p, *a, **k))
+    continued = more.fit(X, y, qid, init_model=base).booster_
+    assert {k: seen[-1][k] for k in ROUND_STREAMS} == continued_seeds(3, 4)
+    restarted = train(more.lightgbm_params(), _in_memory_dataset(more, X, y, qid), 5,
+                      init_model=base, keep_training_booster=True)  # fmt: skip
+    assert _trees(continued) != _trees(restarted)
+    again = LambdaRanker(params, num_boost_round=5, seed=3).fit(X, y, qid, init_model=base)
+    assert _trees(again.booster_) == _trees(continued)
+    # a straight fit is LightGBM's own: no seed of a stream is set
+    LambdaRanker(params, num_boost_round=5, seed=3).fit(X, y, qid)
+    assert not set(ROUND_STREAMS) & set(seen[-1])
