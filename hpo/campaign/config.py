@@ -97,8 +97,8 @@ class CampaignConfig:
     Paths are made absolute; budgets left ``None`` take :data:`FIDELITY_BUDGETS` of the
     fidelity. For ``bo`` and ``random`` every trial runs at ``max_budget``. The legacy optimizer
     names of :data:`LEGACY_OPTIMIZERS` are replaced by what they ran, so old runs load and resume.
-    ``n_init`` and ``random_prob`` only act on the model-based optimizers (``model-hb``,
-    ``model-sh``, ``bo``); model-free ones accept and record them.
+    ``n_init``, ``n_local`` and ``random_prob`` only act on the model-based optimizers
+    (``model-hb``, ``model-sh``, ``bo``); model-free ones accept and record them.
 
     Besides how to search, it records what defines every model of the run, so the objective,
     a resumed campaign and ``hpo export`` read them from ``campaign.json`` instead of from

@@ -136,9 +136,9 @@ def _model_settings(
 
     ``n_init`` None keeps SMAC's default design (so runs made before the setting resume);
     a given ``n_init`` is used as is (at most the trial limit), not cut to SMAC's quarter of
-    the trials. The neighbours of the baseline (``req.local``) are part of ``n_init``; the
-    warm-start configurations come on top. Where they exceed the trial limit, the random
-    part gives way.
+    the trials. The neighbours of the baseline (``req.local``) are part of ``n_init`` (on top
+    of SMAC's design when ``n_init`` is None); the warm-start configurations come on top.
+    Where they exceed the trial limit, the random part gives way.
     """
     cfg, warm, local = req.cfg, req.warm, req.local
     design: dict[str, Any] = {}

@@ -52,7 +52,17 @@ def test_each_neighbour_moves_one_hyperparameter_and_they_differ() -> None:
     ("collections", "inert"),
     [
         (LAYOUT, set(TILE_KEYS)),
-        (("tile:xla",), {"estimate_weight_default_collections", "label_levels"}),
+        # tile is never blended, and its default objective (rank_xendcg) has no truncation
+        (
+            ("tile:xla",),
+            {
+                "estimate_weight_default_collections",
+                "estimate_weight",
+                "estimate_blend",
+                "label_levels",
+                "lambdarank_truncation_level",
+            },
+        ),
         (("layout:xla:random",), {*TILE_KEYS, "estimate_weight_default_collections"}),
     ],
 )
@@ -108,4 +118,6 @@ def test_n_local_is_at_most_n_init(data_root: Path, runs: Path) -> None:
     base = load_space(cfg.space).get_default_configuration()
     expected = [_plain(c) for c in local_configs(base, 2, cfg.collections, cfg.seed)]
     assert [r["config"] for r in records[1:3]] == expected
-    assert read_campaign(cfg.run_dir)["smac"]["initial_design"]["n_configs"] == 0
+    design = read_campaign(cfg.run_dir)["smac"]["initial_design"]
+    assert design["n_configs"] == 0
+    assert design["additional_configs"] == expected  # two neighbours, not five
