@@ -2,10 +2,11 @@
 
 A multi-fidelity campaign's baseline trains straight to the largest budget, while every
 other configuration reaches it by continuing its booster from the lower budgets (LightGBM
-``init_model``), which restarts LightGBM's feature-fraction and bagging random streams at
-each continuation. If continuing costs score, challengers are judged against the baseline
-with a handicap. Per finished run (``rounds`` fidelity, no folds) this trains, in a scratch
-booster folder:
+``init_model``). LightGBM starts its per-round random streams again at each continuation
+(before 0b2881f from their seeds, since then from seeds of the rounds done:
+``hpo.ranking.lightgbm_adapter.continued_seeds``). If continuing costs score, challengers
+are judged against the baseline with a handicap. Per finished run (``rounds`` fidelity, no
+folds) this trains, in a scratch booster folder:
 
 - the **baseline** again along the campaign's budget ladder (min budget, then each stage,
   each continuing the last), against its recorded straight score;
@@ -21,6 +22,7 @@ import argparse
 import dataclasses
 import json
 import math
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -31,11 +33,8 @@ from hpo.campaign import read_campaign
 from hpo.campaign.objective import RankerObjective, build_objective
 from hpo.runs.folder import TRIALS_FILE, read_trials
 
-
-def ladder(low: float, high: float, eta: int) -> list[float]:
-    """The successive-halving budgets from ``low`` to ``high`` (each eta times the last)."""
-    stages = round(math.log(high / low, eta))
-    return [high / eta**k for k in range(stages, -1, -1)]
+sys.path.insert(0, str(Path(__file__).parent))
+from optuna_peer import rung_budgets  # noqa: E402  (SMAC's rungs, as the campaigns ran them)
 
 
 def replay(run: Path, threads: int, others: bool = True) -> dict[str, Any]:
@@ -59,7 +58,7 @@ def replay(run: Path, threads: int, others: bool = True) -> dict[str, Any]:
         )
         base = next(t for t in trials if t.get("baseline"))
         score = math.nan
-        for budget in ladder(float(cfg.min_budget), top, cfg.eta):
+        for budget in rung_budgets(float(cfg.min_budget), top, cfg.eta):
             cost, _ = chained(base["config"], seed=base["seed"], budget=budget)
             score = 1.0 - cost
         again, _ = straight(base["config"], seed=base["seed"], budget=top)  # the replay check

@@ -76,13 +76,10 @@ def local_configs(
     base = dict(baseline)
     views = {c: trained_view(base, c) for c in collections}
     out: list[Configuration] = []
-    seen = {baseline}
+    # one neighbour per hyperparameter (per other choice of a categorical), each unlike the
+    # baseline: no two are equal
     for config in get_one_exchange_neighbourhood(baseline, seed=seed, num_neighbors=1):
-        if config in seen:
-            continue
-        seen.add(config)
-        values = dict(config)
-        if all(trained_view(values, c) == views[c] for c in collections):
+        if all(trained_view(dict(config), c) == views[c] for c in collections):
             continue
         config.origin = "Local design: a neighbour of the baseline"
         out.append(config)
