@@ -67,6 +67,9 @@ DEFAULT_MIN_TRIALS = 5
 #: Of the initial configurations, those that are neighbours of the baseline
 #: (:mod:`hpo.campaign.local_design`).
 DEFAULT_N_LOCAL = 0
+#: LightGBM's histogram pool per trial in MiB; 0: unbounded (bench/README.md, "The
+#: histogram pool").
+DEFAULT_HISTOGRAM_POOL_MB = 0
 #: Configurations a multi-fidelity campaign takes to the largest budget in its reserve
 #: (:mod:`hpo.campaign.finish`).
 DEFAULT_FINISH = 3
@@ -156,6 +159,9 @@ class CampaignConfig:
     worker_processes: bool = False
     # LightGBM threads per trial; None fills the machine's cores (cores // workers)
     threads: int | None = None
+    # LightGBM's histogram pool per trial in MiB (a trial holds one histogram per leaf,
+    # about 0.6 MiB each at 301 columns of 255 bins); 0: unbounded, LightGBM's default
+    histogram_pool_mb: int = DEFAULT_HISTOGRAM_POOL_MB
     dask_scheduler: str | None = None
     cache_dir: Path = Path(".hpo_cache")
     # finite (an infinite cost breaks SMAC's random forest) and above any real cost: the tile
@@ -231,6 +237,7 @@ class CampaignConfig:
         if self.min_trials is not None:
             _int("min_trials", self.min_trials, 1)
         _int("n_local", self.n_local, 0)
+        _int("histogram_pool_mb", self.histogram_pool_mb, 0)
         prob = self.random_prob
         if isinstance(prob, bool) or not isinstance(prob, (int, float)) or not 0 <= prob <= 1:
             raise _bad("random_prob", "a probability in [0, 1]", prob)

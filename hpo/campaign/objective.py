@@ -98,6 +98,9 @@ class ObjectiveSettings:
         Where binned training Datasets are saved and shared by the workers of a machine
         (:func:`hpo.ranking.datasets.binary_dataset`; only those of memory-mapped tables);
         ``None``: each worker process bins its own.
+    histogram_pool_mb
+        LightGBM's histogram pool per trial in MiB, 0 unbounded
+        (:class:`hpo.ranking.fit_options.FitOptions`).
     """
 
     collections: tuple[str, ...]
@@ -110,6 +113,7 @@ class ObjectiveSettings:
     folds: int = 0
     fold_seed: int = 0
     dataset_dir: str | None = None
+    histogram_pool_mb: int = 0
 
     def __post_init__(self) -> None:
         if self.fidelity not in FIDELITIES:
@@ -223,6 +227,7 @@ class RankerObjective:
                     score_graphs=scored,
                     rows_return=s.fidelity != "configs",
                     dataset_dir=None if s.dataset_dir is None else Path(s.dataset_dir),
+                    histogram_pool_mb=s.histogram_pool_mb,
                 ),
             )
             if store is not None:  # both fidelities: export copies the booster it scored
@@ -331,6 +336,7 @@ def build_objective(
         folds=cfg.cv,
         fold_seed=cfg.seed,
         dataset_dir=str(Path(cfg.cache_dir) / DATASETS_DIR) if cfg.cache_dir else None,
+        histogram_pool_mb=cfg.histogram_pool_mb,
     )
     distributed = cfg.workers > 1 or bool(cfg.dask_scheduler)
     if distributed:

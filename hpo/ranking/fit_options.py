@@ -57,6 +57,11 @@ class FitOptions:
         Where constructed Datasets are saved as LightGBM binary files and loaded by every
         worker of the machine (:func:`hpo.ranking.datasets.binary_dataset`); ``None``: not
         saved. Only Datasets of memory-mapped tables are saved.
+    histogram_pool_mb
+        LightGBM's ``histogram_pool_size`` in MiB; 0: unbounded (LightGBM's default). A
+        booster keeps one gradient histogram per leaf, every bin of every column (about
+        0.6 MiB a leaf at 301 columns of 255 bins), so a 255-leaf trial holds about 160 MiB
+        of them; a pool recomputes what it evicts instead, for time.
     """
 
     n_threads: int = 1
@@ -68,3 +73,4 @@ class FitOptions:
     score_graphs: np.ndarray | None = None
     rows_return: bool = True
     dataset_dir: Path | None = None
+    histogram_pool_mb: int = 0

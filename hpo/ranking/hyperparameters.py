@@ -92,8 +92,8 @@ OWNERS = ("hpo", "blend", "groups", "lightgbm")
 #: LightGBM parameters hpo sets itself on every booster (``LambdaRanker.lightgbm_params``):
 #: the rounds are the budget (a space's ``num_iterations`` = 300 at budget 8 exported a
 #: model.json saying 8 rounds over a 300-tree booster), the objective, metric and labels
-#: are what hpo ranks with, threads and seeds belong to the campaign. A configuration may not
-#: name them or any of their aliases.
+#: are what hpo ranks with, threads, seeds and the histogram pool (memory) belong to the
+#: campaign. A configuration may not name them or any of their aliases.
 HPO_SET_PARAMS = (
     "num_iterations",
     "objective",
@@ -109,6 +109,7 @@ HPO_SET_PARAMS = (
     "objective_seed",
     "deterministic",
     "force_row_wise",
+    "histogram_pool_size",
     "feature_pre_filter",
     "verbosity",
 )

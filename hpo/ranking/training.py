@@ -308,8 +308,11 @@ def train_family(
         n_threads=opt.n_threads,
     )
     contri = feature_contri(cols, live)
-    if contri is not None:
-        ranker.set_params(params={**(ranker.params or {}), "feature_contri": contri})
+    extra: dict[str, Any] = {} if contri is None else {"feature_contri": contri}
+    if opt.histogram_pool_mb:
+        extra["histogram_pool_size"] = float(opt.histogram_pool_mb)
+    if extra:
+        ranker.set_params(params={**(ranker.params or {}), **extra})
 
     def binned() -> Any:
         return _bin_parts(ranker, parts, seed, opt.dataset_dir, cols)

@@ -81,6 +81,8 @@ ADDED_SETTINGS: dict[str, Any] = {
     "finish": 0,
     # every initial configuration drawn at random (neighbours of the baseline came later)
     "n_local": 0,
+    # LightGBM's unbounded histogram pool (the setting came later)
+    "histogram_pool_mb": 0,
 }
 
 

@@ -154,6 +154,18 @@ def test_build_objective_threads(
     objective, _ = build_objective(cfg, n_jobs=1)
     assert objective.settings.n_threads == expected
     assert objective.settings.dataset_dir == str(tmp_path / "cache" / "datasets")
+    assert objective.settings.histogram_pool_mb == 0
+
+
+def test_the_campaigns_histogram_pool_reaches_every_booster(tiny_tables, tmp_path: Path) -> None:
+    settings = ObjectiveSettings(
+        collections=("tile:xla", "layout:xla:random"), model_dir=str(tmp_path), histogram_pool_mb=3
+    )
+    RankerObjective(settings, tiny_tables)(HP, seed=0, budget=4)
+    saved = sorted(tmp_path.iterdir())
+    assert len(saved) == 2  # one booster per family
+    for path in saved:
+        assert "[histogram_pool_size: 3]" in path.read_text()
 
 
 def test_a_fold_trains_outside_it_and_scores_inside_it(tiny_tables) -> None:

@@ -83,6 +83,8 @@ def test_config_defaults_and_json_round_trip(data_root: Path, runs: Path) -> Non
         ({"optimizer": "tpe"}, r"'optimizer': expected one of model-hb, model-sh, random-hb, bo"),
         ({"n_init": 0}, r"'n_init': expected an integer >= 1, found 0"),
         ({"n_local": -1}, r"'n_local': expected an integer >= 0, found -1"),
+        ({"histogram_pool_mb": -1}, r"'histogram_pool_mb': expected an integer >= 0"),
+        ({"histogram_pool_mb": 1.5}, r"'histogram_pool_mb': expected an integer >= 0"),
         ({"random_prob": 1.5}, r"'random_prob': expected a probability in \[0, 1\], found 1.5"),
         ({"random_prob": True}, r"'random_prob': expected a probability in \[0, 1\], found True"),
         ({"fidelity": "epochs"}, r"'fidelity': expected one of rounds, configs"),
