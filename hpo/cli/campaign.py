@@ -224,7 +224,7 @@ def add_parsers(subparsers: Any) -> None:
         type=int,
         metavar="MB",
         help="LightGBM's histogram memory per trial, in MiB (it holds a histogram per leaf, "
-        "about 0.6 MiB each at 301 columns of 255 bins; a smaller pool recomputes, for time); "
+        "about 0.5 MiB each on real-size layout data; a smaller pool recomputes, for time); "
         f"0: unbounded (default: {d['histogram_pool_mb']})",
     )
     p.add_argument(

@@ -59,9 +59,9 @@ class FitOptions:
         saved. Only Datasets of memory-mapped tables are saved.
     histogram_pool_mb
         LightGBM's ``histogram_pool_size`` in MiB; 0: unbounded (LightGBM's default). A
-        booster keeps one gradient histogram per leaf, every bin of every column (about
-        0.6 MiB a leaf at 301 columns of 255 bins), so a 255-leaf trial holds about 160 MiB
-        of them; a pool recomputes what it evicts instead, for time.
+        booster keeps one gradient histogram per leaf, every bin of every column (0.47 MiB
+        a leaf for a real-size layout Dataset at ``max_bin`` 255, bench/README.md "The
+        histogram pool"); a pool recomputes what it evicts instead, for time.
     """
 
     n_threads: int = 1
