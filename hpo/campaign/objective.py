@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from hpo.campaign.config import FIDELITIES, FIDELITY_BUDGETS, CampaignConfig
+from hpo.campaign.heap import release_freed_memory
 from hpo.errors import ConfigError, UsageError
 from hpo.features.table import FeatureTable, by_family
 from hpo.ranking.datasets import DatasetCache
@@ -173,7 +174,26 @@ class RankerObjective:
         **_: Any,
     ) -> tuple[float, dict[str, Any]]:
         """Train at ``budget`` (on the graphs outside fold ``instance``) and return
-        ``(cost, info)``."""
+        ``(cost, info)``.
+
+        Whether the trial succeeds or fails, the memory it freed goes back to the operating
+        system when it ends (:func:`hpo.campaign.heap.release_freed_memory`): otherwise the
+        process keeps its largest trial's blocks between trials.
+        """
+        try:
+            return self._trial(config, seed, budget, tables, datasets, instance)
+        finally:
+            release_freed_memory()
+
+    def _trial(
+        self,
+        config: Any,
+        seed: int,
+        budget: float | None,
+        tables: Tables | None,
+        datasets: DatasetCache | None,
+        instance: str | None,
+    ) -> tuple[float, dict[str, Any]]:
         s = self.settings
         tables = tables if tables is not None else self.tables
         if tables is None:

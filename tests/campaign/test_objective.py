@@ -6,9 +6,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import hpo.campaign.objective as objective_module
 from hpo.campaign.objective import ObjectiveSettings, RankerObjective, default_threads
 from hpo.data.load import COLLECTIONS
-from hpo.errors import ConfigError
+from hpo.errors import ConfigError, UsageError
 from hpo.ranking.datasets import DatasetCache
 
 HP = {"learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 5, "label_levels": 8}
@@ -281,3 +282,14 @@ def test_a_family_trains_after_the_previous_familys_booster_is_freed(
     obj = RankerObjective(ObjectiveSettings(collections=COLLECTIONS, max_budget=20), tiny_tables)
     obj(HP, seed=0, budget=20)
     assert alive_at_start == [0, 0]  # at the start of each family (tile and layout)
+
+
+def test_a_trial_gives_back_its_memory_even_when_it_fails(tiny_tables, monkeypatch) -> None:
+    calls: list[int] = []
+    monkeypatch.setattr(objective_module, "release_freed_memory", lambda: calls.append(1))
+    obj = RankerObjective(ObjectiveSettings(collections=("tile:xla",)), tiny_tables)
+    obj({"learning_rate": 0.1}, seed=0, budget=4)
+    assert calls == [1]
+    with pytest.raises(UsageError, match="without feature tables"):
+        RankerObjective(ObjectiveSettings(collections=("tile:xla",)))({}, seed=0)
+    assert calls == [1, 1]
