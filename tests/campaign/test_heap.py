@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +10,8 @@ from hpo.campaign.heap import release_freed_memory
 
 
 def _rss_mib() -> float:
-    return int(Path("/proc/self/statm").read_text().split()[1]) * 4096 / 2**20
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def test_freed_blocks_below_a_live_one_go_back_to_the_system() -> None:
