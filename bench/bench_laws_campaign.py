@@ -13,7 +13,12 @@ the default, and does the model it exports hold on graphs no trial saw? For ever
 4. ``export`` (the incumbent's scored boosters), then the exported model scored on every
    labeled graph (train and valid) of the unseen root, per collection, as a share of the
    noise ceiling (``bench_ablation.noise_ceiling``), the figure ``bench_laws.py`` gives the
-   default.
+   default;
+5. with ``--ensemble K``, also ``export --ensemble K`` (issue 23's ensemble of the best
+   configurations at the largest budget): its valid score against the baseline's, and its
+   shares on the unseen root beside the incumbent export's. Where the export refuses (only
+   the incumbent qualifies), the user's model is the incumbent export, and it is counted as
+   that.
 
 With ``--default-json`` (a ``bench_laws.py`` JSON of the same roots, at the campaign's largest
 budget in rounds) the report puts the default configuration's share beside the export's.
@@ -38,6 +43,8 @@ from typing import Any
 import numpy as np
 
 from hpo.api import evaluate_model, export_model, load_model, load_run
+from hpo.deploy.ensemble import export_ensemble
+from hpo.errors import UsageError
 from hpo.runs.folder import run_state
 from hpo.synth.law_family import law_record, read_law
 
@@ -92,6 +99,12 @@ def judge_campaign(law: str, args: argparse.Namespace) -> dict[str, Any]:
     model_dir = args.work / "models" / name
     export_model(run, model_dir)
     ceiling = noise_ceiling(unseen, read_law(unseen) or "first-order", LABELED)
+    shares = unseen_shares(model_dir, unseen, ceiling, args.work / "cache")
+    ensemble = None
+    if args.ensemble:
+        ensemble = judge_ensemble(run, args, name, base.score, unseen, ceiling)
+        if ensemble["refused"] is not None:  # the user's model stays the incumbent export
+            ensemble.update(valid_gain=inc.score - base.score, unseen_share=shares)
     return {
         "run": str(folder),
         "trials": len(run.trials),
@@ -103,10 +116,70 @@ def judge_campaign(law: str, args: argparse.Namespace) -> dict[str, Any]:
             "baseline_metrics": base.metrics,
             "incumbent_metrics": inc.metrics,
         },
-        "unseen_share": unseen_shares(model_dir, unseen, ceiling, args.work / "cache"),
+        "unseen_share": shares,
+        "ensemble": ensemble,
         "ceiling": ceiling,
         "law": law_record(read_law(unseen)),
     }
+
+
+def judge_ensemble(
+    run: Any, args: argparse.Namespace, name: str, base: float, unseen: Path, ceiling: dict
+) -> dict[str, Any]:
+    """``export --ensemble K`` of the run: its members, valid score and unseen shares, or why
+    the export refused."""
+    out = args.work / "models" / f"{name}-ens{args.ensemble}"
+    try:
+        export_ensemble(run, out, args.ensemble)
+    except UsageError as exc:
+        return {"refused": str(exc), "k": 1}
+    meta = json.loads((out / "model.json").read_text())
+    score = float(meta["validation"]["score"])
+    return {
+        "refused": None,
+        "k": meta["ensemble"]["k"],
+        "members": [m["trial"] for m in meta["members"]],
+        "valid": score,
+        "valid_gain": score - base,
+        "unseen_share": unseen_shares(out, unseen, ceiling, args.work / "cache"),
+    }
+
+
+def summarize_ensembles(results: dict[str, Any]) -> dict[str, Any]:
+    """The ensemble export against the baseline on valid and the incumbent export on unseen:
+    medians over laws, and the worst share per collection of each."""
+    gains = np.array([r["ensemble"]["valid_gain"] for r in results.values()])
+    ens = np.array([[r["ensemble"]["unseen_share"][c] for c in LAYOUT] for r in results.values()])
+    inc = np.array([[r["unseen_share"][c] for c in LAYOUT] for r in results.values()])
+    diff = ens.mean(axis=1) - inc.mean(axis=1)
+    return {
+        "formed": sum(r["ensemble"]["refused"] is None for r in results.values()),
+        "valid_gain_median": float(np.median(gains)),
+        "valid_gain_positive": int((gains > 0).sum()),
+        "unseen_minus_incumbent": diff.tolist(),
+        "unseen_minus_incumbent_median": float(np.median(diff)),
+        "ensemble_median": dict(zip(LAYOUT, np.median(ens, axis=0).tolist(), strict=True)),
+        "ensemble_worst": dict(zip(LAYOUT, ens.min(axis=0).tolist(), strict=True)),
+        "worst_minus_incumbent_worst": dict(
+            zip(LAYOUT, (ens.min(axis=0) - inc.min(axis=0)).tolist(), strict=True)
+        ),
+    }
+
+
+def print_ensembles(results: dict[str, Any], summary: dict[str, Any]) -> None:
+    """Per law: the ensemble's size, valid gain over the baseline and unseen shares."""
+    head = f"{'ensemble':<14}{'k':>3}{'valid gain':>11}" + "".join(f"{c[7:]:>13}" for c in LAYOUT)
+    print("\n" + head + "\n" + "-" * len(head))
+    for law, r in results.items():
+        e = r["ensemble"]
+        cells = "".join(f"{e['unseen_share'][c]:>13.3f}" for c in LAYOUT)
+        print(f"{law:<14}{e['k']:>3}{e['valid_gain']:>+11.4f}{cells}")
+    for key in ("ensemble_median", "ensemble_worst", "worst_minus_incumbent_worst"):
+        print(f"{key:<28}" + "".join(f"{summary[key][c]:>13.3f}" for c in LAYOUT))
+    print(f"ensembles formed on {summary['formed']} of {len(results)} laws; valid gain over the "
+          f"default: median {summary['valid_gain_median']:+.4f}, positive on "
+          f"{summary['valid_gain_positive']}; unseen mean share minus the incumbent export's: "
+          f"median {summary['unseen_minus_incumbent_median']:+.4f}")  # fmt: skip
 
 
 def summarize(
@@ -177,6 +250,13 @@ def main() -> None:
         help="the default configuration's setting in --default-json (before per-collection "
         "weights: 'on w=1')",
     )
+    parser.add_argument(
+        "--ensemble",
+        type=int,
+        default=0,
+        metavar="K",
+        help="also export --ensemble K and judge it (0: no ensemble)",
+    )
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("extra", nargs="*", help="after --: more hpo run options")
     args = parser.parse_args()
@@ -191,6 +271,9 @@ def main() -> None:
     print(f"\n{args.walltime} campaigns (seed {args.seed}, scale {args.scale}); shares of the "
           "noise ceiling of each exported model on unseen graphs")  # fmt: skip
     print_report(results, summary, default)
+    if args.ensemble:
+        summary["ensemble"] = summarize_ensembles(results)
+        print_ensembles(results, summary["ensemble"])
     print(f"total {time.perf_counter() - t0:.0f} s")
     if args.json is not None:
         record = {"args": {k: str(v) for k, v in vars(args).items()}, "results": results,

@@ -39,7 +39,9 @@ def test_summary_against_the_default_of_bench_laws() -> None:
 def test_one_law_campaign_export_and_unseen_shares(tmp_path: Path) -> None:
     bench = load_bench("bench_laws_campaign")
     extra = ["--trials", "2", "--min-budget", "4", "--max-budget", "8", "--train-configs", "40"]
-    args = argparse.Namespace(work=tmp_path, scale="tiny", walltime="5m", seed=0, extra=extra)
+    args = argparse.Namespace(
+        work=tmp_path, scale="tiny", walltime="5m", seed=0, extra=extra, ensemble=3
+    )
     out = bench.judge_campaign("3", args)
     assert out["trials"] >= 1
     assert out["valid"]["gain"] == pytest.approx(
@@ -48,5 +50,41 @@ def test_one_law_campaign_export_and_unseen_shares(tmp_path: Path) -> None:
     assert set(out["unseen_share"]) == set(bench.LAYOUT)
     assert all(-1.5 < v < 1.5 and v != 0 for v in out["unseen_share"].values())
     assert (tmp_path / "models" / "law-3-s0" / "model.json").is_file()
+    # two trials: only the baseline reaches the largest budget, so the ensemble is refused and
+    # the user's model is the incumbent export, counted as such
+    ens = out["ensemble"]
+    assert ens["refused"] is not None
+    assert "only 1 configuration qualifies" in ens["refused"]
+    assert ens["valid_gain"] == out["valid"]["gain"]
+    assert ens["unseen_share"] == out["unseen_share"]
     again = bench.judge_campaign("3", args)  # the finished run is kept, not run again
     assert again["unseen_share"] == out["unseen_share"]
+
+
+def test_ensemble_summary_against_baseline_and_incumbent() -> None:
+    bench = load_bench("bench_laws_campaign")
+    layout = bench.LAYOUT
+
+    def law(inc: float, ens: float, gain: float, refused: bool = False) -> dict:
+        return {
+            "unseen_share": dict.fromkeys(layout, inc),
+            "ensemble": {
+                "refused": "only 1" if refused else None,
+                "valid_gain": gain,
+                "unseen_share": dict.fromkeys(layout, ens),
+            },
+        }
+
+    results = {
+        "a": law(0.9, 0.92, 0.002),
+        "b": law(0.8, 0.78, -0.001),
+        "c": law(0.7, 0.7, 0.0, True),
+    }
+    summary = bench.summarize_ensembles(results)
+    assert summary["formed"] == 2
+    assert summary["valid_gain_median"] == pytest.approx(0.0)
+    assert summary["valid_gain_positive"] == 1
+    assert summary["unseen_minus_incumbent"] == pytest.approx([0.02, -0.02, 0.0])
+    assert summary["unseen_minus_incumbent_median"] == pytest.approx(0.0)
+    assert summary["ensemble_worst"][layout[0]] == pytest.approx(0.7)
+    assert summary["worst_minus_incumbent_worst"][layout[0]] == pytest.approx(0.0)
