@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from hpo.api import evaluate_model, export_model, load_model, load_run
-from hpo.deploy.ensemble import export_ensemble
+from hpo.deploy.ensemble import ENSEMBLE_WITHIN, ensemble_members, export_ensemble
 from hpo.errors import UsageError
 from hpo.runs.folder import run_state
 from hpo.synth.law_family import law_record, read_law
@@ -130,15 +130,18 @@ def judge_ensemble(
     the export refused."""
     out = args.work / "models" / f"{name}-ens{args.ensemble}"
     try:
-        export_ensemble(run, out, args.ensemble)
+        ensemble_members(run, args.ensemble, args.ensemble_within)
     except UsageError as exc:
+        if "only 1 configuration qualifies" not in str(exc):
+            raise  # not the refusal the reading counts as the incumbent
         return {"refused": str(exc), "k": 1}
+    export_ensemble(run, out, args.ensemble, within=args.ensemble_within)
     meta = json.loads((out / "model.json").read_text())
     score = float(meta["validation"]["score"])
     return {
         "refused": None,
         "k": meta["ensemble"]["k"],
-        "members": [m["trial"] for m in meta["members"]],
+        "members": [m["trial"] for m in meta["members"]],  # {trial, budget, score} each
         "valid": score,
         "valid_gain": score - base,
         "unseen_share": unseen_shares(out, unseen, ceiling, args.work / "cache"),
@@ -257,9 +260,18 @@ def main() -> None:
         metavar="K",
         help="also export --ensemble K and judge it (0: no ensemble)",
     )
+    parser.add_argument(
+        "--ensemble-within",
+        type=float,
+        default=ENSEMBLE_WITHIN,
+        metavar="D",
+        help=f"export --ensemble-within (default {ENSEMBLE_WITHIN})",
+    )
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("extra", nargs="*", help="after --: more hpo run options")
     args = parser.parse_args()
+    if args.ensemble == 1 or args.ensemble < 0:
+        parser.error(f"--ensemble {args.ensemble}: expected 0 (no ensemble) or at least 2")
     t0 = time.perf_counter()
     default = None
     if args.default_json is not None:

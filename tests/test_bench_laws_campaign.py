@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,13 @@ def test_one_law_campaign_export_and_unseen_shares(tmp_path: Path) -> None:
     bench = load_bench("bench_laws_campaign")
     extra = ["--trials", "2", "--min-budget", "4", "--max-budget", "8", "--train-configs", "40"]
     args = argparse.Namespace(
-        work=tmp_path, scale="tiny", walltime="5m", seed=0, extra=extra, ensemble=3
+        work=tmp_path,
+        scale="tiny",
+        walltime="5m",
+        seed=0,
+        extra=extra,
+        ensemble=3,
+        ensemble_within=0.01,
     )
     out = bench.judge_campaign("3", args)
     assert out["trials"] >= 1
@@ -61,6 +68,33 @@ def test_one_law_campaign_export_and_unseen_shares(tmp_path: Path) -> None:
     assert again["unseen_share"] == out["unseen_share"]
 
 
+def test_one_law_ensemble_formed_and_scored(tmp_path: Path) -> None:
+    bench = load_bench("bench_laws_campaign")
+    # the finishing phase takes 2 more configurations to the largest budget; any score joins
+    extra = ["--trials", "6", "--min-budget", "4", "--max-budget", "8", "--train-configs", "40",
+             "--finish", "2"]  # fmt: skip
+    args = argparse.Namespace(
+        work=tmp_path,
+        scale="tiny",
+        walltime="5m",
+        seed=0,
+        extra=extra,
+        ensemble=3,
+        ensemble_within=float("inf"),
+    )
+    out = bench.judge_campaign("3", args)
+    ens = out["ensemble"]
+    assert ens["refused"] is None
+    assert ens["k"] == 3
+    assert [m["budget"] for m in ens["members"]] == [8.0, 8.0, 8.0]
+    assert ens["members"][0]["trial"] == out["incumbent"]["trial"]
+    meta = json.loads((tmp_path / "models" / "law-3-s0-ens3" / "model.json").read_text())
+    assert ens["valid"] == meta["validation"]["score"]
+    assert ens["valid_gain"] == pytest.approx(ens["valid"] - out["valid"]["baseline"])
+    assert set(ens["unseen_share"]) == set(bench.LAYOUT)
+    assert ens["unseen_share"] != out["unseen_share"]  # another model was scored
+
+
 def test_ensemble_summary_against_baseline_and_incumbent() -> None:
     bench = load_bench("bench_laws_campaign")
     layout = bench.LAYOUT
@@ -77,14 +111,16 @@ def test_ensemble_summary_against_baseline_and_incumbent() -> None:
 
     results = {
         "a": law(0.9, 0.92, 0.002),
-        "b": law(0.8, 0.78, -0.001),
+        "b": law(0.6, 0.57, -0.001),
         "c": law(0.7, 0.7, 0.0, True),
     }
     summary = bench.summarize_ensembles(results)
     assert summary["formed"] == 2
     assert summary["valid_gain_median"] == pytest.approx(0.0)
     assert summary["valid_gain_positive"] == 1
-    assert summary["unseen_minus_incumbent"] == pytest.approx([0.02, -0.02, 0.0])
+    assert summary["unseen_minus_incumbent"] == pytest.approx([0.02, -0.03, 0.0])
     assert summary["unseen_minus_incumbent_median"] == pytest.approx(0.0)
-    assert summary["ensemble_worst"][layout[0]] == pytest.approx(0.7)
-    assert summary["worst_minus_incumbent_worst"][layout[0]] == pytest.approx(0.0)
+    assert summary["ensemble_median"][layout[0]] == pytest.approx(0.7)
+    assert summary["ensemble_worst"][layout[0]] == pytest.approx(0.57)
+    # the ensemble's worst (0.57, law b) against the incumbent export's worst (0.6, law b)
+    assert summary["worst_minus_incumbent_worst"][layout[0]] == pytest.approx(-0.03)
