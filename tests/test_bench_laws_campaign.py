@@ -37,18 +37,18 @@ def test_summary_against_the_default_of_bench_laws() -> None:
     assert summary["valid_gain_positive"] == 1
 
 
+def _tiny_args(work: Path, extra: list[str], within: float) -> argparse.Namespace:
+    """The benchmark's arguments for one tiny law, with an ensemble of 3."""
+    return argparse.Namespace(
+        work=work, scale="tiny", walltime="5m", seed=0, extra=extra, ensemble=3,
+        ensemble_within=within,
+    )  # fmt: skip
+
+
 def test_one_law_campaign_export_and_unseen_shares(tmp_path: Path) -> None:
     bench = load_bench("bench_laws_campaign")
     extra = ["--trials", "2", "--min-budget", "4", "--max-budget", "8", "--train-configs", "40"]
-    args = argparse.Namespace(
-        work=tmp_path,
-        scale="tiny",
-        walltime="5m",
-        seed=0,
-        extra=extra,
-        ensemble=3,
-        ensemble_within=0.01,
-    )
+    args = _tiny_args(tmp_path, extra, within=0.01)
     out = bench.judge_campaign("3", args)
     assert out["trials"] >= 1
     assert out["valid"]["gain"] == pytest.approx(
@@ -73,15 +73,7 @@ def test_one_law_ensemble_formed_and_scored(tmp_path: Path) -> None:
     # the finishing phase takes 2 more configurations to the largest budget; any score joins
     extra = ["--trials", "6", "--min-budget", "4", "--max-budget", "8", "--train-configs", "40",
              "--finish", "2"]  # fmt: skip
-    args = argparse.Namespace(
-        work=tmp_path,
-        scale="tiny",
-        walltime="5m",
-        seed=0,
-        extra=extra,
-        ensemble=3,
-        ensemble_within=float("inf"),
-    )
+    args = _tiny_args(tmp_path, extra, within=float("inf"))
     out = bench.judge_campaign("3", args)
     ens = out["ensemble"]
     assert ens["refused"] is None
