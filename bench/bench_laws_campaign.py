@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from hpo.api import evaluate_model, export_model, load_model, load_run
-from hpo.deploy.ensemble import ENSEMBLE_WITHIN, ensemble_members, export_ensemble
+from hpo.deploy.ensemble import ENSEMBLE_WITHIN, export_ensemble
 from hpo.errors import UsageError
 from hpo.runs.folder import run_state
 from hpo.synth.law_family import law_record, read_law
@@ -130,12 +130,11 @@ def judge_ensemble(
     the export refused."""
     out = args.work / "models" / f"{name}-ens{args.ensemble}"
     try:
-        ensemble_members(run, args.ensemble, args.ensemble_within)
+        export_ensemble(run, out, args.ensemble, within=args.ensemble_within)
     except UsageError as exc:
         if "only 1 configuration qualifies" not in str(exc):
             raise  # not the refusal the reading counts as the incumbent
         return {"refused": str(exc), "k": 1}
-    export_ensemble(run, out, args.ensemble, within=args.ensemble_within)
     meta = json.loads((out / "model.json").read_text())
     score = float(meta["validation"]["score"])
     return {
