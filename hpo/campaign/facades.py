@@ -49,7 +49,6 @@ from smac.runner.target_function_runner import TargetFunctionRunner
 
 from hpo.campaign.facade_builders import FacadeRequest
 from hpo.campaign.intensifiers import BaselineFirst, smac_class
-from hpo.campaign.local_design import local_configs
 from hpo.campaign.optimizers import get_optimizer
 from hpo.campaign.runners import CampaignDaskRunner, CampaignRunner, CampaignTarget
 from hpo.campaign.smac_adapter import facade_parts, order_initial_design
@@ -117,6 +116,7 @@ def make_facade(
     baseline_records: list[dict[str, Any]] | None = None,
     dask_client: Client | None = None,
     warm: WarmStart | None = None,
+    local: list[Configuration] | None = None,
 ) -> AbstractFacade:
     """Assemble the facade of ``cfg.optimizer``, its first trial the baseline.
 
@@ -126,7 +126,8 @@ def make_facade(
     fold with cross-validation). ``warm`` is the warm start
     (:mod:`hpo.campaign.warm_start`): its ``baseline`` replaces the space's default as the
     baseline trial's configuration when it is set, and its ``configs`` are extra
-    initial-design configurations, run first.
+    initial-design configurations, run first, then ``local``, the baseline's neighbours
+    (:func:`hpo.campaign.local_design.saved_local_design`).
 
     Raises
     ------
@@ -151,7 +152,7 @@ def make_facade(
         "overwrite": not resume,
     }
     baseline = (warm or WarmStart()).first_trial(scenario.configspace)
-    local = local_configs(baseline, cfg.local_initial, cfg.collections, cfg.seed)
+    local = list(local or [])
     request = FacadeRequest(
         cfg=cfg, scenario=scenario, runner=runner, common=common, warm=seeds, local=local
     )

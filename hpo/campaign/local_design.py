@@ -14,8 +14,10 @@ SMAC's own local search makes), one per hyperparameter in a seeded random order.
 neighbour that changes nothing the campaign's collections train or blend with (a tile key in
 a layout-only campaign, the blend in a tile-only one, say) is skipped: it would train the
 baseline again (all of a campaign's trials share its seed) and spend a trial for nothing.
-The list depends only on the baseline, the collections and the seed, so a resumed campaign
-gets the same design (with the same ConfigSpace: its neighbourhood draws are its own).
+The list depends only on the baseline, the collections and the seed. It is saved in
+``campaign.json`` (key ``local_design``) when the campaign starts, and a resumed campaign
+reads it from there (:func:`saved_local_design`): ConfigSpace's neighbourhood draws are its
+own, so one upgraded between the start and the resume could otherwise give another design.
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ConfigSpace import Configuration
+from ConfigSpace import Configuration, ConfigurationSpace
 from ConfigSpace.util import get_one_exchange_neighbourhood
 
 from hpo.data.load import is_layout
+from hpo.errors import ConfigError
 from hpo.ranking.blend import estimate_weight
 from hpo.ranking.hyperparameters import (
     BLEND_SETTINGS,
@@ -35,8 +38,20 @@ from hpo.ranking.hyperparameters import (
     TRUNCATION_KEY,
     family_hyperparameters,
 )
+from hpo.runs.folder import jsonable
 
-__all__ = ["local_configs", "trained_view"]
+__all__ = [
+    "LOCAL_DESIGN_KEY",
+    "local_configs",
+    "local_design_record",
+    "saved_local_design",
+    "trained_view",
+]
+
+#: The key of ``campaign.json`` that holds the neighbours, as plain values.
+LOCAL_DESIGN_KEY = "local_design"
+#: SMAC's ``origin`` of a neighbour (shown in SMAC's logs).
+_ORIGIN = "Local design: a neighbour of the baseline"
 
 
 def trained_view(config: Mapping[str, Any], collection: str) -> tuple[dict[str, Any], float]:
@@ -81,8 +96,55 @@ def local_configs(
     for config in get_one_exchange_neighbourhood(baseline, seed=seed, num_neighbors=1):
         if all(trained_view(dict(config), c) == views[c] for c in collections):
             continue
-        config.origin = "Local design: a neighbour of the baseline"
-        out.append(config)
+        # ConfigSpace gives a flipped boolean as numpy's bool, which SMAC's saved meta (its
+        # initial design's additional configurations) cannot write as JSON: plain values
+        plain = Configuration(baseline.config_space, values=jsonable(dict(config)))
+        plain.origin = _ORIGIN
+        out.append(plain)
         if len(out) == n:
             break
+    return out
+
+
+def local_design_record(
+    baseline: Configuration, n: int, collections: Sequence[str], seed: int
+) -> dict[str, Any]:
+    """``{"local_design": [...]}`` for a new campaign's ``campaign.json`` (the
+    :func:`local_configs` as plain values); empty when ``n`` is 0."""
+    if n <= 0:
+        return {}
+    local = local_configs(baseline, n, collections, seed)
+    return {LOCAL_DESIGN_KEY: [jsonable(dict(c)) for c in local]}
+
+
+def saved_local_design(
+    saved: Mapping[str, Any],
+    space: ConfigurationSpace,
+    baseline: Configuration,
+    n: int,
+    collections: Sequence[str],
+    seed: int,
+) -> list[Configuration]:
+    """The neighbours a campaign runs: those its ``campaign.json`` saved, else (a run started
+    before they were saved) :func:`local_configs` as it computed them then.
+
+    Raises
+    ------
+    ConfigError
+        If the saved list is malformed or a configuration does not fit the run's space.
+    """
+    if LOCAL_DESIGN_KEY not in saved:
+        return local_configs(baseline, n, collections, seed)
+    raw = saved[LOCAL_DESIGN_KEY]
+    where = f"campaign.json: key '{LOCAL_DESIGN_KEY}'"
+    if not isinstance(raw, list) or not all(isinstance(c, dict) for c in raw):
+        raise ConfigError(f"{where}: expected a list of configurations")
+    out = []
+    for values in raw:
+        try:
+            config = Configuration(space, values=values)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        config.origin = _ORIGIN
+        out.append(config)
     return out

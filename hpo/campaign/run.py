@@ -16,12 +16,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ConfigSpace import Configuration
 from rich.console import Console
 
 from hpo.campaign.config import (
     CampaignConfig,
     read_campaign,
 )
+from hpo.campaign.local_design import local_design_record, saved_local_design
 from hpo.campaign.preflight import Runtime, Start, campaign_record, check_saved, locked_run
 from hpo.campaign.progress import CampaignProgress, print_summary, smac_logs_to
 from hpo.campaign.result import CampaignResult
@@ -167,8 +169,13 @@ def run_single_campaign(
     if not start.resume:
         space = load_space(cfg.space)
         sources = start.warm_start
-        warm = {"warm_start": warm_configs(sources, space, cfg.runs_dir)} if sources else None
-        record = campaign_record(cfg, space, warm)
+        warm = {"warm_start": warm_configs(sources, space, cfg.runs_dir)} if sources else {}
+        best = (warm.get("warm_start") or {}).get("baseline")
+        baseline = (
+            space.get_default_configuration() if best is None else Configuration(space, values=best)
+        )
+        local = local_design_record(baseline, cfg.local_initial, cfg.collections, cfg.seed)
+        record = campaign_record(cfg, space, {**warm, **local})
     console = rt.console if rt.console is not None else Console()
     quiet = rt.quiet
     progress = CampaignProgress(
@@ -329,6 +336,7 @@ def _run_locked(
     # warm start's best
     warm = warm_start_record(saved, space, progress.log)
     baseline = warm.first_trial(space)
+    local = saved_local_design(saved, space, baseline, cfg.local_initial, cfg.collections, cfg.seed)
     _bin_ahead(cfg, space, objective, data_to_scatter, log.records, progress.log, [baseline])
     assert cfg.max_budget is not None
     with _dask_client(cfg, progress) as client:
@@ -349,6 +357,7 @@ def _run_locked(
             baseline_records=baseline_records(log.records),
             dask_client=client,
             warm=warm,
+            local=local,
         )
         raise_limits(facade, cfg.trials, cfg.walltime)
         _record_smac(run_dir, describe_facade(facade))

@@ -3,17 +3,26 @@ the same for a seed, and first in the initial design SMAC runs."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from ConfigSpace import Configuration
-from toy_objectives import ToyObjective, toy_config
+from ConfigSpace.util import get_one_exchange_neighbourhood
+from toy_objectives import InterruptAfter, ToyObjective, toy_config
 from toy_objectives import run_toy_with_output as _run
 
-from hpo.campaign import read_campaign
-from hpo.campaign.local_design import local_configs, trained_view
+from hpo.campaign import local_design, read_campaign
+from hpo.campaign.local_design import (
+    LOCAL_DESIGN_KEY,
+    local_configs,
+    local_design_record,
+    saved_local_design,
+    trained_view,
+)
 from hpo.data.load import COLLECTIONS
+from hpo.errors import ConfigError
 from hpo.ranking.hyperparameters import TILE_KEYS
 from hpo.ranking.spaces import load_space
 from hpo.runs.folder import read_trials
@@ -85,12 +94,26 @@ def test_no_neighbour_only_moves_what_the_collections_do_not_train_with(
 
 
 def test_trained_view_compares_numpy_scalars_with_plain_numbers() -> None:
-    near = local_configs(_default(), 3, COLLECTIONS, seed=0)  # ConfigSpace gives numpy values
+    drawn = get_one_exchange_neighbourhood(_default(), seed=0, num_neighbors=1)
+    near = [c for _, c in zip(range(3), drawn, strict=False)]  # ConfigSpace's numpy values
     for config in near:
         plain = _plain(config)
         assert any(type(v) is not type(plain[k]) for k, v in dict(config).items())
         for c in COLLECTIONS:
             assert trained_view(plain, c) == trained_view(dict(config), c)
+
+
+def test_neighbours_hold_plain_values_a_flipped_boolean_too() -> None:
+    """ConfigSpace gives a flipped boolean as numpy's bool, and SMAC's saved meta (which
+    lists the initial design's extra configurations) could not write it: a campaign whose
+    neighbours flipped ``estimate_blend`` or ``relative_features`` crashed as it started."""
+    base = _default()
+    every = local_configs(base, 100, COLLECTIONS, seed=0)
+    flipped = [c for c in every if not c["estimate_blend"] or not c["relative_features"]]
+    assert flipped
+    for config in every:
+        assert all(type(v) in (bool, int, float, str) for v in dict(config).values())
+        json.dumps(dict(config))
 
 
 def test_none_asked_none_given() -> None:
@@ -121,3 +144,48 @@ def test_n_local_is_at_most_n_init(data_root: Path, runs: Path) -> None:
     design = read_campaign(cfg.run_dir)["smac"]["initial_design"]
     assert design["n_configs"] == 0
     assert design["additional_configs"] == expected  # two neighbours, not five
+
+
+def test_the_design_is_saved_and_a_resume_reads_it(
+    data_root: Path, runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resume runs the neighbours ``campaign.json`` saved, even where computing them again
+    gives others (an upgraded ConfigSpace draws its own): SMAC saved its initial design and
+    refuses to resume with another one."""
+    cfg = toy_config(runs, data_root, trials=8, optimizer="model-hb", n_init=4, n_local=3)
+    with pytest.raises(KeyboardInterrupt, match="injected interrupt"):
+        _run(cfg, InterruptAfter(1))  # the baseline only
+    base = load_space(cfg.space).get_default_configuration()
+    saved = read_campaign(cfg.run_dir)[LOCAL_DESIGN_KEY]
+    assert saved == [_plain(c) for c in local_configs(base, 3, cfg.collections, cfg.seed)]
+    drawn_again = local_design.local_configs
+
+    def other_draws(b: Configuration, n: int, c: Any, seed: int) -> list[Configuration]:
+        return drawn_again(b, n, c, seed + 1)
+
+    monkeypatch.setattr(local_design, "local_configs", other_draws)
+    assert [_plain(c) for c in other_draws(base, 3, cfg.collections, cfg.seed)] != saved
+    path = cfg.run_dir / "campaign.json"
+    raw = json.loads(path.read_text())
+    path.write_text(json.dumps({k: v for k, v in raw.items() if k != LOCAL_DESIGN_KEY}))
+    with pytest.raises(ConfigError, match="SMAC's saved run differs"):  # as before the record
+        _run(cfg, InterruptAfter(10**6), resume=True)
+    path.write_text(json.dumps(raw))
+    _run(cfg, InterruptAfter(10**6), resume=True)
+    records = read_trials(cfg.run_dir / "trials.jsonl")
+    assert len(records) == 8
+    assert records[0]["baseline"] is True
+    assert [r["config"] for r in records[1:4]] == saved
+
+
+def test_a_record_without_the_design_computes_it_and_a_bad_one_is_refused() -> None:
+    space = load_space("lambdarank_small")
+    base = space.get_default_configuration()
+    args = (space, base, 3, COLLECTIONS, 0)
+    assert saved_local_design({}, *args) == local_configs(base, 3, COLLECTIONS, 0)
+    assert saved_local_design({LOCAL_DESIGN_KEY: []}, *args) == []
+    with pytest.raises(ConfigError, match="key 'local_design': expected a list"):
+        saved_local_design({LOCAL_DESIGN_KEY: {"a": 1}}, *args)
+    with pytest.raises(ConfigError, match="key 'local_design': "):
+        saved_local_design({LOCAL_DESIGN_KEY: [{"num_leaves": "many"}]}, *args)
+    assert local_design_record(base, 0, COLLECTIONS, 0) == {}
