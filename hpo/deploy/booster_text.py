@@ -126,7 +126,8 @@ def _check_tree(block: str, n_features: int) -> None:
     if not np.isfinite(leaf_value).all():
         raise _Bad("'leaf_value' holds NaN or inf")
     for key in _OPTIONAL_LEAF_KEYS:
-        if key in fields:
+        # LightGBM writes a tree that never split (one leaf) with an empty 'leaf_weight'
+        if key in fields and not (n_leaves == 1 and not fields[key]):
             _array(fields, key, n_leaves, float)
     n_nodes = n_leaves - 1
     for key in _OPTIONAL_NODE_KEYS:

@@ -38,6 +38,9 @@ def _named_files(meta_file: Path) -> set[str] | None:
     subsets = meta.get("subsets")
     if isinstance(subsets, dict):
         entries += [s.get("families") for s in subsets.values() if isinstance(s, dict)]
+    members = meta.get("members")  # an ensemble (format 3): each member names its boosters
+    if isinstance(members, list):
+        entries += [m.get("families") for m in members if isinstance(m, dict)]
     names = {MODEL_FILE}
     for families in entries:
         if isinstance(families, dict):

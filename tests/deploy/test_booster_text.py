@@ -111,3 +111,19 @@ def test_a_one_leaf_tree_passes(good_text: str) -> None:
     tail = rest[rest.index("\n\n\n") :]
     one = _resize(head + sep + "num_leaves=1\nnum_cat=0\nleaf_value=0.5\nshrinkage=1" + tail)
     check_booster_text(one.encode(), Path("m.txt"), N_COLUMNS)
+
+
+def test_lightgbms_own_one_leaf_tree_passes(good_text: str) -> None:
+    """A tree that never split, as LightGBM writes it: ``leaf_weight=`` empty (once refused,
+    which kept ``export`` from copying a run's boosters). Only a one-leaf tree may."""
+    import lightgbm as lgb
+
+    rng = np.random.default_rng(0)
+    params = {"objective": "regression", "min_data_in_leaf": 100, "verbose": -1}
+    booster = lgb.train(params, lgb.Dataset(rng.random((50, 3)), rng.random(50)), 2)
+    text = str(booster.model_to_string())
+    assert re.search(r"^leaf_weight=$", text, re.MULTILINE)  # what this test is about
+    check_booster_text(text.encode(), Path("m.txt"), 3)
+    emptied = _set(good_text, 0, "leaf_weight", "")
+    with pytest.raises(ConfigError, match="'leaf_weight' has 0 values, expected 4"):
+        check_booster_text(emptied.encode(), Path("m.txt"), N_COLUMNS)

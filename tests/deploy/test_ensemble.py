@@ -139,6 +139,11 @@ def test_ensemble_folder_loads_evaluates_to_its_score_and_predicts(
     shown = capsys.readouterr().out
     assert f"ensemble of 3 (trials {[t.trial for t in members]})" in shown
     assert f"valid score {meta['validation']['score']:.4f}" in shown
+    # a later export replaces the ensemble's folder: its members' files are an export's own
+    assert main([*argv, "--ensemble-within", "inf"]) == 0
+    assert main(["export", str(search), "--out", str(out), "--jobs", "1"]) == 0
+    assert "members" not in json.loads((out / "model.json").read_text())
+    assert not (out / "m0").exists()
 
 
 def _rows(model: Any, path: Path) -> np.ndarray:
