@@ -44,10 +44,12 @@ def format_row(collection: str, stem: str, ranking: np.ndarray, top_k: int) -> s
     """
     shown = ranking if is_layout(collection) else ranking[:top_k]
     buf = io.StringIO()
-    csv.writer(buf, lineterminator="").writerow(
+    # the writer quotes a field holding a character of its line terminator: with an empty
+    # one, a line break in a stem would have split the row
+    csv.writer(buf, lineterminator="\r\n").writerow(
         [submission_id(collection, stem), ";".join(map(str, shown.tolist()))]
     )
-    return buf.getvalue()
+    return buf.getvalue()[:-2]
 
 
 def write_submission(
@@ -91,7 +93,8 @@ def write_submission(
     Raises
     ------
     UsageError
-        If ``top_k`` < 1, ``out_csv`` is a folder or in none, a requested collection is
+        If ``top_k`` < 1, ``out_csv`` is a folder, in none, inside the model folder, a
+        ``.npz`` name or cannot be written, a requested collection is
         missing from the data root or not served by the model, or the root holds none of the
         model's collections.
     """
@@ -101,15 +104,16 @@ def write_submission(
     wanted, _ = model_collections(model, root, split, collections)
     files = [(c, p) for c in wanted for p in list_graphs(root, c, split)]
     out = Path(out_csv)
-    if out.parent and not out.parent.is_dir():
-        raise UsageError(f"{out}: folder {out.parent} does not exist")
-    if out.is_dir():  # found now, not after every graph was ranked
-        raise UsageError(f"{out}: is a folder; --out names the submission CSV to write")
+    _check_out(out, model.path)
     cache = Path(cache_dir) if cache_dir is not None else None
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     counts = dict.fromkeys(wanted, 0)
     try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+        try:
+            fh = open(tmp, "w", encoding="utf-8", newline="\n")  # closed by the with below
+        except OSError as exc:
+            raise UsageError(f"--out {out}: cannot write there ({exc.strerror})") from None
+        with fh:
             fh.write(HEADER + "\n")
             for i, (collection, path) in enumerate(files):
                 ranking = model.rank_graph(path, collection, cache_dir=cache)
@@ -123,3 +127,17 @@ def write_submission(
     finally:
         tmp.unlink(missing_ok=True)
     return counts
+
+
+def _check_out(out: Path, model_dir: Path) -> None:
+    """Refuse an ``--out`` that is no place for a submission, before any graph is ranked:
+    a missing folder, a folder, a file of the model folder (the CSV would replace the model
+    it was written with) or a data file (``.npz``: a graph of the root being predicted)."""
+    if out.parent and not out.parent.is_dir():
+        raise UsageError(f"{out}: {out.parent} does not exist or is not a folder")
+    if out.is_dir():
+        raise UsageError(f"{out}: is a folder; --out names the submission CSV to write")
+    if out.resolve().is_relative_to(model_dir.resolve()):
+        raise UsageError(f"{out}: is inside the model folder {model_dir}; write the CSV elsewhere")
+    if out.suffix.lower() == ".npz":
+        raise UsageError(f"{out}: is a data file name (.npz); --out names the submission CSV")

@@ -144,6 +144,7 @@ def test_ids_needing_quotes_are_quoted(
     shutil.copytree(tiny_root, odd)
     folder = odd / "npz" / "tile" / "xla" / "test"
     first, second = sorted(folder.glob("*.npz"))[:2]
+    shutil.copy(first, folder / "a line\nbreak alone.npz")  # no quote to make the writer quote
     first.rename(folder / "a,b.npz")
     second.rename(folder / 'new\nline "q".npz')
     out = tmp_path / "s.csv"
@@ -151,7 +152,7 @@ def test_ids_needing_quotes_are_quoted(
     rows = _rows(out)
     assert len(rows) == counts["tile:xla"]
     ids = {r["ID"] for r in rows}
-    assert {"tile:xla:a,b", 'tile:xla:new\nline "q"'} <= ids
+    assert {"tile:xla:a,b", 'tile:xla:new\nline "q"', "tile:xla:a line\nbreak alone"} <= ids
     assert all(len(r) == 2 and r["TopConfigs"] for r in rows)
 
 
@@ -163,3 +164,23 @@ def test_out_onto_a_folder_is_refused_before_any_work(
         write_submission(model, tiny_root, tmp_path / "dir")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dir"]
     assert not any((tmp_path / "dir").iterdir())
+
+
+def test_out_over_the_model_or_a_data_file_is_refused(
+    model: ExportedModel, tiny_root: Path, tmp_path: Path
+) -> None:
+    """``--out`` once replaced whatever it named: the model's own files, or a graph."""
+    before = (model.path / "model.json").read_bytes()
+    with pytest.raises(UsageError, match="is inside the model folder"):
+        write_submission(model, tiny_root, model.path / "model.json")
+    assert (model.path / "model.json").read_bytes() == before
+    graph = list_graphs(tiny_root, "tile:xla", "test")[0]
+    with pytest.raises(UsageError, match=r"is a data file name \(\.npz\)"):
+        write_submission(model, tiny_root, graph)
+    assert np.load(graph, allow_pickle=False).files  # still the graph
+    with pytest.raises(UsageError, match="cannot write there"):
+        write_submission(model, tiny_root, Path("/proc/hpo-submission.csv"))
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with pytest.raises(UsageError, match="does not exist or is not a folder"):
+        write_submission(model, tiny_root, afile / "s.csv")
