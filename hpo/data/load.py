@@ -14,15 +14,18 @@ its rows are streamed in chunks by :func:`iter_config_chunks`.
 
 from __future__ import annotations
 
-import zipfile
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from hpo.data.npyzip import iter_member_rows, read_member_header
+from hpo.data.npyzip import (
+    ARCHIVE_ERRORS,
+    check_member_size,
+    iter_member_rows,
+    read_member_header,
+)
 from hpo.data.runtimes import validate_layout_runtimes, validate_tile_runtimes
 from hpo.data.segments import check_node_splits
 from hpo.data.values import (
@@ -216,9 +219,11 @@ def _check(
 def _read(npz: np.lib.npyio.NpzFile, path: Path, key: str) -> np.ndarray:
     if key not in npz.files:
         raise DataFormatError(f"{path}: missing key '{key}' (found {', '.join(sorted(npz.files))})")
+    if npz.zip is not None:  # an archive np.load opened from a file always has one
+        check_member_size(npz.zip, path, key)
     try:
         return np.asarray(npz[key])
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+    except ARCHIVE_ERRORS as exc:
         raise DataFormatError(f"{path}: key '{key}': unreadable ({exc})") from exc
 
 
@@ -227,7 +232,7 @@ def _open(path: Path) -> np.lib.npyio.NpzFile:
         raise DataFormatError(f"{path}: file not found")
     try:
         npz = np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+    except ARCHIVE_ERRORS as exc:
         raise DataFormatError(f"{path}: not a readable .npz archive ({exc})") from exc
     if not isinstance(npz, np.lib.npyio.NpzFile):
         raise DataFormatError(f"{path}: expected an .npz archive, found a single .npy array")

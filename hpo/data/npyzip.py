@@ -20,7 +20,26 @@ import numpy as np
 
 from hpo.errors import DataFormatError
 
-__all__ = ["NpyHeader", "iter_member_rows", "read_member_header"]
+__all__ = [
+    "ARCHIVE_ERRORS",
+    "NpyHeader",
+    "check_member_size",
+    "iter_member_rows",
+    "read_member_header",
+]
+
+#: What reading a damaged or hostile ``.npz`` raises: besides the obvious ones, zipfile's
+#: RuntimeError for an encrypted member and NotImplementedError for a compression method it
+#: lacks (a flag or a field of the archive's headers is enough).
+ARCHIVE_ERRORS: tuple[type[Exception], ...] = (
+    ValueError,
+    OSError,
+    EOFError,
+    zipfile.BadZipFile,
+    zlib.error,
+    RuntimeError,
+    NotImplementedError,
+)
 
 
 @dataclass(frozen=True)
@@ -39,7 +58,7 @@ def _read_header(stream: IO[bytes], path: Path, key: str) -> NpyHeader:
             shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream)
         else:
             shape, fortran, dtype = np.lib.format.read_array_header_2_0(stream)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+    except ARCHIVE_ERRORS as exc:
         raise DataFormatError(f"{path}: key '{key}': unreadable .npy header ({exc})") from exc
     if dtype.hasobject:
         raise DataFormatError(f"{path}: key '{key}': object arrays are not allowed (found {dtype})")
@@ -59,8 +78,37 @@ def read_member_header(path: Path, key: str) -> NpyHeader:
             return _read_header(stream, path, key)
     except KeyError as exc:
         raise DataFormatError(f"{path}: missing key '{key}'") from exc
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+    except ARCHIVE_ERRORS as exc:
         raise DataFormatError(f"{path}: not a readable .npz archive ({exc})") from exc
+
+
+def check_member_size(zf: zipfile.ZipFile, path: Path, key: str) -> None:
+    """Refuse member ``key`` when its ``.npy`` header declares more data than it holds.
+
+    ``np.load`` allocates the array its header declares before reading a byte of it, so a
+    header of a few bytes claiming terabytes would end in a MemoryError, and one claiming
+    gigabytes would take them first.
+
+    Raises
+    ------
+    DataFormatError
+        If the member is unreadable or declares more bytes than it holds.
+    """
+    try:
+        info = zf.getinfo(f"{key}.npy")
+        with zf.open(info) as stream:
+            header = _read_header(stream, path, key)
+            offset = stream.tell()
+    except KeyError as exc:
+        raise DataFormatError(f"{path}: missing key '{key}'") from exc
+    except ARCHIVE_ERRORS as exc:
+        raise DataFormatError(f"{path}: not a readable .npz archive ({exc})") from exc
+    need = int(np.prod(header.shape, dtype=np.float64)) * header.dtype.itemsize
+    if need > info.file_size - offset:
+        raise DataFormatError(
+            f"{path}: key '{key}': its header declares shape {header.shape} of "
+            f"{header.dtype} ({need:,} bytes), the member holds {info.file_size - offset:,}"
+        )
 
 
 def iter_member_rows(path: Path, key: str, rows_per_chunk: int) -> Iterator[tuple[int, np.ndarray]]:
@@ -103,7 +151,7 @@ def iter_member_rows(path: Path, key: str, rows_per_chunk: int) -> Iterator[tupl
                 start += k
     except KeyError as exc:
         raise DataFormatError(f"{path}: missing key '{key}'") from exc
-    except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
+    except ARCHIVE_ERRORS as exc:
         raise DataFormatError(
             f"{path}: corrupt .npz archive while reading '{key}' ({exc})"
         ) from exc

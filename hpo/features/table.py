@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from hpo.data.load import is_layout, load_layout_graph, load_tile_graph
+from hpo.data.npyzip import ARCHIVE_ERRORS
 from hpo.errors import DataFormatError
 from hpo.features.layout import extract_layout_features, layout_feature_names
 from hpo.features.rows import GraphRows, extract_graph_rows
@@ -41,6 +42,9 @@ __all__ = [
     "family_of",
     "feature_names",
 ]
+
+#: What reading a damaged cache entry raises (it is then computed again).
+_CACHE_ERRORS: tuple[type[Exception], ...] = (*ARCHIVE_ERRORS, KeyError)
 
 
 def family_of(collection: str) -> str:
@@ -195,7 +199,7 @@ def _read_rows_cache(path: Path) -> GraphRows | None:
                 labeled=bool(z["labeled"]),
                 n_configs=int(z["n_configs"]),
             )
-    except (OSError, ValueError, KeyError, EOFError):
+    except _CACHE_ERRORS:
         return None  # a damaged cache entry is simply recomputed
 
 
@@ -251,7 +255,7 @@ def _read_cache(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool] |
     try:
         with np.load(path, allow_pickle=False) as z:
             return z["X"], z["target"], z["hashes"], bool(z["labeled"])
-    except (OSError, ValueError, KeyError, EOFError):
+    except _CACHE_ERRORS:
         return None  # a damaged cache entry is simply recomputed
 
 

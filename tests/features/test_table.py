@@ -76,3 +76,32 @@ def test_an_in_memory_table_pickles_its_rows(tmp_path: Path) -> None:
     back = pickle.loads(data)
     assert not isinstance(back.X, np.memmap)
     _assert_same_rows(back, disk)
+
+
+@pytest.mark.parametrize("entry", ["rows", "file"])
+def test_a_cache_entry_that_is_no_zip_is_computed_again(tmp_path: Path, entry: str) -> None:
+    """A truncated entry is no zip at all: zipfile's BadZipFile once escaped as a traceback
+    where a damaged entry is meant to be computed again."""
+    from graphs import write_tile
+
+    from hpo.features.spec import FeatureSpec
+    from hpo.features.table import extract_file, extract_rows
+
+    path = write_tile(tmp_path / "g.npz")
+    cache, spec = tmp_path / "cache", FeatureSpec()
+
+    def read() -> tuple[np.ndarray, bool]:
+        if entry == "rows":
+            rows, hit = extract_rows(path, "tile:xla", spec, cache_dir=cache)
+            return rows.X, hit
+        X, _, _, _, hit = extract_file(path, "tile:xla", spec, cache_dir=cache)
+        return X, hit
+
+    first, hit = read()
+    assert not hit
+    (written,) = cache.rglob("*.npz")
+    written.write_bytes(written.read_bytes()[:300])
+    again, hit = read()
+    assert not hit
+    np.testing.assert_array_equal(again, first)
+    assert read()[1]  # written anew, and read from the cache next time
