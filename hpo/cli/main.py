@@ -2,17 +2,20 @@
 
 Each command group lives in its own module (``data``, ``campaign``, ``runs``, ``models``) that
 adds its sub-parsers and handlers. :func:`main` turns every :class:`hpo.errors.HpoError` into
-one line on stderr and exit code 2, and Ctrl-C into exit code 130.
+one line on stderr and exit code 2, Ctrl-C into exit code 130, and a reader that closed the
+pipe (``hpo evaluate --json | head``) into a quiet exit.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from hpo import __version__
-from hpo.errors import HpoError
+from hpo.errors import HpoError, UsageError
 
 __all__ = ["build_parser", "main"]
 
@@ -48,6 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        _check_folders(args)
         return int(args.handler(args))
     except HpoError as exc:
         print(f"hpo: error: {exc}", file=sys.stderr)
@@ -55,6 +59,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("hpo: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader has gone: Python would complain again while flushing stdout at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+#: Options naming a folder hpo creates when missing, and their flags.
+_FOLDERS = {"runs_dir": "--runs-dir", "cache_dir": "--cache-dir"}
+
+
+def _check_folders(args: argparse.Namespace) -> None:
+    """Refuse a folder option that names an existing file, before any work (each command
+    once failed deep inside with a NotADirectoryError traceback, one after making a run
+    folder)."""
+    for attr, flag in _FOLDERS.items():
+        value = getattr(args, attr, None)
+        if value is not None and Path(value).exists() and not Path(value).is_dir():
+            raise UsageError(f"{flag} {value}: exists and is not a folder")
 
 
 if __name__ == "__main__":  # pragma: no cover

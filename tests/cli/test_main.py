@@ -1,0 +1,68 @@
+"""The command line's own handling: folder options that name a file, and a closed pipe."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hpo.cli.main import main
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "--data", "{root}", "--trials", "1", "--runs-dir", "{file}"],
+        ["run", "--data", "{root}", "--trials", "1", "--cache-dir", "{file}"],
+        ["runs", "list", "--runs-dir", "{file}"],
+        ["evaluate", "--model", "{root}", "--data", "{root}", "--cache-dir", "{file}"],
+    ],
+)
+def test_a_folder_option_naming_a_file_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    """Each once ended in a NotADirectoryError traceback deep inside (``run`` after making
+    its run folder), or said there were no runs."""
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    filled = [a.format(root=tmp_path / "data", file=afile) for a in argv]
+    assert main(filled) == 2
+    err = capsys.readouterr().err
+    assert err.strip().endswith(f"{afile}: exists and is not a folder")
+    assert len(err.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]  # nothing made
+
+
+CHILD = """
+import argparse, importlib, sys
+cli = importlib.import_module("hpo.cli.main")  # the package's `main` is the function
+
+def handler(args):
+    for _ in range(100_000):
+        print("x" * 100)
+    return 0
+
+def build():
+    parser = argparse.ArgumentParser()
+    parser.set_defaults(handler=handler)
+    return parser
+
+cli.build_parser = build
+sys.exit(cli.main([]))
+"""
+
+
+def test_a_reader_that_closes_the_pipe_ends_it_quietly() -> None:
+    """``hpo evaluate --json | head`` once ended in a BrokenPipeError traceback."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert child.stdout is not None
+    assert child.stderr is not None
+    child.stdout.read(10)
+    child.stdout.close()
+    err = child.stderr.read().decode()
+    assert child.wait(timeout=60) == 1
+    assert "Traceback" not in err, err
