@@ -1,10 +1,10 @@
 """Figures of runs (matplotlib, Agg backend, imported only when a figure is drawn).
 
 - :func:`plot_run`: one run on four panels: the incumbent's validation score (the best at the
-  highest budget so far, :meth:`~hpo.runs.history.RunHistory.incumbent_trajectory`, the score
-  ``runs list`` and ``runs show`` give) over wall time and over trials (every trial a dot
-  coloured by its budget, failed trials as crosses at the bottom),
-  the per-collection validation metrics of the incumbent, and the hyperparameter importance.
+  highest budget so far, :meth:`~hpo.runs.history.RunHistory.incumbent_trajectory`, as
+  ``runs list`` and ``runs show`` give it) over wall time and over trials (every trial a dot
+  coloured by its budget, failed ones crosses at the bottom), the incumbent's validation
+  metrics per collection, and the hyperparameter importance.
 - :func:`plot_subsets`: a per-subset run, one best-score-over-time panel per subset.
 - :func:`plot_compare`: the any-time curves (the incumbent's score vs wall time) of runs.
 """
@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from hpo.errors import UsageError
 from hpo.runs.history import RunHistory, Trial
 from hpo.runs.importance import Importance, hyperparameter_importance
 from hpo.runs.nested import SubsetRun
@@ -35,12 +36,23 @@ def _pyplot() -> Any:
     return plt
 
 
+def _save(fig: Any, out_png: Path | str) -> Path:
+    """Write ``fig`` to ``out_png`` (its suffix names the format), refusing a folder or a
+    suffix matplotlib cannot write (once matplotlib's ValueError), and close it."""
+    out = Path(out_png)
+    formats, what = fig.canvas.get_supported_filetypes(), "is a folder"
+    if out.is_dir() or (out.suffix and out.suffix[1:].lower() not in formats):
+        _pyplot().close(fig)
+        what = what if out.is_dir() else f"'{out.suffix}' is not an image format"
+        raise UsageError(f"--out {out}: {what} (use .png, or one of {', '.join(formats)})")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out)
+    _pyplot().close(fig)
+    return out
+
+
 def _time_unit(seconds: float) -> tuple[float, str]:
-    if seconds >= 2 * 3600:
-        return 3600.0, "h"
-    if seconds >= 2 * 60:
-        return 60.0, "min"
-    return 1.0, "s"
+    return (3600.0, "h") if seconds >= 7200 else (60.0, "min") if seconds >= 120 else (1.0, "s")
 
 
 def _step(points: list[tuple[float, float]], end: float) -> tuple[list[float], list[float]]:
@@ -303,11 +315,7 @@ def plot_run(run: RunHistory, out_png: Path | str, *, importance: Importance | N
         f"({n_failed} failed), {run.state}",
         fontsize=13,
     )
-    out = Path(out_png)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out)
-    plt.close(fig)
-    return out
+    return _save(fig, out_png)
 
 
 def plot_subsets(run: SubsetRun, out_png: Path | str) -> Path:
@@ -338,11 +346,7 @@ def plot_subsets(run: SubsetRun, out_png: Path | str) -> Path:
         f"combined score {score}",
         fontsize=13,
     )
-    out = Path(out_png)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out)
-    plt.close(fig)
-    return out
+    return _save(fig, out_png)
 
 
 def compare_label(run: RunHistory) -> str:
@@ -392,8 +396,4 @@ def plot_compare(runs: Sequence[RunHistory], out_png: Path | str) -> Path:
     ax.set_title("Any-time performance: the incumbent's validation score vs wall time")
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize=9, title="run (optimizer); dashed: its baseline")
-    out = Path(out_png)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out)
-    plt.close(fig)
-    return out
+    return _save(fig, out_png)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from fake_runs import build_fake_run
 
+from hpo.errors import UsageError
 from hpo.runs.history import RunHistory, load_run
 from hpo.runs.importance import Importance
 from hpo.runs.plots import plot_compare, plot_run
@@ -114,3 +115,19 @@ def test_disastrous_trials_do_not_squash_the_score_axis() -> None:
     assert top >= 0.6
     assert "2 trials below" in ax.get_legend_handles_labels()[1][-1]
     plt.close(fig)
+
+
+def test_an_out_matplotlib_cannot_write_is_refused_before_writing(
+    run: RunHistory, tmp_path: Path
+) -> None:
+    """``--out trials.jsonl`` ended in matplotlib's ValueError; a folder was written beside."""
+    victim = tmp_path / "trials.jsonl"
+    victim.write_text("{}\n")
+    with pytest.raises(UsageError, match=r"'\.jsonl' is not an image format \(use \.png"):
+        plot_run(run, victim)
+    with pytest.raises(UsageError, match=r"'\.jsonl' is not an image format"):
+        plot_compare([run], victim)
+    assert victim.read_text() == "{}\n"
+    with pytest.raises(UsageError, match="is a folder"):
+        plot_run(run, tmp_path)
+    assert plot_run(run, tmp_path / "run.svg").read_text().startswith("<?xml")
