@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from hpo.deploy.model_files import member_file, read_booster
+from hpo.deploy.model_files import member_file, model_keys, read_booster
 from hpo.errors import ConfigError, UsageError
 from hpo.features import (
     FEATURE_VERSION,
@@ -367,15 +367,14 @@ def load_model(path: Path | str) -> ExportedModel:
             f"feature version {FEATURE_VERSION} and reads "
             f"{', '.join(str(v) for v in READABLE_VERSIONS)}; re-export the model with this hpo"
         )
+    raw_spec, collections, hyperparameters = model_keys(meta, meta_file, fmt == MODEL_FORMAT)
+    family_meta = meta.get("families") if fmt == MODEL_FORMAT else None
     try:
         # the extractor computes every readable version's columns, unchanged; the model's rows
         # are those of feature_version (checked above; a spec dict without one reads as today's)
-        spec = replace(FeatureSpec.from_dict(dict(meta["feature_spec"])), version=int(version))
-        collections = tuple(str(c) for c in meta["collections"])
-        hyperparameters = dict(meta["hyperparameters"]) if fmt == MODEL_FORMAT else {}
-        family_meta = meta["families"] if fmt == MODEL_FORMAT else None
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(f"{meta_file}: missing or malformed key {exc}") from exc
+        spec = replace(FeatureSpec.from_dict(dict(raw_spec)), version=int(version))
+    except (TypeError, ValueError, ConfigError) as exc:
+        raise ConfigError(f"{meta_file}: key 'feature_spec': {exc}") from exc
     if fmt == MODEL_FORMAT:
         families = _load_families(
             folder, meta_file, spec, collections, family_meta, "", hyperparameters

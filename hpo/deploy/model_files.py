@@ -14,10 +14,11 @@ import io
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from hpo.data.load import COLLECTIONS
 from hpo.deploy.booster_text import check_booster_text
 from hpo.errors import ConfigError
 
-__all__ = ["is_member_name", "member_file", "read_booster"]
+__all__ = ["is_member_name", "member_file", "model_keys", "read_booster"]
 
 
 def is_member_name(name: str) -> bool:
@@ -68,3 +69,34 @@ def read_booster(model_file: Path, sha256: Any, n_columns: int) -> Any:
     except (lgb.basic.LightGBMError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(f"{model_file}: not a readable LightGBM model ({first})") from exc
+
+
+def model_keys(
+    meta: dict[str, Any], meta_file: Path, with_hyperparameters: bool
+) -> tuple[dict[str, Any], tuple[str, ...], dict[str, Any]]:
+    """``model.json``'s ``feature_spec``, ``collections`` and (``with_hyperparameters``)
+    ``hyperparameters``, each checked for its type, with one line naming the key.
+
+    Raises
+    ------
+    ConfigError
+        If a key is missing or of the wrong type, or ``collections`` is empty or names a
+        collection that does not exist (an empty list once ended in an IndexError).
+    """
+    spec = meta.get("feature_spec")
+    if not isinstance(spec, dict):
+        raise ConfigError(f"{meta_file}: key 'feature_spec': expected a JSON object")
+    collections = meta.get("collections")
+    if (
+        not isinstance(collections, list)
+        or not collections
+        or any(c not in COLLECTIONS for c in collections)
+    ):
+        raise ConfigError(
+            f"{meta_file}: key 'collections': expected a non-empty list of "
+            f"{', '.join(COLLECTIONS)}, found {str(collections)[:60]}"
+        )
+    hyperparameters = meta.get("hyperparameters") if with_hyperparameters else {}
+    if not isinstance(hyperparameters, dict):
+        raise ConfigError(f"{meta_file}: key 'hyperparameters': expected a JSON object")
+    return spec, tuple(collections), hyperparameters

@@ -96,6 +96,16 @@ class FeatureSpec:
     version: int = FEATURE_VERSION
 
     def __post_init__(self) -> None:
+        # a spec read from someone's model.json: a string here became a cache file's name
+        for name in ("relative", "graph_descriptor"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(
+                    f"feature spec: {name} must be true or false, got {getattr(self, name)!r}"
+                )
+        for name in ("chunk_size", "producer_hops", "version"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"feature spec: {name} must be an integer, got {value!r}")
         if self.chunk_size < 1:
             raise ConfigError(f"feature spec: chunk_size must be >= 1, got {self.chunk_size}")
         if not 0 <= self.producer_hops <= 64:

@@ -235,12 +235,44 @@ def test_unparsable_model_file(exported: tuple[Path, Path], tmp_path: Path) -> N
     _one_line(exc)
 
 
+def _without(key: str) -> Any:
+    return lambda meta: {k: v for k, v in meta.items() if k != key}
+
+
+def _spec(**changes: Any) -> Any:
+    return lambda meta: {**meta, "feature_spec": {**meta["feature_spec"], **changes}}
+
+
+#: model.json edits, and the line each is refused with (several once escaped as IndexError,
+#: ValueError or a file name too long, or named no key)
+MODEL_JSON_EDITS = {
+    "no_families": (_without("families"), r"key 'families': expected a JSON object"),
+    "no_spec": (_without("feature_spec"), r"key 'feature_spec': expected a JSON object"),
+    "collections_empty": (
+        lambda m: {**m, "collections": []},
+        r"key 'collections': expected a non-empty list of tile:xla, ",
+    ),
+    "collections_object": (lambda m: {**m, "collections": {}}, r"key 'collections': expected"),
+    "collections_unknown": (lambda m: {**m, "collections": ["x:y"]}, r"key 'collections': "),
+    "hyperparameters_text": (
+        lambda m: {**m, "hyperparameters": "zzz"},
+        r"key 'hyperparameters': expected a JSON object",
+    ),
+    "relative_text": (_spec(relative="x"), r"key 'feature_spec': .*relative must be true or"),
+    "relative_huge": (
+        _spec(graph_descriptor=1e300),
+        r"key .feature_spec.: .*graph_descriptor must",
+    ),
+    "hops_text": (_spec(producer_hops="3"), r"key .feature_spec.: .*producer_hops must be an int"),
+}
+
+
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
         ("delete", r"not a model folder \(missing model\.json\)"),
         ("garbage", r"model\.json: not valid JSON"),
-        ("no_families", r"model\.json: missing or malformed key 'families'"),
+        *((name, r"model\.json: " + line) for name, (_, line) in MODEL_JSON_EDITS.items()),
     ],
 )
 def test_corrupt_model_json(
@@ -253,9 +285,8 @@ def test_corrupt_model_json(
     elif damage == "garbage":
         meta_file.write_text('{"feature_version": ')
     else:
-        meta = json.loads(meta_file.read_text())
-        del meta["families"]
-        meta_file.write_text(json.dumps(meta))
+        edit = MODEL_JSON_EDITS[damage][0]
+        meta_file.write_text(json.dumps(edit(json.loads(meta_file.read_text()))))
     with pytest.raises(ConfigError, match=message) as exc:
         load_model(model_dir)
     _one_line(exc)
