@@ -27,7 +27,7 @@ def check_node_splits(path: Path, splits: np.ndarray, n: int) -> None:
             f"{path}: key 'node_splits': expected boundaries in [0, {n}], found "
             f"[{splits.min()}, {splits.max()}]"
         )
-    steps = np.diff(splits[0])
+    steps = np.diff(splits[0].astype(np.int64))  # in range now; unsigned steps would wrap
     if (steps < 0).any():
         at = int(np.flatnonzero(steps < 0)[0])
         raise DataFormatError(

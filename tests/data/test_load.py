@@ -409,6 +409,14 @@ def test_node_splits_out_of_range_or_decreasing(
         load_layout_graph(path)
 
 
+def test_decreasing_unsigned_node_splits_are_refused(tmp_path: Path) -> None:
+    """Unsigned steps wrapped around instead of going negative, so the check passed them."""
+    splits = np.array([[0, 20, 10, 30]], dtype=np.uint64)
+    path = write_layout(tmp_path / "bad.npz", n=30, node_splits=splits)
+    with pytest.raises(DataFormatError, match="non-decreasing boundaries, found 20 before 10"):
+        load_layout_graph(path)
+
+
 def _patch_zip_headers(path: Path, local: tuple[int, int], central: tuple[int, int]) -> None:
     """OR ``value`` into the byte at ``offset`` of every local (and central) zip header."""
     data = bytearray(path.read_bytes())
