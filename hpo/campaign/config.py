@@ -292,7 +292,10 @@ class CampaignConfig:
     @property
     def local_initial(self) -> int:
         """How many initial configurations are neighbours of the baseline: ``n_local``, at
-        most ``n_init`` (so a smaller ``--n-init`` needs no ``--n-local`` beside it)."""
+        most ``n_init`` (so a smaller ``--n-init`` needs no ``--n-local`` beside it), and none
+        for an optimizer without an initial design (the random ones)."""
+        if not get_optimizer(self.optimizer).model_based:
+            return 0
         return self.n_local if self.n_init is None else min(self.n_local, self.n_init)
 
     def to_dict(self) -> dict[str, Any]:

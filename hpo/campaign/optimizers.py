@@ -59,6 +59,10 @@ class Optimizer:
         Names older ``campaign.json`` files hold for this optimizer; they load as ``name``.
     offered
         False for an optimizer that old runs resume with but new campaigns cannot choose.
+    model_based
+        True when a surrogate picks configurations after an initial design, of which
+        ``--n-local`` makes some the baseline's neighbours; the random optimizers draw every
+        configuration and take none.
     """
 
     name: str
@@ -67,6 +71,7 @@ class Optimizer:
     description: str
     aliases: tuple[str, ...] = ()
     offered: bool = True
+    model_based: bool = True
 
     def builder(self) -> Callable[..., Any]:
         """The facade builder, imported from its path when given as one."""
@@ -169,6 +174,7 @@ for _entry in (
         facade=f"{_BUILDERS}:build_random_hb",
         description="model-free Hyperband",
         aliases=("hyperband",),
+        model_based=False,
     ),
     Optimizer(
         name="bo",
@@ -181,6 +187,7 @@ for _entry in (
         multi_fidelity=False,
         facade=f"{_BUILDERS}:build_random",
         description="random search at --max-budget",
+        model_based=False,
     ),
     # random sampling raced by successive halving: not offered any more, old runs resume
     Optimizer(
@@ -190,6 +197,7 @@ for _entry in (
         description="random sampling raced by successive halving (old runs only)",
         aliases=("sh",),
         offered=False,
+        model_based=False,
     ),
 ):
     register(_entry)

@@ -289,19 +289,27 @@ def print_summary(
     *,
     quiet: bool = False,
     baseline: dict[str, Any] | None = None,
+    cv: int = 0,
 ) -> None:
     """Print the incumbent, its per-collection validation metrics and the run folder.
 
     ``baseline`` (the trials.jsonl record of the baseline at the largest budget, with its
     ``origin``: :func:`hpo.runs.trial.baseline_origin`) adds its metrics and what tuning
-    gained over it: incumbent minus baseline.
+    gained over it: incumbent minus baseline. With ``cv`` folds, successes without an
+    incumbent mean no configuration was scored on every fold yet.
     """
     if result.incumbent is None:
-        _plain(
-            console,
+        line = (
             f"no successful trial ({result.n_trials} trials, {result.n_crashed} crashed); "
-            f"see the errors in {result.run_dir / 'trials.jsonl'}",
+            f"see the errors in {result.run_dir / 'trials.jsonl'}"
         )
+        if cv and result.n_trials > result.n_crashed:
+            line = (
+                f"no incumbent yet: {result.n_trials - result.n_crashed} trial(s) succeeded, "
+                f"but no configuration was scored on all {cv} folds; resume the run with a "
+                "higher --trials or --walltime to complete one"
+            )
+        _plain(console, line)
         _plain(console, f"run folder: {result.run_dir}")
         return
     if quiet:

@@ -184,7 +184,7 @@ def run_single_campaign(
     has_trials = functools.partial(_has_trials, cfg.run_dir)
     with locked_run(cfg, start, record, has_trials), smac_logs_to(progress), progress:
         result = _run_locked(cfg, progress, rt.objective, rt.data_to_scatter, resume=start.resume)
-    print_summary(console, result, quiet=quiet, baseline=_baseline_summary(cfg))
+    print_summary(console, result, quiet=quiet, baseline=_baseline_summary(cfg), cv=cfg.cv)
     return result
 
 
@@ -328,6 +328,8 @@ def _run_locked(
     progress.log(
         f"campaign '{cfg.name}': {cfg.optimizer}, {cfg.trials} trials, run folder {run_dir}"
     )
+    if cfg.n_local and not cfg.local_initial:
+        progress.log(f"--n-local {cfg.n_local} is not used: {cfg.optimizer} has no initial design")
     if objective is None:
         from hpo.campaign.objective import build_objective
 

@@ -209,6 +209,11 @@ def _write_member(
     """Put one run's incumbent boosters into ``tmp/<prefix>`` (copied or retrained)."""
     inc = history.incumbent
     if inc is None:
+        if history.successful:  # only cross-validation leaves no incumbent then
+            raise UsageError(
+                f"run '{history.name}': no configuration was scored on every fold yet; resume "
+                "it with a higher --trials or --walltime, then export"
+            )
         raise UsageError(f"run '{history.name}' has no successful trial to export")
     seed = inc.seed if inc.seed is not None else history.settings.seed
     top = history.settings.max_budget

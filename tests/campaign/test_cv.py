@@ -117,3 +117,22 @@ def test_a_collection_with_too_few_graphs_is_refused(tiny_root: Path, tmp_path: 
     )
     with pytest.raises(ConfigError, match=r"collection tile:xla has \d+ labeled graphs .* 50"):
         run_campaign(cfg, quiet=True, console=Console(file=io.StringIO()))
+
+
+def test_too_few_trials_for_every_fold_say_so(data_root: Path, tmp_path: Path) -> None:
+    """Two trials of a 3-fold campaign score the baseline on 2 folds: no incumbent. The
+    summary and export once blamed errors in trials.jsonl, where there were none."""
+    from toy_objectives import run_toy_with_output
+
+    from hpo.deploy.export import export_model
+    from hpo.errors import UsageError
+
+    cfg = toy_config(tmp_path / "runs", data_root, cv=3, trials=2)
+    result, printed = run_toy_with_output(cfg)
+    assert result.incumbent is None
+    assert "no incumbent yet: 2 trial(s) succeeded, but no configuration was scored on all 3" in (
+        " ".join(printed.split())
+    )
+    assert "see the errors" not in printed
+    with pytest.raises(UsageError, match="no configuration was scored on every fold yet"):
+        export_model(cfg.run_dir, tmp_path / "model")

@@ -189,3 +189,13 @@ def test_a_record_without_the_design_computes_it_and_a_bad_one_is_refused() -> N
     with pytest.raises(ConfigError, match="key 'local_design': "):
         saved_local_design({LOCAL_DESIGN_KEY: [{"num_leaves": "many"}]}, *args)
     assert local_design_record(base, 0, COLLECTIONS, 0) == {}
+
+
+def test_the_random_optimizers_take_no_neighbours_and_say_so(data_root: Path, runs: Path) -> None:
+    """random and random-hb draw every configuration: ``--n-local`` was silently ignored
+    there, while campaign.json recorded a design that never ran."""
+    cfg = toy_config(runs, data_root, trials=4, optimizer="random-hb", n_local=3)
+    assert cfg.local_initial == 0
+    _, printed = _run(cfg, ToyObjective())
+    assert "--n-local 3 is not used: random-hb has no initial design" in printed
+    assert LOCAL_DESIGN_KEY not in read_campaign(cfg.run_dir)

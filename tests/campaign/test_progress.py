@@ -110,3 +110,7 @@ def test_summary_quiet_and_without_incumbent() -> None:
     console, out = _console()
     print_summary(console, _result(None))
     assert "no successful trial (12 trials, 2 crashed)" in out.getvalue()
+    console, out = _console()
+    print_summary(console, _result(None), cv=3)  # successes, none on every fold yet
+    assert "no incumbent yet: 10 trial(s) succeeded" in out.getvalue()
+    assert "on all 3 folds" in " ".join(out.getvalue().split())
