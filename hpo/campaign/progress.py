@@ -86,6 +86,9 @@ class CampaignProgress:
         Plain log lines instead of a live view.
     console
         Where to print; a new ``rich.console.Console`` by default.
+    cv
+        Folds: the best shown is then one fold's score ("best fold"), not the incumbent's.
+        Without, the best is the incumbent rule's: the highest budget reached, then the score.
     """
 
     def __init__(
@@ -95,8 +98,9 @@ class CampaignProgress:
         walltime: float | None,
         quiet: bool = False,
         console: Console | None = None,
+        cv: int = 0,
     ) -> None:
-        self.trials = trials
+        self.trials, self.best_label = trials, "best fold" if cv else "best"
         self.walltime = walltime
         self.quiet = quiet
         self.console = console if console is not None else Console()
@@ -171,9 +175,10 @@ class CampaignProgress:
         if record.get("status") != "SUCCESS":
             self.crashed += 1
             return
-        score = record.get("score")
+        score, best = record.get("score"), self.best or {}
+        rank = (float(record.get("budget") or 0.0), score)  # the incumbent rule's order
         if isinstance(score, (int, float)) and (
-            self.best is None or score > float(self.best.get("score") or float("-inf"))
+            not best or rank > (float(best.get("budget") or 0.0), float(best["score"]))
         ):
             self.best = record
 
@@ -207,7 +212,8 @@ class CampaignProgress:
         else:
             parts.append(_short_error(record))
         if self.best is not None:
-            parts.append(f"best {_fmt(self.best.get('score'))} (trial {self.best.get('trial')})")
+            at = f"trial {self.best.get('trial')}, budget {_budget(self.best.get('budget'))}"
+            parts.append(f"{self.best_label} {_fmt(self.best.get('score'))} ({at})")
         parts.append(f"elapsed {format_duration(self.elapsed)}")
         if self.remaining is not None:
             parts.append(f"left {format_duration(self.remaining)}")
@@ -238,7 +244,7 @@ class CampaignProgress:
             metrics = best.get("metrics") or {}
             shown = "  ".join(f"{k} {_fmt(v)}" for k, v in metrics.items())
             grid.add_row(
-                "best so far",
+                f"{self.best_label} so far",
                 f"{_fmt(best.get('score'))}  (trial {best.get('trial')}, budget "
                 f"{_budget(best.get('budget'))})" + (f"\n{shown}" if shown else ""),
             )

@@ -179,7 +179,7 @@ def run_single_campaign(
     console = rt.console if rt.console is not None else Console()
     quiet = rt.quiet
     progress = CampaignProgress(
-        trials=cfg.trials, walltime=cfg.walltime, quiet=quiet, console=console
+        trials=cfg.trials, walltime=cfg.walltime, quiet=quiet, console=console, cv=cfg.cv
     )
     has_trials = functools.partial(_has_trials, cfg.run_dir)
     with locked_run(cfg, start, record, has_trials), smac_logs_to(progress), progress:

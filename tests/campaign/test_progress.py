@@ -46,7 +46,7 @@ def test_quiet_prints_one_line_per_trial() -> None:
         progress.trial_finished(_record(2, None, status="CRASHED"))
     lines = out.getvalue().splitlines()
     assert len(lines) == 2
-    assert "trial 1/5  budget 9  SUCCESS  score 0.2500  best 0.2500 (trial 1)" in lines[0]
+    assert "trial 1/5  budget 9  SUCCESS  score 0.2500  best 0.2500 (trial 1, budget 9)" in lines[0]
     assert "left 0:" in lines[0]
     assert "trial 2/5  budget 9  CRASHED  ValueError: bad leaves" in lines[1]
     assert (progress.done, progress.crashed) == (2, 1)
@@ -65,6 +65,26 @@ def test_live_view_shows_counts_best_metrics_and_time() -> None:
     assert "0.4000  (trial 2, budget 9)" in text
     assert "tile:xla 0.5000  layout:nlp:random 0.4000" in text
     assert "remaining" in text
+
+
+def test_the_best_shown_is_the_incumbent_rules() -> None:
+    """A higher score at a smaller budget is not the best: the incumbent rule takes the
+    highest budget reached first (the live line once showed a score no export gives)."""
+    console, out = _console()
+    progress = CampaignProgress(trials=5, walltime=None, quiet=True, console=console)
+    small = {**_record(1, 0.9), "budget": 3.0}
+    progress.trial_finished(small)
+    assert progress.best is small
+    large = _record(2, 0.4)
+    progress.trial_finished(large)
+    progress.trial_finished(_record(3, 0.3))
+    progress.trial_finished({**_record(4, 0.95), "budget": 3.0})
+    assert progress.best is large
+    assert "best 0.4000 (trial 2, budget 9)" in out.getvalue().splitlines()[-1]
+    console, out = _console()
+    folds = CampaignProgress(trials=5, walltime=None, quiet=True, console=console, cv=3)
+    folds.trial_finished(_record(1, 0.4))
+    assert "best fold 0.4000 (trial 1, budget 9)" in out.getvalue()
 
 
 def test_feature_files_are_counted() -> None:
