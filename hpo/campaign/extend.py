@@ -76,18 +76,21 @@ def check_extension(cfg: CampaignConfig, before: CampaignConfig) -> Path:
     # on a scheduler of unknown size, the smallest reserve: refuse only what surely has no room
     slots = max(1, cfg.finish) if cfg.dask_scheduler else max(1, cfg.workers)
     reserve = reserve_seconds(cfg, records, slots)
+    # a limit the user did not raise is named as the one to add, not as given
     if cfg.walltime is not None and seconds >= cfg.walltime - reserve:
         keeps = f" and keeps {reserve:.0f} s to finish" if reserve else ""
+        given = f"--walltime {cfg.walltime:g}: " if cfg.walltime != before.walltime else ""
         raise UsageError(
-            f"--walltime {cfg.walltime:g}: campaign '{cfg.name}' has used {seconds:.0f} s of "
-            f"walltime{keeps}; give more than {seconds + reserve:.0f} s to extend it"
+            f"{given}campaign '{cfg.name}' has used {seconds:.0f} s of its walltime "
+            f"{cfg.walltime:g}{keeps}; give --walltime above {seconds + reserve:.0f} to extend it"
         )
     kept = reserved_trials(cfg)  # the last trials of the limit are kept to finish
     if submitted >= cfg.trials - kept:
         also = f" and keeps its last {kept} to finish" if kept else ""
+        given = f"--trials {cfg.trials}: " if cfg.trials != before.trials else ""
         raise UsageError(
-            f"--trials {cfg.trials}: campaign '{cfg.name}' has run {submitted} trials{also}; "
-            f"give more than {submitted + kept} to extend it"
+            f"{given}campaign '{cfg.name}' has run {submitted} of its {cfg.trials} trials{also}; "
+            f"give --trials above {submitted + kept} to extend it"
         )
     return smac_dir
 

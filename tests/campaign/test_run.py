@@ -428,15 +428,20 @@ def test_an_extension_must_leave_room_for_a_trial(
 ) -> None:
     cfg = toy_config(runs, data_root, trials=4, walltime=3600.0)
     _run(cfg)
-    with pytest.raises(UsageError, match=r"--trials 4: campaign 'toy' has run 4 trials"):
-        _run(dataclasses.replace(cfg, walltime=7200.0), resume=True)  # the trial limit ended it
+    # the trial limit ended it; only --walltime was raised, so --trials is named as what to add
+    ended = r"^campaign 'toy' has run 4 of its 4 trials and keeps its last 1 to finish; give "
+    ended += r"--trials above 5 to extend it$"
+    with pytest.raises(UsageError, match=ended):
+        _run(dataclasses.replace(cfg, walltime=7200.0), resume=True)
+    with pytest.raises(UsageError, match=r"^--trials 5: campaign 'toy' has run 4 of its 5 tri"):
+        _run(dataclasses.replace(cfg, trials=5, walltime=7200.0), resume=True)  # 1 to finish
     state = smac_output_dir(cfg.run_dir, cfg.seed) / "optimization.json"
     state.write_text(json.dumps({**json.loads(state.read_text()), "used_walltime": 5000.0}))
     with pytest.raises(UsageError, match=r"--walltime 4000: campaign 'toy' has used 5000 s"):
         _run(dataclasses.replace(cfg, trials=8, walltime=4000.0), resume=True)
     # SMAC's loop would stop at once to keep its reserve: the extension would only finish
     monkeypatch.setattr(hpo.campaign.finish, "reserve_seconds", lambda *_: 700.0)
-    room = r"has used 5000 s of walltime and keeps 700 s to finish; give more than 5700 s"
+    room = r"used 5000 s of its walltime 5600 and keeps 700 s to finish; give --walltime above 5700"
     with pytest.raises(UsageError, match=room):
         _run(dataclasses.replace(cfg, trials=8, walltime=5600.0), resume=True)
     other = toy_config(runs, data_root, trials=4, name="other")
