@@ -329,7 +329,7 @@ def _run_locked(
         f"campaign '{cfg.name}': {cfg.optimizer}, {cfg.trials} trials, run folder {run_dir}"
     )
     if cfg.n_local and not cfg.local_initial:
-        progress.log(f"--n-local {cfg.n_local} is not used: {cfg.optimizer} has no initial design")
+        progress.log(f"--n-local {cfg.n_local} is not used: {cfg.optimizer} draws at random")
     if objective is None:
         from hpo.campaign.objective import build_objective
 

@@ -75,8 +75,14 @@ def _check_folders(args: argparse.Namespace) -> None:
     folder)."""
     for attr, flag in _FOLDERS.items():
         value = getattr(args, attr, None)
-        if value is not None and Path(value).exists() and not Path(value).is_dir():
-            raise UsageError(f"{flag} {value}: exists and is not a folder")
+        if value is None:
+            continue
+        for path in (Path(value), *Path(value).parents):  # the nearest that exists
+            if path.exists():
+                if not path.is_dir():
+                    where = "" if path == Path(value) else f" ({path} is a file)"
+                    raise UsageError(f"{flag} {value}: exists and is not a folder{where}")
+                break
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,6 +9,7 @@ number of rows. Object arrays are refused: nothing here ever unpickles.
 
 from __future__ import annotations
 
+import math
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -27,6 +28,10 @@ __all__ = [
     "iter_member_rows",
     "read_member_header",
 ]
+
+#: Deflate's largest expansion, output bytes per input byte (zlib's technical details: a
+#: compressed stream expands at most 1032 times).
+MAX_DEFLATE_RATIO = 1032
 
 #: What reading a damaged or hostile ``.npz`` raises: besides the obvious ones, zipfile's
 #: RuntimeError for an encrypted member and NotImplementedError for a compression method it
@@ -103,11 +108,21 @@ def check_member_size(zf: zipfile.ZipFile, path: Path, key: str) -> None:
         raise DataFormatError(f"{path}: missing key '{key}'") from exc
     except ARCHIVE_ERRORS as exc:
         raise DataFormatError(f"{path}: not a readable .npz archive ({exc})") from exc
-    need = int(np.prod(header.shape, dtype=np.float64)) * header.dtype.itemsize
-    if need > info.file_size - offset:
+    need = math.prod(header.shape) * header.dtype.itemsize  # exact: a shape may be huge
+    # the sizes in the zip's directory are claims too: bound them by the bytes the archive
+    # holds, times deflate's largest expansion for a deflated member
+    held = min(info.compress_size, path.stat().st_size)
+    if info.compress_type == zipfile.ZIP_STORED:
+        held = min(held, info.file_size)
+    elif info.compress_type == zipfile.ZIP_DEFLATED:
+        held = min(held * MAX_DEFLATE_RATIO, info.file_size)
+    else:
+        held = info.file_size
+    if need > held - offset:
+        shown = f"{float(need):.3g}" if need < 10**300 else "over 1e300"
         raise DataFormatError(
-            f"{path}: key '{key}': its header declares shape {header.shape} of "
-            f"{header.dtype} ({need:,} bytes), the member holds {info.file_size - offset:,}"
+            f"{path}: key '{key}': its header declares shape {header.shape[:4]} of "
+            f"{header.dtype} ({shown} bytes), the member holds at most {held - offset:,}"
         )
 
 

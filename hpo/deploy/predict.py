@@ -137,7 +137,11 @@ def _check_out(out: Path, model_dir: Path) -> None:
         raise UsageError(f"{out}: {out.parent} does not exist or is not a folder")
     if out.is_dir():
         raise UsageError(f"{out}: is a folder; --out names the submission CSV to write")
-    if out.resolve().is_relative_to(model_dir.resolve()):
+    try:  # the folder it lands in: a link named --out is replaced, not followed
+        inside = (out.parent.resolve() / out.name).is_relative_to(model_dir.resolve())
+    except (OSError, RuntimeError) as exc:  # a symlink loop on the way
+        raise UsageError(f"--out {out}: cannot resolve its folder ({exc})") from None
+    if inside:
         raise UsageError(f"{out}: is inside the model folder {model_dir}; write the CSV elsewhere")
     if out.suffix.lower() == ".npz":
         raise UsageError(f"{out}: is a data file name (.npz); --out names the submission CSV")

@@ -197,5 +197,5 @@ def test_the_random_optimizers_take_no_neighbours_and_say_so(data_root: Path, ru
     cfg = toy_config(runs, data_root, trials=4, optimizer="random-hb", n_local=3)
     assert cfg.local_initial == 0
     _, printed = _run(cfg, ToyObjective())
-    assert "--n-local 3 is not used: random-hb has no initial design" in printed
+    assert "--n-local 3 is not used: random-hb draws at random" in printed
     assert LOCAL_DESIGN_KEY not in read_campaign(cfg.run_dir)

@@ -466,3 +466,45 @@ def test_a_header_declaring_more_than_the_member_holds_is_refused(tmp_path: Path
             zf.writestr(name, blob)
     with pytest.raises(DataFormatError, match=r"key 'node_feat': its header declares shape"):
         load_tile_graph(path)
+
+
+def _with_member(path: Path, name: str, blob: bytes, method: int) -> None:
+    """Rewrite the archive at ``path`` with member ``name`` replaced by ``blob``."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    members[name] = blob
+    with zipfile.ZipFile(path, "w", compression=method) as zf:
+        for member, data in members.items():
+            zf.writestr(member, data)
+
+
+def _npy_header(shape: tuple[int, ...], dtype: str) -> bytes:
+    stream = io.BytesIO()
+    header = np.lib.format.header_data_from_array_1_0(np.zeros(1, dtype))
+    np.lib.format.write_array_header_1_0(stream, {**header, "shape": shape})
+    return stream.getvalue()
+
+
+@pytest.mark.parametrize("method", ["stored", "deflated"])
+@pytest.mark.parametrize("shape", [(2**62,) * 20, (2**1100,), (3_000_000_000,)])
+def test_huge_shapes_and_lying_sizes_are_refused(
+    tmp_path: Path, method: str, shape: tuple[int, ...]
+) -> None:
+    """A shape whose size overflows a float, and a member whose directory entry claims the
+    declared size: only the bytes the archive holds (times deflate's largest expansion)
+    count, so np.load never allocates what a 128-byte member claims."""
+    import zipfile
+
+    kind = zipfile.ZIP_STORED if method == "stored" else zipfile.ZIP_DEFLATED
+    path = write_tile(tmp_path / "liar.npz")
+    _with_member(path, "node_feat.npy", _npy_header(shape, "|u1") + b"\0" * 64, kind)
+    data = bytearray(path.read_bytes())
+    at = data.find(b"PK\x01\x02")  # claim 3.1e9 bytes in every central-directory entry
+    while at != -1:
+        data[at + 24 : at + 28] = (3_100_000_000).to_bytes(4, "little")
+        at = data.find(b"PK\x01\x02", at + 4)
+    path.write_bytes(bytes(data))
+    with pytest.raises(DataFormatError, match=r"key 'node_feat': its header declares shape"):
+        load_tile_graph(path)

@@ -259,10 +259,11 @@ MODEL_JSON_EDITS = {
         r"key 'hyperparameters': expected a JSON object",
     ),
     "relative_text": (_spec(relative="x"), r"key 'feature_spec': .*relative must be true or"),
-    "relative_huge": (
+    "descriptor_huge": (
         _spec(graph_descriptor=1e300),
         r"key .feature_spec.: .*graph_descriptor must",
     ),
+    "hops_huge": (_spec(producer_hops=1e300), r"key .feature_spec.: .*producer_hops must be an"),
     "hops_text": (_spec(producer_hops="3"), r"key .feature_spec.: .*producer_hops must be an int"),
 }
 

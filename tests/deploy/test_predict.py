@@ -184,3 +184,12 @@ def test_out_over_the_model_or_a_data_file_is_refused(
     afile.write_text("x")
     with pytest.raises(UsageError, match="does not exist or is not a folder"):
         write_submission(model, tiny_root, afile / "s.csv")
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    with pytest.raises(UsageError, match="does not exist or is not a folder|cannot resolve"):
+        write_submission(model, tiny_root, loop / "s.csv")
+    link = tmp_path / "latest.csv"  # a link into the model folder is replaced, not followed
+    link.symlink_to(model.path / "sub.csv")
+    write_submission(model, tiny_root, link, collections=("tile:xla",))
+    assert not link.is_symlink()
+    assert not (model.path / "sub.csv").exists()
