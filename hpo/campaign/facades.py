@@ -116,7 +116,6 @@ def make_facade(
     baseline_records: list[dict[str, Any]] | None = None,
     dask_client: Client | None = None,
     warm: WarmStart | None = None,
-    local: list[Configuration] | None = None,
 ) -> AbstractFacade:
     """Assemble the facade of ``cfg.optimizer``, its first trial the baseline.
 
@@ -126,7 +125,7 @@ def make_facade(
     fold with cross-validation). ``warm`` is the warm start
     (:mod:`hpo.campaign.warm_start`): its ``baseline`` replaces the space's default as the
     baseline trial's configuration when it is set, and its ``configs`` are extra
-    initial-design configurations, run first, then ``local``, the baseline's neighbours
+    initial-design configurations, run first, then its ``local``, the baseline's neighbours
     (:func:`hpo.campaign.local_design.saved_local_design`).
 
     Raises
@@ -152,7 +151,7 @@ def make_facade(
         "overwrite": not resume,
     }
     baseline = (warm or WarmStart()).first_trial(scenario.configspace)
-    local = list(local or [])
+    local = [] if warm is None else list(warm.local)
     request = FacadeRequest(
         cfg=cfg, scenario=scenario, runner=runner, common=common, warm=seeds, local=local
     )

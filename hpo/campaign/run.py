@@ -339,6 +339,7 @@ def _run_locked(
     warm = warm_start_record(saved, space, progress.log)
     baseline = warm.first_trial(space)
     local = saved_local_design(saved, space, baseline, cfg.local_initial, cfg.collections, cfg.seed)
+    warm = dataclasses.replace(warm, local=tuple(local))
     _bin_ahead(cfg, space, objective, data_to_scatter, log.records, progress.log, [baseline])
     assert cfg.max_budget is not None
     with _dask_client(cfg, progress) as client:
@@ -359,7 +360,6 @@ def _run_locked(
             baseline_records=baseline_records(log.records),
             dask_client=client,
             warm=warm,
-            local=local,
         )
         raise_limits(facade, cfg.trials, cfg.walltime)
         _record_smac(run_dir, describe_facade(facade))

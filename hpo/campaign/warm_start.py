@@ -334,10 +334,15 @@ class WarmStart:
         warm-started before the source's best became the baseline).
     configs
         The other configurations, SMAC's initial design runs them first.
+    local
+        The baseline's neighbours (``--n-local``, :mod:`hpo.campaign.local_design`), which the
+        initial design runs after ``configs``: with them, this is everything a campaign
+        starts from besides SMAC's own draws.
     """
 
     baseline: Configuration | None = None
     configs: tuple[Configuration, ...] = ()
+    local: tuple[Configuration, ...] = ()
 
     def first_trial(self, space: ConfigurationSpace) -> Configuration:
         """The baseline trial's configuration: :attr:`baseline`, else ``space``'s default."""

@@ -20,12 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hpo.data.npyzip import (
-    ARCHIVE_ERRORS,
-    check_member_size,
-    iter_member_rows,
-    read_member_header,
-)
+from hpo.data.npyzip import ARCHIVE_ERRORS, check_member_size, iter_member_rows, read_member_header
 from hpo.data.runtimes import validate_layout_runtimes, validate_tile_runtimes
 from hpo.data.segments import check_node_splits
 from hpo.data.values import (

@@ -146,7 +146,7 @@ def test_an_extension_a_subset_has_no_room_for_changes_nothing(
     _run(cfg)
     before = {p: p.read_bytes() for p in sorted(cfg.run_dir.rglob("*.json*"))}
     longer = dataclasses.replace(cfg, walltime=14400.0)
-    share = r"subset 'tile-xla' \(its 1/2 share of --walltime 14400\): --trials 6: campaign"
+    share = r"subset 'tile-xla' \(its 1/2 share of --walltime 14400\): campaign 'tile-xla' has run"
     with pytest.raises(UsageError, match=share):
         _run(longer, resume=True)
     assert {p: p.read_bytes() for p in sorted(cfg.run_dir.rglob("*.json*"))} == before
