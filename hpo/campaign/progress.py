@@ -87,8 +87,8 @@ class CampaignProgress:
     console
         Where to print; a new ``rich.console.Console`` by default.
     cv
-        Folds: the best shown is then one fold's score ("best fold"), not the incumbent's.
-        Without, the best is the incumbent rule's: the highest budget reached, then the score.
+        Folds: the best shown is then one fold's score ("best fold"); without, the incumbent
+        rule's (:func:`_rank`: the highest budget reached, then the score).
     """
 
     def __init__(
@@ -175,11 +175,8 @@ class CampaignProgress:
         if record.get("status") != "SUCCESS":
             self.crashed += 1
             return
-        score, best = record.get("score"), self.best or {}
-        rank = (float(record.get("budget") or 0.0), score)  # the incumbent rule's order
-        if isinstance(score, (int, float)) and (
-            not best or rank > (float(best.get("budget") or 0.0), float(best["score"]))
-        ):
+        scored = isinstance(record.get("score"), (int, float))
+        if scored and (self.best is None or _rank(record) > _rank(self.best)):
             self.best = record
 
     def add_previous(self, records: Iterable[dict[str, Any]]) -> None:
@@ -289,6 +286,10 @@ def _fold_lines(result: CampaignResult) -> list[str]:
     return [f"incumbent per fold (the score is their mean): {shown}"]
 
 
+def _rank(record: dict[str, Any]) -> tuple[float, float]:  # the incumbent rule's order
+    return float(record.get("budget") or 0.0), float(record["score"])
+
+
 def print_summary(
     console: Console,
     result: CampaignResult,
@@ -301,20 +302,18 @@ def print_summary(
 
     ``baseline`` (the trials.jsonl record of the baseline at the largest budget, with its
     ``origin``: :func:`hpo.runs.trial.baseline_origin`) adds its metrics and what tuning
-    gained over it: incumbent minus baseline. With ``cv`` folds, successes without an
-    incumbent mean no configuration was scored on every fold yet.
+    gained over it: incumbent minus baseline. With ``cv`` folds, successes and no incumbent
+    mean no configuration was scored on every fold yet.
     """
     if result.incumbent is None:
+        ok = result.n_trials - result.n_crashed
         line = (
-            f"no successful trial ({result.n_trials} trials, {result.n_crashed} crashed); "
+            f"no incumbent yet: {ok} trial(s) succeeded, but no configuration was scored on all "
+            f"{cv} folds; resume the run with a higher --trials or --walltime to complete one"
+            if cv and ok
+            else f"no successful trial ({result.n_trials} trials, {result.n_crashed} crashed); "
             f"see the errors in {result.run_dir / 'trials.jsonl'}"
         )
-        if cv and result.n_trials > result.n_crashed:
-            line = (
-                f"no incumbent yet: {result.n_trials - result.n_crashed} trial(s) succeeded, "
-                f"but no configuration was scored on all {cv} folds; resume the run with a "
-                "higher --trials or --walltime to complete one"
-            )
         _plain(console, line)
         _plain(console, f"run folder: {result.run_dir}")
         return

@@ -27,7 +27,7 @@ from hpo.campaign.local_design import local_design_record, saved_local_design
 from hpo.campaign.preflight import Runtime, Start, campaign_record, check_saved, locked_run
 from hpo.campaign.progress import CampaignProgress, print_summary, smac_logs_to
 from hpo.campaign.result import CampaignResult
-from hpo.campaign.warm_start import warm_configs, warm_start_record
+from hpo.campaign.warm_start import WarmStart, warm_configs, warm_start_record
 from hpo.errors import UsageError
 from hpo.features.table import by_family
 from hpo.ranking.spaces import load_space, space_from_dict
@@ -171,9 +171,8 @@ def run_single_campaign(
         sources = start.warm_start
         warm = {"warm_start": warm_configs(sources, space, cfg.runs_dir)} if sources else {}
         best = (warm.get("warm_start") or {}).get("baseline")
-        baseline = (
-            space.get_default_configuration() if best is None else Configuration(space, values=best)
-        )
+        first = None if best is None else Configuration(space, values=best)
+        baseline = WarmStart(baseline=first).first_trial(space)
         local = local_design_record(baseline, cfg.local_initial, cfg.collections, cfg.seed)
         record = campaign_record(cfg, space, {**warm, **local})
     console = rt.console if rt.console is not None else Console()

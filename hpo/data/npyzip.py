@@ -79,8 +79,20 @@ def read_member_header(path: Path, key: str) -> NpyHeader:
         If the archive or the member is missing or unreadable.
     """
     try:
-        with zipfile.ZipFile(path) as zf, zf.open(f"{key}.npy") as stream:
-            return _read_header(stream, path, key)
+        with zipfile.ZipFile(path) as zf:
+            return _member_header(zf, path, key)[1]
+    except ARCHIVE_ERRORS as exc:
+        raise DataFormatError(f"{path}: not a readable .npz archive ({exc})") from exc
+
+
+def _member_header(
+    zf: zipfile.ZipFile, path: Path, key: str
+) -> tuple[zipfile.ZipInfo, NpyHeader, int]:
+    """Member ``key``'s zip entry, ``.npy`` header and where its data starts."""
+    try:
+        info = zf.getinfo(f"{key}.npy")
+        with zf.open(info) as stream:
+            return info, _read_header(stream, path, key), stream.tell()
     except KeyError as exc:
         raise DataFormatError(f"{path}: missing key '{key}'") from exc
     except ARCHIVE_ERRORS as exc:
@@ -99,15 +111,7 @@ def check_member_size(zf: zipfile.ZipFile, path: Path, key: str) -> None:
     DataFormatError
         If the member is unreadable or declares more bytes than it holds.
     """
-    try:
-        info = zf.getinfo(f"{key}.npy")
-        with zf.open(info) as stream:
-            header = _read_header(stream, path, key)
-            offset = stream.tell()
-    except KeyError as exc:
-        raise DataFormatError(f"{path}: missing key '{key}'") from exc
-    except ARCHIVE_ERRORS as exc:
-        raise DataFormatError(f"{path}: not a readable .npz archive ({exc})") from exc
+    info, header, offset = _member_header(zf, path, key)
     need = math.prod(header.shape) * header.dtype.itemsize  # exact: a shape may be huge
     # the sizes in the zip's directory are claims too: bound them by the bytes the archive
     # holds, times deflate's largest expansion for a deflated member

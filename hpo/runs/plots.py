@@ -40,10 +40,10 @@ def _save(fig: Any, out_png: Path | str) -> Path:
     """Write ``fig`` to ``out_png`` (its suffix names the format), refusing a folder or a
     suffix matplotlib cannot write (once matplotlib's ValueError), and close it."""
     out = Path(out_png)
-    formats, what = fig.canvas.get_supported_filetypes(), "is a folder"
+    formats = fig.canvas.get_supported_filetypes()
     if out.is_dir() or (out.suffix and out.suffix[1:].lower() not in formats):
         _pyplot().close(fig)
-        what = what if out.is_dir() else f"'{out.suffix}' is not an image format"
+        what = "is a folder" if out.is_dir() else f"'{out.suffix}' is not an image format"
         raise UsageError(f"--out {out}: {what} (use .png, or one of {', '.join(formats)})")
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out)
