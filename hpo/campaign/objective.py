@@ -41,6 +41,7 @@ import numpy as np
 
 from hpo.campaign.config import FIDELITIES, FIDELITY_BUDGETS, CampaignConfig
 from hpo.campaign.heap import release_freed_memory
+from hpo.campaign.warm_reuse import rescored
 from hpo.errors import ConfigError, UsageError
 from hpo.features.table import FeatureTable, by_family
 from hpo.ranking.datasets import DatasetCache
@@ -102,6 +103,11 @@ class ObjectiveSettings:
     histogram_pool_mb
         LightGBM's histogram pool per trial in MiB, 0 unbounded
         (:class:`hpo.ranking.fit_options.FitOptions`).
+    reuse
+        Boosters scored again instead of trained: ``(config_key, family, size, path)`` of a
+        warm start's baseline from a run of the same problem (:mod:`hpo.campaign.warm_reuse`).
+        The trial of that configuration at that size copies the file into the booster store
+        and scores it; one whose copy cannot be read or scored trains as any other.
     """
 
     collections: tuple[str, ...]
@@ -115,6 +121,7 @@ class ObjectiveSettings:
     fold_seed: int = 0
     dataset_dir: str | None = None
     histogram_pool_mb: int = 0
+    reuse: tuple[tuple[str, str, int, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.fidelity not in FIDELITIES:
@@ -210,6 +217,7 @@ class RankerObjective:
         if fold is not None:
             store = None  # a fold's booster continues nothing, and export retrains
         keys: list[str] = []
+        reused: list[str] = []  # families whose booster was scored again, not trained
         for family, wanted in by_family(s.collections).items():
             scored = None
             if fold is None:
@@ -221,9 +229,23 @@ class RankerObjective:
                 rows, scored = fold_rows(train, folds, fold, wanted)
             rng = np.random.default_rng(seed)
             key = booster_key(hp, seed, family)
-            if s.fidelity == "configs":
+            options = FitOptions(
+                n_threads=s.n_threads,
+                rows=rows,
+                cache=datasets if datasets is not None else self.datasets,
+                score_graphs=scored,
+                rows_return=s.fidelity != "configs",
+                dataset_dir=None if s.dataset_dir is None else Path(s.dataset_dir),
+                histogram_pool_mb=s.histogram_pool_mb,
+            )
+            fit = rescored(s.reuse, store, (key, size), (train, valid, wanted, hp), options)
+            init, done = None, 0
+            if fit is not None:  # nothing trained: the whole booster is the reused one
+                reused.append(family)
+                rounds = done = fit.ranker.booster_.current_iteration()
+            elif s.fidelity == "configs":
                 rows = sample_configs(train, rows, size, rng, s.fast_bias)
-                rounds, init, done = s.fixed_rounds, None, 0
+                rounds = s.fixed_rounds
             else:
                 rounds = size
                 init, done = (None, 0) if store is None else store.latest_below(key, rounds)
@@ -232,29 +254,18 @@ class RankerObjective:
                     # saved before boosters read every column (a resumed older run): it
                     # cannot continue on a Dataset of another width, so the trial starts afresh
                     init, done = None, 0
-            fit = train_family(
-                train,
-                valid,
-                wanted,
-                hp,
-                rounds=rounds - done,
-                seed=seed,
-                options=FitOptions(
-                    n_threads=s.n_threads,
-                    rows=rows,
-                    init_model=init,
-                    cache=datasets if datasets is not None else self.datasets,
-                    score_graphs=scored,
-                    rows_return=s.fidelity != "configs",
-                    dataset_dir=None if s.dataset_dir is None else Path(s.dataset_dir),
-                    histogram_pool_mb=s.histogram_pool_mb,
-                ),
-            )
+            if fit is None:
+                options = dataclasses.replace(options, rows=rows, init_model=init)
+                fit = train_family(
+                    train, valid, wanted, hp, rounds=rounds - done, seed=seed, options=options
+                )
             if store is not None:  # both fidelities: export copies the booster it scored
                 # the saved file's size is the model's size: serialising it again only to
                 # count its bytes cost seconds per trial at hundreds of rounds
                 prior = None if fit.prior is None else fit.prior.to_dict()
-                model_bytes += store.save(key, size, fit.ranker.booster_, prior).stat().st_size
+                saved = store.path(key, size) if reused[-1:] == [family] else None
+                saved = saved or store.save(key, size, fit.ranker.booster_, prior)
+                model_bytes += saved.stat().st_size
                 keys.append(key)
             else:
                 model_bytes += len(fit.ranker.booster_.model_to_string())
@@ -293,6 +304,8 @@ class RankerObjective:
         }
         if fold is not None:
             info["fold"] = fold
+        if reused:
+            info["reused"] = reused
         return 1.0 - score, info
 
 

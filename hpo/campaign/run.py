@@ -27,6 +27,7 @@ from hpo.campaign.local_design import local_design_record, saved_local_design
 from hpo.campaign.preflight import Runtime, Start, campaign_record, check_saved, locked_run
 from hpo.campaign.progress import CampaignProgress, print_summary, smac_logs_to
 from hpo.campaign.result import CampaignResult
+from hpo.campaign.warm_reuse import reuse_entries, reuse_record, with_reuse
 from hpo.campaign.warm_start import WarmStart, warm_configs, warm_start_record
 from hpo.errors import UsageError
 from hpo.features.table import by_family
@@ -175,6 +176,10 @@ def run_single_campaign(
         baseline = WarmStart(baseline=first).first_trial(space)
         local = local_design_record(baseline, cfg.local_initial, cfg.collections, cfg.seed)
         record = campaign_record(cfg, space, {**warm, **local})
+        if warm:  # the source's best booster is this run's baseline where the problem matches
+            trial = record["warm_start"].get("baseline_trial") or {}
+            source = Path(trial["path"]) if trial.get("path") else None
+            record["warm_start"]["reuse"] = reuse_record(record["warm_start"], record, source)
     console = rt.console if rt.console is not None else Console()
     quiet = rt.quiet
     progress = CampaignProgress(
@@ -336,6 +341,7 @@ def _run_locked(
     # the baseline, SMAC's first trial (see facades): the space's default configuration, or a
     # warm start's best
     warm = warm_start_record(saved, space, progress.log)
+    objective = with_reuse(objective, reuse_entries(saved))
     baseline = warm.first_trial(space)
     local = saved_local_design(saved, space, baseline, cfg.local_initial, cfg.collections, cfg.seed)
     warm = dataclasses.replace(warm, local=tuple(local))

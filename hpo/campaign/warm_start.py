@@ -249,6 +249,7 @@ def warm_configs(
     dict
         ``{"sources": [{"run", "path", "configs", "clipped", "dropped"}], "baseline": {...}
         or None, "baseline_run": the campaign that gave it (``RUN`` or ``RUN/SUBSET``),
+        "baseline_trial": its trial there (number, config, seed, budget, score, folder path),
         "baseline_is_default": whether that best is the new space's default, "configs":
         [...]}``
         where a source's ``configs`` counts the configurations it gave (the baseline among
@@ -267,7 +268,7 @@ def warm_configs(
     configs: list[dict[str, Any]] = []
     out_sources: list[dict[str, Any]] = []
     baseline: dict[str, Any] | None = None
-    baseline_run = None
+    baseline_run = source_trial = None
     for source in sources:
         given = clipped = dropped = 0
         folders = source_runs(source, runs_dir, subset)
@@ -290,6 +291,9 @@ def warm_configs(
                 given += 1
                 if baseline is None and one:
                     baseline, baseline_run = mapped, _campaign_name(folder)
+                    keep = ("trial", "config", "seed", "budget", "score")  # for warm_reuse
+                    source_trial = {k: getattr(trial, k) for k in keep}
+                    source_trial["path"] = str(folder.absolute())
                 else:
                     configs.append(mapped)
         path = whole.absolute()
@@ -317,6 +321,7 @@ def warm_configs(
         # mapped onto this space, is its default (the source never beat it, or differed only
         # where this space has no hyperparameter)
         "baseline_is_default": is_default,
+        "baseline_trial": source_trial,
         "configs": configs,
     }
 
@@ -383,6 +388,10 @@ def warm_start_record(
     warm = warm_baseline(saved)
     if warm is not None:
         base = f"the best of {warm[0]}" + (" = the default configuration" if warm[1] else "")
+        reuse = record.get("reuse") if isinstance(record.get("reuse"), dict) else {}
+        if "boosters" in reuse or reuse.get("refused"):  # hpo.campaign.warm_reuse
+            why = reuse.get("refused") or "the same problem"
+            base += f" ({'trained again' if 'refused' in reuse else 'its boosters'}: {why})"
     log(
         f"warm start from {names or 'no run'}: baseline {base}, then "
         f"{len(configs)} configuration(s) first"

@@ -17,6 +17,7 @@ pass over every row, whatever the chunk size.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -28,6 +29,7 @@ from hpo.features.store import read_rows
 from hpo.features.table import FeatureTable
 from hpo.ranking.blend import blend_scores, estimate_position
 from hpo.ranking.chunks import graph_bounds, graph_chunks
+from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.learned_prior import LearnedPrior, design_row_bytes
 from hpo.ranking.metrics import TILE_TOP_K, kendall_tau
 from hpo.ranking.ranker import LambdaRanker
@@ -39,8 +41,10 @@ __all__ = [
     "collection_means",
     "graph_metrics",
     "score_table",
+    "score_valid",
     "select_rows",
     "valid_rows",
+    "valid_view_of",
 ]
 
 #: A blend weight: one for every graph, or ``{collection: weight}``.
@@ -254,3 +258,51 @@ def collection_means(scores: Sequence[GraphScore], collections: Sequence[str]) -
         if vals:
             out[c] = float(np.mean(vals))
     return out
+
+
+def valid_view_of(valid: FeatureTable, collections: Sequence[str], opt: FitOptions) -> ValidRows:
+    """The valid rows scored (of ``opt.score_graphs`` only, when set), from ``opt.cache``
+    when it has them: every trial of a campaign scores the same rows, whatever its columns."""
+
+    def view() -> ValidRows:
+        return valid_rows(valid, collections, opt.score_graphs)
+
+    if opt.cache is None:
+        return view()
+    mask = opt.score_graphs
+    scored = None if mask is None else np.asarray(mask, dtype=bool).tobytes()
+    vkey = ("valid", id(valid), tuple(collections), scored)  # rows only: any columns
+    return opt.cache.get(vkey, view, keep=valid)[0]
+
+
+def score_valid(
+    ranker: LambdaRanker,
+    valid: FeatureTable,
+    view: ValidRows,
+    columns: np.ndarray,
+    weights: Mapping[str, float],
+    prior: LearnedPrior | None,
+    live_names: Sequence[str],
+) -> tuple[tuple[GraphScore, ...], dict[str, float], dict[str, float]]:
+    """Score a fitted ranker on ``view``: every graph's metric, the mean per collection, and
+    the seconds of ``predict`` and ``score``.
+
+    One function for a trained booster (:func:`train_family`) and a saved one
+    (:func:`hpo.ranking.rescore.rescore_family`), so a booster scored again gives its trial's
+    score. ``weights`` are the blend's per collection (the collections scored). Without a
+    ``prior`` the blend reads the estimate column, and it is off when the configuration
+    switched that column off (not among ``live_names``).
+    """
+    if prior is None and estimate_position(live_names) is None:
+        weights = dict.fromkeys(weights, 0.0)  # the estimate column is switched off
+    t0 = time.perf_counter()
+    collections = list(weights)
+    pred = (
+        blended_predict(ranker, valid, view, columns, weights, prior)
+        if view.graphs
+        else np.zeros(0)
+    )
+    t1 = time.perf_counter()
+    scores = graph_metrics(valid, view, pred)
+    metrics = collection_means(scores, collections)
+    return tuple(scores), metrics, {"predict": t1 - t0, "score": time.perf_counter() - t1}

@@ -27,7 +27,7 @@ from hpo.data.load import is_layout
 from hpo.features.groups import live_columns
 from hpo.features.layout_op_class import is_prior_only
 from hpo.features.table import FeatureTable
-from hpo.ranking.blend import collection_weights, estimate_position
+from hpo.ranking.blend import collection_weights
 from hpo.ranking.datasets import binary_path, rows_digest
 from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.hyperparameters import (
@@ -43,13 +43,12 @@ from hpo.ranking.ranker import LambdaRanker
 from hpo.ranking.sampling import sample_configs
 from hpo.ranking.scoring import (
     GraphScore,
-    ValidRows,
     blended_predict,
     collection_means,
-    graph_metrics,
     score_table,
+    score_valid,
     select_rows,
-    valid_rows,
+    valid_view_of,
 )
 
 __all__ = [
@@ -317,14 +316,11 @@ def train_family(
     def binned() -> Any:
         return _bin_parts(ranker, parts, seed, opt.dataset_dir, cols)
 
-    def view() -> ValidRows:
-        return valid_rows(valid, collections, opt.score_graphs)
-
     blended = any(w > 0 and is_layout(c) for c, w in weights.items())
     learned: LearnedPrior | None = None
+    valid_view = valid_view_of(valid, collections, opt)
     if cache is None:
         data, reused = binned(), False
-        valid_view = view()
         if blended:
             learned = fit_family_prior(parts, live)
     else:
@@ -332,10 +328,6 @@ def train_family(
         keep = [t for t, _ in parts]
         rows_key = (tuple((id(t), rows_digest(r)) for t, r in parts), seed)
         data, reused = cache.get(("train", rows_key, ranker.dataset_key()), binned, keep)
-        mask = opt.score_graphs
-        scored = None if mask is None else np.asarray(mask, dtype=bool).tobytes()
-        vkey = ("valid", id(valid), tuple(collections), scored)  # rows only: any columns
-        valid_view = cache.get(vkey, view, keep=valid)[0]
         if blended and opt.rows_return:  # the equations of every column, summed once per
             # row set; a feature switch picks its sub-block (hpo.ranking.prior.PriorEquations)
             every = np.arange(len(train.feature_names), dtype=np.int64)  # the prior's own too
@@ -343,20 +335,12 @@ def train_family(
             learned = None if sums is None else sums.solve(live)
         elif blended:  # rows seen once (a sample per trial): the live columns only
             learned = fit_family_prior(parts, live)
-    if learned is None and estimate_position(live_names) is None:
-        weights = dict.fromkeys(weights, 0.0)  # the estimate column is switched off
     t1 = time.perf_counter()
     ranker.fit_dataset(data, init_model=opt.init_model)
     t2 = time.perf_counter()
-    pred = (
-        blended_predict(ranker, valid, valid_view, cols, weights, learned)
-        if valid_view.graphs
-        else np.zeros(0)
+    scores, metrics, seconds = score_valid(
+        ranker, valid, valid_view, cols, weights, learned, live_names
     )
-    t3 = time.perf_counter()
-    scores = graph_metrics(valid, valid_view, pred)
-    metrics = collection_means(scores, collections)
-    t4 = time.perf_counter()
     return FamilyFit(
         ranker=ranker,
         columns=cols,
@@ -365,8 +349,8 @@ def train_family(
         live_names=live_names,
         rows=int(sum(len(r) for _, r in parts)),
         metrics=metrics,
-        scores=tuple(scores),
-        seconds={"dataset": t1 - t0, "boost": t2 - t1, "predict": t3 - t2, "score": t4 - t3},
+        scores=scores,
+        seconds={"dataset": t1 - t0, "boost": t2 - t1, **seconds},
         dataset_reused=reused,
         prior=learned,
     )

@@ -42,6 +42,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -149,6 +150,33 @@ class BoosterStore:
             os.replace(tmp_side, side)
         tmp = self.folder / f".{final.name}.{os.getpid()}.{threading.get_ident()}.tmp"
         booster.save_model(str(tmp))
+        os.replace(tmp, final)
+        return final
+
+    def adopt(self, key: str, size: int, source: Path) -> Path:
+        """Copy another store's booster file ``source`` (and the prior saved beside it) in as
+        ``key`` at ``size``, atomically as :meth:`save` writes; return its path.
+
+        A warm start's baseline scores its source's booster (:mod:`hpo.campaign.warm_reuse`):
+        the copy makes it this run's, so export ships it whatever becomes of the source.
+
+        Raises
+        ------
+        OSError
+            If the source cannot be read (the caller trains instead).
+        """
+        self.folder.mkdir(parents=True, exist_ok=True)
+        tag = f"{os.getpid()}.{threading.get_ident()}.tmp"
+        side, source_side = self.prior_path(key, size), source.with_suffix(".prior.json")
+        if source_side.is_file():
+            tmp_side = self.folder / f".{side.name}.{tag}"
+            shutil.copyfile(source_side, tmp_side)
+            os.replace(tmp_side, side)
+        else:
+            side.unlink(missing_ok=True)
+        final = self.path(key, size)
+        tmp = self.folder / f".{final.name}.{tag}"
+        shutil.copyfile(source, tmp)
         os.replace(tmp, final)
         return final
 

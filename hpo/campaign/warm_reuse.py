@@ -1,0 +1,203 @@
+"""A warm start from a run of the same problem: its best booster, scored again, is the baseline.
+
+:mod:`hpo.campaign.warm_start` makes the first source's best configuration the new campaign's
+baseline, its first trial at the largest budget. Trained again, that booster draws LightGBM's
+random streams from this run's seed and scores differently: in bench/README.md ("Warm against
+cold at 10 minutes") the warm runs' baselines came out below their sources' scores in 2 seeds
+of 5, and a warm run took 0.70 of its walltime to reach the cold runs' final median. Where the
+source ran the *same problem* as the new campaign, the source's booster is a model of this
+problem already trained at this budget, so the baseline trial copies it into this run's booster
+store and scores it on the valid split instead of training (:mod:`hpo.ranking.rescore`): the
+same score as the source's in a second instead of a trial's minutes, and the model export ships
+is the one this run scored.
+
+The same problem (:func:`reuse_record`): the same data (``data_fingerprint``), collections,
+feature spec, sampling caps, fidelity and largest budget, no cross-validation, the same
+LightGBM, and the best's configuration unchanged by the mapping onto the new space. Otherwise,
+or when the source's boosters are gone, the baseline trains as before, and ``campaign.json``
+says why (``warm_start.reuse.refused``).
+
+Only the baseline is reused. The source's other trials are not told to SMAC as history: a
+configuration SMAC has been told is one it never runs (see :mod:`hpo.campaign.warm_start`), and
+the surrogate of a campaign that resumes the same problem is what ``hpo run --resume NAME
+--walltime`` keeps (:mod:`hpo.campaign.extend`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from hpo.campaign.config import read_campaign
+from hpo.errors import ConfigError, HpoError
+from hpo.features.table import FeatureTable, by_family
+from hpo.ranking.fit_options import FitOptions
+from hpo.ranking.rescore import rescore_family
+from hpo.ranking.training import FamilyFit
+from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
+from hpo.runs.incumbent import config_key
+
+__all__ = ["SAME_PROBLEM", "rescored", "reuse_entries", "reuse_record", "with_reuse"]
+
+#: The settings of ``campaign.json``'s ``config`` that decide what a trial at a budget trains
+#: and scores: a source that differs in any of them ran another problem.
+SAME_PROBLEM = (
+    "collections",
+    "features",
+    "fidelity",
+    "max_budget",
+    "fixed_rounds",
+    "fast_bias",
+    "train_configs",
+    "valid_configs",
+    "keep_fastest",
+    "cv",
+)
+
+Problem = tuple[FeatureTable, FeatureTable, tuple[str, ...] | list[str], dict[str, Any]]
+
+
+def _refusal(source: Mapping[str, Any], record: Mapping[str, Any]) -> str | None:
+    """Why the source's ``campaign.json`` is not of the new campaign's problem, or ``None``."""
+    mine, theirs = record.get("config") or {}, source.get("config") or {}
+    differ = [k for k in SAME_PROBLEM if mine.get(k) != theirs.get(k)]
+    if differ:
+        return f"its {', '.join(differ)} differ"
+    if not record.get("data_fingerprint") or (
+        record.get("data_fingerprint") != source.get("data_fingerprint")
+    ):
+        return "its data differ"
+    if mine.get("cv"):
+        return "cross-validation keeps no boosters"
+    lgb = (record.get("versions") or {}).get("lightgbm")
+    if lgb != (source.get("versions") or {}).get("lightgbm"):
+        return "another LightGBM trained it"
+    return None
+
+
+def reuse_record(
+    warm: Mapping[str, Any], record: Mapping[str, Any], source: Path | None
+) -> dict[str, Any]:
+    """The ``reuse`` entry of a new campaign's ``warm_start`` record.
+
+    Parameters
+    ----------
+    warm
+        The ``warm_start`` record (:func:`hpo.campaign.warm_start.warm_configs`): its
+        ``baseline`` and the source trial it came from (``baseline_trial``).
+    record
+        The new campaign's ``campaign.json`` (its config, data fingerprint, versions).
+    source
+        The run folder that gave the baseline (``None``: no warm-start baseline).
+
+    Returns
+    -------
+    dict
+        ``{"run", "trial", "score", "size", "boosters": {family: path}}`` when the baseline's
+        boosters are reused, else ``{"refused": why}`` (one clause, said in the run's log).
+    """
+    trial = warm.get("baseline_trial")
+    if source is None or not isinstance(trial, dict) or warm.get("baseline") is None:
+        return {"refused": "no source gave the baseline"}
+    try:
+        theirs = read_campaign(source)
+    except HpoError as exc:
+        return {"refused": str(exc)}
+    theirs = {**theirs, "config": theirs["config"].to_dict()}  # as the new record holds it
+    why = _refusal(theirs, record)
+    config = trial.get("config") or {}
+    if why is None and config_key(config) != config_key(warm["baseline"]):
+        why = "its best changed on the way onto this space"
+    max_budget = (record.get("config") or {}).get("max_budget")
+    if why is None and (max_budget is None or trial.get("budget") != max_budget):
+        why = "its best did not reach the largest budget"
+    if why is not None or max_budget is None:
+        return {"refused": why or "no largest budget"}
+    size = budget_size(float(max_budget))
+    seed = trial.get("seed")
+    if seed is None:
+        seed = (theirs.get("config") or {}).get("seed", 0)
+    store = BoosterStore(source / BOOSTERS_DIR)
+    boosters = {}
+    for family in by_family((record.get("config") or {}).get("collections") or []):
+        path = store.path(booster_key(config, int(seed), family), size)
+        if not path.is_file():
+            return {"refused": f"its best's {family} booster is gone"}
+        boosters[family] = str(path.absolute())
+    return {
+        "run": source.name,
+        "trial": trial.get("trial"),
+        "score": trial.get("score"),
+        "size": size,
+        "boosters": boosters,
+    }
+
+
+def reuse_entries(saved: Mapping[str, Any]) -> tuple[tuple[str, str, int, str], ...]:
+    """:attr:`hpo.campaign.objective.ObjectiveSettings.reuse` from a ``campaign.json``.
+
+    Raises
+    ------
+    ConfigError
+        If the ``reuse`` entry is malformed.
+    """
+    warm = saved.get("warm_start")
+    reuse = warm.get("reuse") if isinstance(warm, dict) else None
+    if not isinstance(warm, dict) or not isinstance(reuse, dict) or "boosters" not in reuse:
+        return ()
+    boosters, size = reuse.get("boosters"), reuse.get("size")
+    baseline = warm.get("baseline")
+    if not isinstance(boosters, dict) or not isinstance(baseline, dict) or type(size) is not int:
+        raise ConfigError("campaign.json: key 'warm_start': malformed 'reuse'")
+    key = config_key(baseline)
+    return tuple((key, str(f), size, str(p)) for f, p in sorted(boosters.items()))
+
+
+def rescored(
+    reuse: tuple[tuple[str, str, int, str], ...],
+    store: BoosterStore | None,
+    at: tuple[str, int],
+    problem: Problem,
+    options: FitOptions,
+) -> FamilyFit | None:
+    """A trial's family fit from a booster of ``reuse``, or ``None`` when it trains.
+
+    ``at`` is the trial's booster key and size, ``problem`` its ``(train, valid, collections,
+    hyperparameters)``. The matching booster is copied into ``store`` as ``at`` and scored
+    again. One whose copy cannot be read or scored (the source is gone, or is not of this
+    table) is removed, and the trial trains as any other.
+    """
+    train, valid, wanted, hp = problem
+    if store is None or not reuse:
+        return None
+    want = (config_key(hp), train.family, at[1])
+    source = next((path for *entry, path in reuse if tuple(entry) == want), None)
+    if source is None:
+        return None
+    key, size = at
+    try:
+        store.adopt(key, size, Path(source))
+        booster = store.load(key, size)
+        if booster is not None:
+            prior = store.load_prior(key, size)
+            return rescore_family(train, valid, wanted, hp, booster, prior, options=options)
+    except (OSError, ConfigError):
+        pass
+    store.path(key, size).unlink(missing_ok=True)  # no stray copy stands for a trained one
+    store.prior_path(key, size).unlink(missing_ok=True)
+    return None
+
+
+def with_reuse(objective: Any, reuse: tuple[tuple[str, str, int, str], ...]) -> Any:
+    """``objective`` (a :class:`hpo.campaign.objective.RankerObjective`) with ``reuse`` in its
+    settings: a shallow copy, so an objective a caller passed in (and its tables and Dataset
+    cache, which the copy shares) is left as it was."""
+    if not reuse:
+        return objective
+    import copy
+    import dataclasses
+
+    out = copy.copy(objective)
+    out.settings = dataclasses.replace(objective.settings, reuse=reuse)
+    return out

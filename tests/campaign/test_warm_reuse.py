@@ -1,0 +1,235 @@
+"""A warm start from a run of the same problem scores the source's best booster again."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hpo.campaign.warm_reuse import SAME_PROBLEM, rescored, reuse_entries, reuse_record
+from hpo.errors import ConfigError
+from hpo.ranking.fit_options import FitOptions
+from hpo.runs.boosters import BoosterStore
+from hpo.runs.folder import read_trials
+from hpo.runs.history import load_run
+
+COLLECTIONS = ("tile:xla", "layout:xla:random")
+
+
+def _cfg(root: Path, base: Path, name: str, seed: int, **changes: Any) -> Any:
+    from hpo.campaign import CampaignConfig
+
+    return CampaignConfig(
+        data_root=root,
+        name=name,
+        collections=changes.pop("collections", COLLECTIONS),
+        runs_dir=base / "runs",
+        trials=changes.pop("trials", 6),
+        optimizer="random-hb",
+        min_budget=4,
+        max_budget=changes.pop("max_budget", 12),
+        eta=3,
+        seed=seed,
+        cache_dir=base / "cache",
+        **changes,
+    )
+
+
+def _run(cfg: Any, warm: tuple[str, ...] = ()) -> Path:
+    from rich.console import Console
+
+    from hpo.campaign import run_campaign
+
+    run_campaign(cfg, warm_start=warm, quiet=True, console=Console(file=io.StringIO()))
+    return cfg.run_dir
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory, tiny_root: Path) -> tuple[Path, Path]:
+    """(base folder, source run): a finished real campaign on tiny."""
+    base = tmp_path_factory.mktemp("reuse")
+    return base, _run(_cfg(tiny_root, base, "src", seed=0))
+
+
+def _campaign(run_dir: Path) -> dict[str, Any]:
+    return json.loads((run_dir / "campaign.json").read_text())
+
+
+@pytest.fixture
+def fresh_source(source: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the source run under a test's own runs folder (a test may break it)."""
+    _, src = source
+    base = tmp_path / "b"
+    (base / "runs").mkdir(parents=True)
+    shutil.copytree(src, base / "runs" / "src")
+    shutil.copytree(src.parent.parent / "cache", base / "cache")
+    return base, base / "runs" / "src"
+
+
+@pytest.mark.slow
+def test_the_baseline_is_the_sources_booster_scored_again(
+    fresh_source: tuple[Path, Path], tiny_root: Path, tmp_path: Path
+) -> None:
+    from hpo.cli.main import main
+
+    base, src = fresh_source
+    best = load_run(src).top(1)[0]
+    assert best.budget == 12.0
+    warm = _run(_cfg(tiny_root, base, "warm", seed=7, trials=1), warm=("src",))
+    reuse = _campaign(warm)["warm_start"]["reuse"]
+    assert reuse["run"] == "src"
+    assert reuse["trial"] == best.trial
+    assert reuse["size"] == 12
+    first = read_trials(warm / "trials.jsonl")[0]
+    assert first["baseline"]
+    assert first["config"] == best.config
+    assert first["info"]["reused"] == ["layout", "tile"]
+    assert first["info"]["rounds_trained"] == 0
+    assert first["info"]["rounds_reused"] == 24
+    assert first["score"] == best.score  # the same booster on the same rows: the same bits
+    assert first["metrics"] == best.metrics
+    copies = sorted(p.read_bytes() for p in (warm / "boosters").glob("*.txt"))
+    assert copies == sorted(Path(p).read_bytes() for p in reuse["boosters"].values())
+    # the source may go: the run holds its copy, and export ships the booster it scored
+    shutil.rmtree(src / "boosters")
+    out = tmp_path / "model"
+    assert main(["export", str(warm), "--out", str(out), "--jobs", "1"]) == 0
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["source"] == "copied"
+    assert meta["validation"]["max_abs_difference"] < 1e-9
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"max_budget": 36}, "its max_budget differ"),
+        ({"collections": ("tile:xla",)}, "its collections differ"),
+        ({"train_configs": 50}, "its train_configs differ"),
+    ],
+)
+def test_another_problem_trains_the_baseline_again(
+    fresh_source: tuple[Path, Path], tiny_root: Path, change: dict[str, Any], why: str
+) -> None:
+    base, _ = fresh_source
+    warm = _run(_cfg(tiny_root, base, "warm", seed=7, trials=1, **change), warm=("src",))
+    assert _campaign(warm)["warm_start"]["reuse"] == {"refused": why}
+    first = read_trials(warm / "trials.jsonl")[0]
+    assert first["baseline"]
+    assert "reused" not in first["info"]
+    assert first["info"]["rounds_trained"] > 0
+
+
+@pytest.mark.slow
+def test_a_source_without_its_boosters_trains_the_baseline_again(
+    fresh_source: tuple[Path, Path], tiny_root: Path
+) -> None:
+    base, src = fresh_source
+    shutil.rmtree(src / "boosters")
+    warm = _run(_cfg(tiny_root, base, "warm", seed=7, trials=1), warm=("src",))
+    refused = _campaign(warm)["warm_start"]["reuse"]["refused"]
+    assert refused.startswith("its best's ")
+    assert refused.endswith("booster is gone")
+
+
+@pytest.mark.slow
+def test_a_source_gone_after_the_start_trains_the_baseline(
+    fresh_source: tuple[Path, Path], tiny_root: Path
+) -> None:
+    """The boosters vanish between the check and the trial: the baseline trains."""
+    from rich.console import Console
+
+    import hpo.campaign.run as run_module
+    from hpo.campaign import run_campaign
+
+    base, src = fresh_source
+    cfg = _cfg(tiny_root, base, "warm", seed=7, trials=1)
+
+    real = run_module.reuse_record
+
+    def then_gone(*args: Any) -> dict[str, Any]:
+        out = real(*args)
+        shutil.rmtree(src / "boosters")
+        return out
+
+    run_module.reuse_record = then_gone  # type: ignore[assignment]
+    try:
+        run_campaign(cfg, warm_start=("src",), quiet=True, console=Console(file=io.StringIO()))
+    finally:
+        run_module.reuse_record = real  # type: ignore[assignment]
+    assert "boosters" in _campaign(cfg.run_dir)["warm_start"]["reuse"]
+    first = read_trials(cfg.run_dir / "trials.jsonl")[0]
+    assert first["status"] == "SUCCESS"
+    assert "reused" not in first["info"]
+    assert first["info"]["rounds_trained"] > 0
+    assert not list((cfg.run_dir / "boosters").glob(".*"))  # no stray copy
+
+
+def test_reuse_record_refusals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import hpo.campaign.warm_reuse as module
+
+    class Saved(dict):  # a campaign.json's config as read_campaign gives it
+        def to_dict(self) -> dict[str, Any]:
+            return dict(self)
+
+    def read(folder: Path) -> dict[str, Any]:
+        data = json.loads((folder / "campaign.json").read_text())
+        return {**data, "config": Saved(data["config"])}
+
+    monkeypatch.setattr(module, "read_campaign", read)
+    warm = {"baseline": {"a": 1}, "baseline_trial": {"config": {"a": 1}, "budget": 12.0}}
+    record = {
+        "data_fingerprint": "f",
+        "config": {k: 1 for k in SAME_PROBLEM} | {"cv": 0, "max_budget": 12.0},
+        "versions": {"lightgbm": "4"},
+    }
+    src = tmp_path / "src"
+    src.mkdir()
+
+    def refused(theirs: dict[str, Any], mine: dict[str, Any] = record, w: Any = warm) -> str:
+        (src / "campaign.json").write_text(json.dumps(theirs))
+        return reuse_record(w, mine, src)["refused"]
+
+    assert refused({**record, "data_fingerprint": "g"}) == "its data differ"
+    assert refused({**record, "versions": {"lightgbm": "3"}}) == "another LightGBM trained it"
+    assert refused(record, w={**warm, "baseline": {"a": 2}}).startswith("its best changed")
+    late = {**warm, "baseline_trial": {"config": {"a": 1}, "budget": 4.0}}
+    assert refused(record, w=late) == "its best did not reach the largest budget"
+    cv = {**record, "config": {**record["config"], "cv": 3}}
+    assert refused(cv, mine=cv) == "cross-validation keeps no boosters"
+    assert reuse_record(warm, record, None) == {"refused": "no source gave the baseline"}
+    monkeypatch.undo()
+    (src / "campaign.json").write_text("{")
+    assert "campaign.json" in reuse_record(warm, record, src)["refused"]
+
+
+def test_reuse_entries_read_the_record() -> None:
+    base = {"a": 1}
+    saved = {"warm_start": {"baseline": base, "reuse": {"size": 12, "boosters": {"tile": "/t"}}}}
+    (entry,) = reuse_entries(saved)
+    assert entry[1:] == ("tile", 12, "/t")
+    assert reuse_entries({"warm_start": {"reuse": {"refused": "x"}}}) == ()
+    assert reuse_entries({}) == ()
+    bad = {"warm_start": {"baseline": base, "reuse": {"size": "12", "boosters": {}}}}
+    with pytest.raises(ConfigError, match="malformed 'reuse'"):
+        reuse_entries(bad)
+
+
+def test_rescored_leaves_no_copy_of_an_unreadable_booster(tiny_tables, tmp_path: Path) -> None:
+    from hpo.runs.incumbent import config_key
+
+    hp = {"learning_rate": 0.1}
+    bad = tmp_path / "src-12.txt"
+    bad.write_text("tree\nnot a model\n")
+    store = BoosterStore(tmp_path / "boosters")
+    problem = (tiny_tables[("tile", "train")], tiny_tables[("tile", "valid")], ["tile:xla"], hp)
+    reuse = ((config_key(hp), "tile", 12, str(bad)),)
+    assert rescored(reuse, store, ("k" * 16, 12), problem, FitOptions()) is None
+    assert not list(store.folder.iterdir())
+    bad.unlink()  # another size is not looked for: nothing to read, nothing copied
+    assert rescored(reuse, store, ("k" * 16, 36), problem, FitOptions()) is None
+    assert not list(store.folder.iterdir())
