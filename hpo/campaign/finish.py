@@ -106,7 +106,8 @@ def reserve_seconds(cfg: CampaignConfig, records: list[dict[str, Any]], slots: i
     or before there are any, ``ceil(K / slots)`` baseline durations (the baseline trains
     the largest budget from scratch, so its duration bounds a finishing trial's when the
     candidates are no costlier than the baseline); times :data:`FINISH_MARGIN`, at most
-    :data:`FINISH_SHARE` of the walltime (the share itself until the baseline is known).
+    :data:`FINISH_SHARE` of the walltime (the share itself until the baseline is known, or
+    when the baseline reused a warm start's booster and trained nothing).
     """
     k = finish_count(cfg)
     if not k or cfg.walltime is None:
@@ -122,6 +123,8 @@ def reserve_seconds(cfg: CampaignConfig, records: list[dict[str, Any]], slots: i
     duration = None if base is None else base.get("duration")
     if base is None or base.get("status") != "SUCCESS" or not isinstance(duration, (int, float)):
         return cap
+    if (base.get("info") or {}).get("reused"):  # scored, not trained: its time says nothing
+        return cap  # of a finishing trial's (hpo.campaign.warm_reuse)
     return min(cap, math.ceil(k / max(1, slots)) * float(duration) * FINISH_MARGIN)
 
 

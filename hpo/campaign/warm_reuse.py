@@ -7,9 +7,14 @@ cold at 10 minutes") the warm runs' baselines came out below their sources' scor
 of 5, and a warm run took 0.70 of its walltime to reach the cold runs' final median. Where the
 source ran the *same problem* as the new campaign, the source's booster is a model of this
 problem already trained at this budget, so the baseline trial copies it into this run's booster
-store and scores it on the valid split instead of training (:mod:`hpo.ranking.rescore`): the
-same score as the source's in a second instead of a trial's minutes, and the model export ships
-is the one this run scored.
+store and scores it on this run's valid split instead of training (:mod:`hpo.ranking.rescore`),
+in a second instead of a trial's minutes; the model export ships is the one this run scored.
+
+The score is this run's: a graph with more configs than the caps (``valid_configs``,
+``train_configs``) is sampled with the campaign's seed, so a run of another seed scores the
+booster on other valid rows than its source did (and the booster was trained on the source's
+sample of the same train graphs). With the source's seed, or graphs under the caps, it is the
+source's score to the bit.
 
 The same problem (:func:`reuse_record`): the same data (``data_fingerprint``), collections,
 feature spec, sampling caps, fidelity and largest budget, no cross-validation, the same

@@ -390,8 +390,8 @@ def warm_start_record(
         base = f"the best of {warm[0]}" + (" = the default configuration" if warm[1] else "")
         reuse = record.get("reuse") if isinstance(record.get("reuse"), dict) else {}
         if "boosters" in reuse or reuse.get("refused"):  # hpo.campaign.warm_reuse
-            why = reuse.get("refused") or "the same problem"
-            base += f" ({'trained again' if 'refused' in reuse else 'its boosters'}: {why})"
+            refused = reuse.get("refused")
+            base += f" (trained again: {refused})" if refused else " (its booster, scored again)"
     log(
         f"warm start from {names or 'no run'}: baseline {base}, then "
         f"{len(configs)} configuration(s) first"

@@ -60,6 +60,9 @@ def test_reserve_is_sized_from_the_baseline_and_capped(data_root: Path, runs: Pa
     # before the baseline has finished, or when it crashed: the cap
     assert reserve_seconds(cfg, [], 1) == pytest.approx(FINISH_SHARE * 100.0)
     assert reserve_seconds(cfg, [{**base, "status": "CRASHED"}], 1) == FINISH_SHARE * 100.0
+    # a warm start's booster scored again: it trained nothing, so its seconds size nothing
+    reused = {**base, "duration": 0.5, "info": {"reused": ["layout", "tile"]}}
+    assert reserve_seconds(cfg, [reused], 1) == pytest.approx(FINISH_SHARE * 100.0)
     assert reserve_seconds(toy_config(runs, data_root, finish=3), [base], 1) == 0.0
     assert reserved_trials(toy_config(runs, data_root, trials=40, finish=3)) == 3
     assert reserved_trials(toy_config(runs, data_root, trials=8, finish=3)) == 2

@@ -233,3 +233,31 @@ def test_rescored_leaves_no_copy_of_an_unreadable_booster(tiny_tables, tmp_path:
     bad.unlink()  # another size is not looked for: nothing to read, nothing copied
     assert rescored(reuse, store, ("k" * 16, 36), problem, FitOptions()) is None
     assert not list(store.folder.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("reuse", "said"),
+    [
+        ({"size": 12, "boosters": {"tile": "/t"}}, "(its booster, scored again)"),
+        ({"refused": "its data differ"}, "(trained again: its data differ)"),
+        (None, "= the default configuration, then"),
+    ],
+)
+def test_the_log_says_how_the_baseline_is_scored(reuse: Any, said: str) -> None:
+    from hpo.campaign.warm_start import warm_start_record
+    from hpo.ranking.spaces import load_space
+
+    space = load_space("lambdarank_small")
+    warm: dict[str, Any] = {
+        "sources": [{"run": "src", "configs": 1}],
+        "baseline": dict(space.get_default_configuration()),
+        "baseline_run": "src",
+        "baseline_is_default": True,
+        "configs": [],
+    }
+    if reuse is not None:
+        warm["reuse"] = reuse
+    lines: list[str] = []
+    warm_start_record({"warm_start": warm}, space, lines.append)
+    assert len(lines) == 1
+    assert said in lines[0]
