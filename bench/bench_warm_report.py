@@ -100,6 +100,11 @@ def main(argv: list[str] | None = None) -> int:
         "from cold{s+1} on the same data",
     )
     p.add_argument("--long", help="name prefix of cold runs as long as source plus warm run")
+    p.add_argument(
+        "--sources",
+        help="name prefix of the warm runs' sources when they are not the cold arm (src{s+1}): "
+        "their finals, and when each warm run reaches its own source's",
+    )
     p.add_argument("--skip-ensemble", action="store_true")
     a = p.parse_args(argv)
     B, runs = a.folder, a.folder / "runs"
@@ -194,9 +199,29 @@ def warm_table(
         f"the warm median curve reaches the cold final median: {when}"
     )
     out.update(target=target, reach=reach, walltime=walltime)
+    if a.sources:
+        source_lines(runs, a, times, values["warm"], out)
     if a.png:
         labels = {"cold": "cold", "warm": "warm"}
         figures.append((a.png, times, values, labels, (walltime / 2, "half the walltime"), target))
+
+
+def source_lines(
+    runs: Path, a: argparse.Namespace, times: np.ndarray, warm: np.ndarray, out: dict[str, Any]
+) -> None:
+    """The sources' finals (another draw of a cold campaign), and per seed when the warm run
+    reaches its own source's final."""
+    finals = []
+    for i, s in enumerate(a.seeds):
+        curve, _, _ = campaign(runs / f"{a.sources}{s + 1}")
+        final = curve[-1][1]
+        finals.append(final)
+        t = time_to_reach(times, warm[i], final)
+        when = "never" if t is None else f"{t:.0f} s"
+        print(f"seed {s}: source final {final:.4f}, warm reaches it at {when}")
+        out["warm"][s].update(source=final, reach_source=t)
+    print(f"sources' final median {float(np.median(finals)):.4f}")
+    out["source_median"] = float(np.median(finals))
 
 
 def warm_source(run_dir: Path) -> str | None:
