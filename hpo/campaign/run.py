@@ -27,7 +27,7 @@ from hpo.campaign.local_design import local_design_record, saved_local_design
 from hpo.campaign.preflight import Runtime, Start, campaign_record, check_saved, locked_run
 from hpo.campaign.progress import CampaignProgress, print_summary, smac_logs_to
 from hpo.campaign.result import CampaignResult
-from hpo.campaign.warm_reuse import reuse_entries, reuse_record, with_reuse
+from hpo.campaign.warm_reuse import adopt_sources, reuse_entries, reuse_record, with_reuse
 from hpo.campaign.warm_start import WarmStart, warm_configs, warm_start_record
 from hpo.errors import UsageError
 from hpo.features.table import by_family
@@ -341,7 +341,9 @@ def _run_locked(
     # the baseline, SMAC's first trial (see facades): the space's default configuration, or a
     # warm start's best
     warm = warm_start_record(saved, space, progress.log)
-    objective = with_reuse(objective, reuse_entries(saved))
+    if not resume:  # the run holds its source's boosters from now on (hpo.campaign.warm_reuse)
+        adopt_sources(saved, run_dir)
+    objective = with_reuse(objective, reuse_entries(saved, run_dir))
     baseline = warm.first_trial(space)
     local = saved_local_design(saved, space, baseline, cfg.local_initial, cfg.collections, cfg.seed)
     warm = dataclasses.replace(warm, local=tuple(local))

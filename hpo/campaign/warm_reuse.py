@@ -30,6 +30,9 @@ the surrogate of a campaign that resumes the same problem is what ``hpo run --re
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -39,11 +42,20 @@ from hpo.errors import ConfigError, HpoError
 from hpo.features.table import FeatureTable, by_family
 from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.rescore import rescore_family
-from hpo.ranking.training import FamilyFit
+from hpo.ranking.training import FamilyFit, booster_columns
+from hpo.runs.booster_text import check_booster_text
 from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
+from hpo.runs.folder import CAMPAIGN_FILE
 from hpo.runs.incumbent import config_key
 
-__all__ = ["SAME_PROBLEM", "rescored", "reuse_entries", "reuse_record", "with_reuse"]
+__all__ = [
+    "SAME_PROBLEM",
+    "adopt_sources",
+    "rescored",
+    "reuse_entries",
+    "reuse_record",
+    "with_reuse",
+]
 
 #: The settings of ``campaign.json``'s ``config`` that decide what a trial at a budget trains
 #: and scores: a source that differs in any of them ran another problem.
@@ -75,8 +87,10 @@ def _refusal(source: Mapping[str, Any], record: Mapping[str, Any]) -> str | None
         return "its data differ"
     if mine.get("cv"):
         return "cross-validation keeps no boosters"
-    lgb = (record.get("versions") or {}).get("lightgbm")
-    if lgb != (source.get("versions") or {}).get("lightgbm"):
+    theirs_versions = source.get("versions")
+    if not isinstance(theirs_versions, Mapping):
+        return "its package versions are unreadable"
+    if (record.get("versions") or {}).get("lightgbm") != theirs_versions.get("lightgbm"):
         return "another LightGBM trained it"
     return None
 
@@ -131,7 +145,7 @@ def reuse_record(
             return {"refused": f"its best's {family} booster is gone"}
         boosters[family] = str(path.absolute())
     return {
-        "run": source.name,
+        "run": warm.get("baseline_run") or source.name,
         "trial": trial.get("trial"),
         "score": trial.get("score"),
         "size": size,
@@ -139,13 +153,35 @@ def reuse_record(
     }
 
 
-def reuse_entries(saved: Mapping[str, Any]) -> tuple[tuple[str, str, int, str], ...]:
-    """:attr:`hpo.campaign.objective.ObjectiveSettings.reuse` from a ``campaign.json``.
+def adopt_sources(saved: Mapping[str, Any], run_dir: Path) -> int:
+    """Copy the source boosters a new campaign's ``reuse`` record names into its booster store
+    (:meth:`BoosterStore.warm_path`); return how many.
+
+    Called once, as the campaign starts, under the run's lock: from then on the run holds what
+    its baseline will score, and a resume never reads the source again (it may have been
+    overwritten by another problem's run, or deleted). A file that cannot be copied is
+    skipped, and the baseline trains.
+    """
+    reuse = (saved.get("warm_start") or {}).get("reuse")
+    if not isinstance(reuse, dict) or not isinstance(reuse.get("boosters"), dict):
+        return 0
+    store, size, done = BoosterStore(run_dir / BOOSTERS_DIR), reuse.get("size"), 0
+    for family, path in reuse["boosters"].items():
+        if family in ("layout", "tile") and type(size) is int and isinstance(path, str):
+            with contextlib.suppress(OSError):
+                store.adopt(Path(path), store.warm_path(family, size))
+                done += 1
+    return done
+
+
+def reuse_entries(saved: Mapping[str, Any], run_dir: Path) -> tuple[tuple[str, str, int, str], ...]:
+    """:attr:`hpo.campaign.objective.ObjectiveSettings.reuse` of the run in ``run_dir``: the
+    copies :func:`adopt_sources` made, never a path the record names.
 
     Raises
     ------
     ConfigError
-        If the ``reuse`` entry is malformed.
+        If the ``reuse`` entry of ``saved`` (the run's ``campaign.json``) is malformed.
     """
     warm = saved.get("warm_start")
     reuse = warm.get("reuse") if isinstance(warm, dict) else None
@@ -154,9 +190,10 @@ def reuse_entries(saved: Mapping[str, Any]) -> tuple[tuple[str, str, int, str], 
     boosters, size = reuse.get("boosters"), reuse.get("size")
     baseline = warm.get("baseline")
     if not isinstance(boosters, dict) or not isinstance(baseline, dict) or type(size) is not int:
-        raise ConfigError("campaign.json: key 'warm_start': malformed 'reuse'")
-    key = config_key(baseline)
-    return tuple((key, str(f), size, str(p)) for f, p in sorted(boosters.items()))
+        raise ConfigError(f"{run_dir / CAMPAIGN_FILE}: key 'warm_start': malformed 'reuse'")
+    store, key = BoosterStore(run_dir / BOOSTERS_DIR), config_key(baseline)
+    families = sorted(f for f in boosters if f in ("layout", "tile"))
+    return tuple((key, f, size, str(store.warm_path(f, size))) for f in families)
 
 
 def rescored(
@@ -169,9 +206,11 @@ def rescored(
     """A trial's family fit from a booster of ``reuse``, or ``None`` when it trains.
 
     ``at`` is the trial's booster key and size, ``problem`` its ``(train, valid, collections,
-    hyperparameters)``. The matching booster is copied into ``store`` as ``at`` and scored
-    again. One whose copy cannot be read or scored (the source is gone, or is not of this
-    table) is removed, and the trial trains as any other.
+    hyperparameters)``. The matching booster is copied into ``store`` as ``at``, checked as
+    export checks a model folder's (:func:`hpo.runs.booster_text.check_booster_text`: LightGBM
+    trusts a text model's indices, and the file came from another run) and scored again. A
+    copy that cannot be read, checked or scored is removed: on ``OSError`` or ``ConfigError``
+    the trial trains as any other; on anything else it fails as a trial does.
     """
     train, valid, wanted, hp = problem
     if store is None or not reuse:
@@ -180,29 +219,39 @@ def rescored(
     source = next((path for *entry, path in reuse if tuple(entry) == want), None)
     if source is None:
         return None
+    import lightgbm as lgb
+
     key, size = at
+    dest = store.path(key, size)
     try:
-        store.adopt(key, size, Path(source))
-        booster = store.load(key, size)
-        if booster is not None:
-            prior = store.load_prior(key, size)
-            return rescore_family(train, valid, wanted, hp, booster, prior, options=options)
+        store.adopt(Path(source), dest)
+        width = booster_columns(train.feature_names).size
+        text = check_booster_text(dest.read_bytes(), dest, width)
+        booster = lgb.Booster(model_str=text)
+        prior = store.load_prior(key, size)
+        return rescore_family(train, valid, wanted, hp, booster, prior, options=options)
     except (OSError, ConfigError):
-        pass
-    store.path(key, size).unlink(missing_ok=True)  # no stray copy stands for a trained one
+        _remove(store, key, size)
+        return None
+    except BaseException:
+        _remove(store, key, size)  # no booster stands for a trial that failed
+        raise
+
+
+def _remove(store: BoosterStore, key: str, size: int) -> None:
+    store.path(key, size).unlink(missing_ok=True)
     store.prior_path(key, size).unlink(missing_ok=True)
-    return None
 
 
 def with_reuse(objective: Any, reuse: tuple[tuple[str, str, int, str], ...]) -> Any:
-    """``objective`` (a :class:`hpo.campaign.objective.RankerObjective`) with ``reuse`` in its
-    settings: a shallow copy, so an objective a caller passed in (and its tables and Dataset
-    cache, which the copy shares) is left as it was."""
-    if not reuse:
-        return objective
-    import copy
-    import dataclasses
+    """``objective`` with ``reuse`` in its settings when it is a
+    :class:`hpo.campaign.objective.RankerObjective` (a test's plain callable is left as it is):
+    a shallow copy, so an objective a caller passed in (and its tables and Dataset cache,
+    which the copy shares) is left as it was."""
+    from hpo.campaign.objective import RankerObjective  # it imports this module
 
+    if not reuse or not isinstance(objective, RankerObjective):
+        return objective
     out = copy.copy(objective)
     out.settings = dataclasses.replace(objective.settings, reuse=reuse)
     return out

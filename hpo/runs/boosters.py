@@ -43,6 +43,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -52,6 +53,7 @@ from hpo.runs.incumbent import config_key
 
 __all__ = [
     "BOOSTERS_DIR",
+    "MAX_ADOPTED_BYTES",
     "BoosterStore",
     "booster_key",
     "budget_size",
@@ -101,6 +103,31 @@ def folder_bytes(path: Path) -> int:
 #: (the parameters and feature importances LightGBM writes after it take a few KB).
 _END_OF_TREES = b"end of trees"
 _TAIL_BYTES = 1 << 20
+
+
+#: The largest booster file a warm start copies from another run (a text model of 2,000 rounds
+#: of 1,024 leaves is about 150 MB).
+MAX_ADOPTED_BYTES = 1 << 30
+
+
+def _copy_regular(source: Path, dest: Path, max_bytes: int) -> None:
+    """Copy the regular file ``source`` of at most ``max_bytes`` to ``dest`` (temporary file,
+    then rename); the temporary file is removed whatever happens."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(source, flags)  # a FIFO opens without waiting for a writer, and is refused
+    tmp = dest.parent / f".{dest.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        with os.fdopen(fd, "rb") as src:
+            st = os.fstat(src.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
+                raise OSError(f"{source}: not a regular file of at most {max_bytes} bytes")
+            with tmp.open("wb") as out:
+                shutil.copyfileobj(src, out)
+            if tmp.stat().st_size > max_bytes:  # grew while copied
+                raise OSError(f"{source}: more than {max_bytes} bytes")
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 class BoosterStore:
@@ -153,32 +180,31 @@ class BoosterStore:
         os.replace(tmp, final)
         return final
 
-    def adopt(self, key: str, size: int, source: Path) -> Path:
-        """Copy another store's booster file ``source`` (and the prior saved beside it) in as
-        ``key`` at ``size``, atomically as :meth:`save` writes; return its path.
+    def warm_path(self, family: str, size: int) -> Path:
+        """Where a warm start's source booster of ``family`` is kept until the baseline scores
+        it (:mod:`hpo.campaign.warm_reuse`); :meth:`keep_only` removes it with the rest."""
+        return self.folder / f"warm-{family}-{int(size)}.txt"
 
-        A warm start's baseline scores its source's booster (:mod:`hpo.campaign.warm_reuse`):
-        the copy makes it this run's, so export ships it whatever becomes of the source.
+    def adopt(self, source: Path, dest: Path, max_bytes: int = MAX_ADOPTED_BYTES) -> Path:
+        """Copy the booster file ``source`` (and the prior saved beside it) to ``dest`` in this
+        store, atomically as :meth:`save` writes; return ``dest``.
+
+        ``source`` may be another run's, so it is read only if it is a regular file (not a
+        link, a FIFO or a device) of at most ``max_bytes``; nothing half-copied is left.
 
         Raises
         ------
         OSError
-            If the source cannot be read (the caller trains instead).
+            If a file cannot be read or is not such a file (the caller trains instead).
         """
         self.folder.mkdir(parents=True, exist_ok=True)
-        tag = f"{os.getpid()}.{threading.get_ident()}.tmp"
-        side, source_side = self.prior_path(key, size), source.with_suffix(".prior.json")
-        if source_side.is_file():
-            tmp_side = self.folder / f".{side.name}.{tag}"
-            shutil.copyfile(source_side, tmp_side)
-            os.replace(tmp_side, side)
+        side, source_side = dest.with_suffix(".prior.json"), source.with_suffix(".prior.json")
+        if source_side.exists() or source_side.is_symlink():
+            _copy_regular(source_side, side, max_bytes)
         else:
             side.unlink(missing_ok=True)
-        final = self.path(key, size)
-        tmp = self.folder / f".{final.name}.{tag}"
-        shutil.copyfile(source, tmp)
-        os.replace(tmp, final)
-        return final
+        _copy_regular(source, dest, max_bytes)
+        return dest
 
     def load_prior(self, key: str, size: int) -> dict[str, Any] | None:
         """The prior saved beside the booster of ``key`` at ``size`` (``None``: none saved)."""

@@ -10,7 +10,13 @@ from typing import Any
 
 import pytest
 
-from hpo.campaign.warm_reuse import SAME_PROBLEM, rescored, reuse_entries, reuse_record
+from hpo.campaign.warm_reuse import (
+    SAME_PROBLEM,
+    adopt_sources,
+    rescored,
+    reuse_entries,
+    reuse_record,
+)
 from hpo.errors import ConfigError
 from hpo.ranking.fit_options import FitOptions
 from hpo.runs.boosters import BoosterStore
@@ -196,6 +202,7 @@ def test_reuse_record_refusals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
     assert refused({**record, "data_fingerprint": "g"}) == "its data differ"
     assert refused({**record, "versions": {"lightgbm": "3"}}) == "another LightGBM trained it"
+    assert refused({**record, "versions": ["x"]}) == "its package versions are unreadable"
     assert refused(record, w={**warm, "baseline": {"a": 2}}).startswith("its best changed")
     late = {**warm, "baseline_trial": {"config": {"a": 1}, "budget": 4.0}}
     assert refused(record, w=late) == "its best did not reach the largest budget"
@@ -207,16 +214,89 @@ def test_reuse_record_refusals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert "campaign.json" in reuse_record(warm, record, src)["refused"]
 
 
-def test_reuse_entries_read_the_record() -> None:
+def test_the_run_holds_its_sources_boosters_from_the_start(tmp_path: Path) -> None:
+    """Copied as the run starts: a resume scores that copy, whatever became of the source
+    (another problem's run may have replaced it)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a-12.txt").write_text("tile booster")
+    (src / "a-12.prior.json").write_text("{}")
+    (src / "b-12.txt").write_text("layout booster")
+    reuse = {
+        "size": 12,
+        "boosters": {"tile": str(src / "a-12.txt"), "layout": str(src / "b-12.txt")},
+    }
+    saved = {"warm_start": {"baseline": {"a": 1}, "reuse": reuse}}
+    run = tmp_path / "run"
+    assert adopt_sources(saved, run) == 2
+    for path in src.iterdir():
+        path.write_text("another problem's")
+    entries = reuse_entries(saved, run)
+    assert [e[1:3] for e in entries] == [("layout", 12), ("tile", 12)]
+    assert [Path(e[3]).read_text() for e in entries] == ["layout booster", "tile booster"]
+    assert all(Path(e[3]).parent == run / "boosters" for e in entries)
+    assert (run / "boosters" / "warm-tile-12.prior.json").read_text() == "{}"
+    # a record naming other families, or a path the run cannot read, copies nothing
+    odd = {"size": 12, "boosters": {"../x": str(src / "a-12.txt"), "tile": str(tmp_path / "no")}}
+    assert adopt_sources({"warm_start": {"reuse": odd}}, tmp_path / "other") == 0
+
+
+def test_reuse_entries_read_the_record(tmp_path: Path) -> None:
     base = {"a": 1}
     saved = {"warm_start": {"baseline": base, "reuse": {"size": 12, "boosters": {"tile": "/t"}}}}
-    (entry,) = reuse_entries(saved)
-    assert entry[1:] == ("tile", 12, "/t")
-    assert reuse_entries({"warm_start": {"reuse": {"refused": "x"}}}) == ()
-    assert reuse_entries({}) == ()
+    (entry,) = reuse_entries(saved, tmp_path)
+    assert entry[1:] == ("tile", 12, str(tmp_path / "boosters" / "warm-tile-12.txt"))
+    assert reuse_entries({"warm_start": {"reuse": {"refused": "x"}}}, tmp_path) == ()
+    assert reuse_entries({}, tmp_path) == ()
     bad = {"warm_start": {"baseline": base, "reuse": {"size": "12", "boosters": {}}}}
-    with pytest.raises(ConfigError, match="malformed 'reuse'"):
-        reuse_entries(bad)
+    with pytest.raises(ConfigError, match=f"{tmp_path / 'campaign.json'}: .*malformed 'reuse'"):
+        reuse_entries(bad, tmp_path)
+
+
+def test_adopt_reads_only_a_regular_file_and_leaves_nothing_half_copied(tmp_path: Path) -> None:
+    import os
+
+    store = BoosterStore(tmp_path / "boosters")
+    fifo = tmp_path / "fifo-12.txt"
+    os.mkfifo(fifo)
+    link = tmp_path / "link-12.txt"
+    link.symlink_to("/dev/zero")
+    big = tmp_path / "big-12.txt"
+    big.write_bytes(b"x" * 100)
+    dest = store.path("k" * 16, 12)
+    for source, limit in ((fifo, 1 << 30), (Path("/dev/zero"), 1 << 30), (big, 99)):
+        with pytest.raises(OSError, match="not a regular file of at most"):
+            store.adopt(source, dest, max_bytes=limit)
+    with pytest.raises(OSError, match="symbolic link"):  # the last part is never followed
+        store.adopt(link, dest)
+    assert not list(store.folder.iterdir())  # no temporary file, no booster
+    assert store.adopt(big, store.path("k" * 16, 12), max_bytes=100).read_bytes() == b"x" * 100
+
+
+def test_rescored_checks_the_copy_before_lightgbm_reads_it(tiny_tables, tmp_path: Path) -> None:
+    """A source booster with a split on a column beyond the table's would make LightGBM read
+    outside its arrays: it is refused, and the trial trains."""
+    from hpo.ranking.training import train_family
+    from hpo.runs.incumbent import config_key
+
+    hp = {"learning_rate": 0.1, "num_leaves": 7, "min_data_in_leaf": 5}
+    train, valid = tiny_tables[("tile", "train")], tiny_tables[("tile", "valid")]
+    fit = train_family(train, valid, ["tile:xla"], hp, rounds=3, seed=0)
+    good = tmp_path / "good-3.txt"
+    fit.ranker.booster_.save_model(str(good))
+    store = BoosterStore(tmp_path / "boosters")
+    problem = (train, valid, ["tile:xla"], hp)
+    reuse = ((config_key(hp), "tile", 3, str(good)),)
+    again = rescored(reuse, store, ("k" * 16, 3), problem, FitOptions())
+    assert again is not None
+    assert again.metrics == fit.metrics
+    text = good.read_text()
+    evil = tmp_path / "evil-3.txt"
+    first = text.index("split_feature=") + len("split_feature=")
+    evil.write_text(text[:first] + "99999999 " + text[first:].split(" ", 1)[1])
+    bad = ((config_key(hp), "tile", 3, str(evil)),)
+    assert rescored(bad, store, ("e" * 16, 3), problem, FitOptions()) is None
+    assert not store.path("e" * 16, 3).exists()
 
 
 def test_rescored_leaves_no_copy_of_an_unreadable_booster(tiny_tables, tmp_path: Path) -> None:

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hpo.deploy.booster_text import check_booster_text
 from hpo.errors import ConfigError
+from hpo.runs.booster_text import check_booster_text
 
 N_COLUMNS = 4
 
