@@ -9,6 +9,7 @@ function is injectable: by default it is built by ``hpo.campaign.objective.build
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import functools
 import time
@@ -27,7 +28,7 @@ from hpo.campaign.local_design import local_design_record, saved_local_design
 from hpo.campaign.preflight import Runtime, Start, campaign_record, check_saved, locked_run
 from hpo.campaign.progress import CampaignProgress, print_summary, smac_logs_to
 from hpo.campaign.result import CampaignResult
-from hpo.campaign.warm_reuse import adopt_sources, reuse_entries, reuse_record, with_reuse
+from hpo.campaign.warm_reuse import adopt_sources, reuse_entries, reuse_record
 from hpo.campaign.warm_start import WarmStart, warm_configs, warm_start_record
 from hpo.errors import UsageError
 from hpo.features.table import by_family
@@ -343,7 +344,7 @@ def _run_locked(
     warm = warm_start_record(saved, space, progress.log)
     if not resume:  # the run holds its source's boosters from now on (hpo.campaign.warm_reuse)
         adopt_sources(saved, run_dir)
-    objective = with_reuse(objective, reuse_entries(saved, run_dir))
+    objective = _with_reuse(objective, reuse_entries(saved, run_dir))
     baseline = warm.first_trial(space)
     local = saved_local_design(saved, space, baseline, cfg.local_initial, cfg.collections, cfg.seed)
     warm = dataclasses.replace(warm, local=tuple(local))
@@ -384,3 +385,16 @@ def _run_locked(
     write_json_atomic(run_dir / RESULT_FILE, result.to_dict())
     _keep_incumbent_boosters(cfg, best, trials)
     return result
+
+
+def _with_reuse(objective: Any, reuse: tuple[tuple[str, str, int, str], ...]) -> Any:
+    """A copy of a :class:`~hpo.campaign.objective.RankerObjective` that scores a warm start's
+    boosters again (:mod:`hpo.campaign.warm_reuse`); a caller's objective, and its tables and
+    Dataset cache (which the copy shares), stay as they were; a plain callable is left as is."""
+    from hpo.campaign.objective import RankerObjective
+
+    if not reuse or not isinstance(objective, RankerObjective):
+        return objective
+    out = copy.copy(objective)
+    out.settings = dataclasses.replace(objective.settings, reuse=reuse)
+    return out

@@ -31,8 +31,6 @@ the surrogate of a campaign that resumes the same problem is what ``hpo run --re
 from __future__ import annotations
 
 import contextlib
-import copy
-import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -54,7 +52,6 @@ __all__ = [
     "rescored",
     "reuse_entries",
     "reuse_record",
-    "with_reuse",
 ]
 
 #: The settings of ``campaign.json``'s ``config`` that decide what a trial at a budget trains
@@ -241,17 +238,3 @@ def rescored(
 def _remove(store: BoosterStore, key: str, size: int) -> None:
     store.path(key, size).unlink(missing_ok=True)
     store.prior_path(key, size).unlink(missing_ok=True)
-
-
-def with_reuse(objective: Any, reuse: tuple[tuple[str, str, int, str], ...]) -> Any:
-    """``objective`` with ``reuse`` in its settings when it is a
-    :class:`hpo.campaign.objective.RankerObjective` (a test's plain callable is left as it is):
-    a shallow copy, so an objective a caller passed in (and its tables and Dataset cache,
-    which the copy shares) is left as it was."""
-    from hpo.campaign.objective import RankerObjective  # it imports this module
-
-    if not reuse or not isinstance(objective, RankerObjective):
-        return objective
-    out = copy.copy(objective)
-    out.settings = dataclasses.replace(objective.settings, reuse=reuse)
-    return out
