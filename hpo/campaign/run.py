@@ -28,7 +28,7 @@ from hpo.campaign.local_design import local_design_record, saved_local_design
 from hpo.campaign.preflight import Runtime, Start, campaign_record, check_saved, locked_run
 from hpo.campaign.progress import CampaignProgress, print_summary, smac_logs_to
 from hpo.campaign.result import CampaignResult
-from hpo.campaign.warm_reuse import adopt_sources, reuse_entries, reuse_record
+from hpo.campaign.warm_reuse import reuse_entries, reuse_record, settle_reuse
 from hpo.campaign.warm_start import WarmStart, warm_configs, warm_start_record
 from hpo.errors import UsageError
 from hpo.features.table import by_family
@@ -329,6 +329,7 @@ def _run_locked(
     log = TrialLog(run_dir / TRIALS_FILE)
     if resume:
         _record_resume(run_dir, len(log.records))
+    saved = settle_reuse(saved, run_dir, resume=resume, records=log.records)  # before the slow
     progress.add_previous(log.records)
     progress.log(
         f"campaign '{cfg.name}': {cfg.optimizer}, {cfg.trials} trials, run folder {run_dir}"
@@ -342,13 +343,13 @@ def _run_locked(
     # the baseline, SMAC's first trial (see facades): the space's default configuration, or a
     # warm start's best
     warm = warm_start_record(saved, space, progress.log)
-    if not resume:  # the run holds its source's boosters from now on (hpo.campaign.warm_reuse)
-        adopt_sources(saved, run_dir)
-    objective = _with_reuse(objective, reuse_entries(saved, run_dir))
+    reuse = reuse_entries(saved, run_dir)
+    objective = _with_reuse(objective, reuse)
     baseline = warm.first_trial(space)
     local = saved_local_design(saved, space, baseline, cfg.local_initial, cfg.collections, cfg.seed)
     warm = dataclasses.replace(warm, local=tuple(local))
-    _bin_ahead(cfg, space, objective, data_to_scatter, log.records, progress.log, [baseline])
+    ahead = [] if reuse else [baseline]  # a reused baseline is scored, not trained
+    _bin_ahead(cfg, space, objective, data_to_scatter, log.records, progress.log, ahead)
     assert cfg.max_budget is not None
     with _dask_client(cfg, progress) as client:
         target = CampaignTarget(
@@ -389,8 +390,7 @@ def _run_locked(
 
 def _with_reuse(objective: Any, reuse: tuple[tuple[str, str, int, str], ...]) -> Any:
     """A copy of a :class:`~hpo.campaign.objective.RankerObjective` that scores a warm start's
-    boosters again (:mod:`hpo.campaign.warm_reuse`); a caller's objective, and its tables and
-    Dataset cache (which the copy shares), stay as they were; a plain callable is left as is."""
+    boosters again (:mod:`hpo.campaign.warm_reuse`), sharing its tables and Dataset cache."""
     from hpo.campaign.objective import RankerObjective
 
     if not reuse or not isinstance(objective, RankerObjective):

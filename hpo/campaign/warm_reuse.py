@@ -30,7 +30,6 @@ the surrogate of a campaign that resumes the same problem is what ``hpo run --re
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -43,16 +42,20 @@ from hpo.ranking.rescore import rescore_family
 from hpo.ranking.training import FamilyFit, booster_columns
 from hpo.runs.booster_text import check_booster_text
 from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
-from hpo.runs.folder import CAMPAIGN_FILE
+from hpo.runs.folder import CAMPAIGN_FILE, read_json, write_json_atomic
 from hpo.runs.incumbent import config_key
+from hpo.runs.trial import baseline_records
 
 __all__ = [
     "SAME_PROBLEM",
-    "adopt_sources",
     "rescored",
     "reuse_entries",
     "reuse_record",
+    "settle_reuse",
 ]
+
+#: The model families a run keeps boosters of (:func:`hpo.features.table.by_family`).
+FAMILIES = ("layout", "tile")
 
 #: The settings of ``campaign.json``'s ``config`` that decide what a trial at a budget trains
 #: and scores: a source that differs in any of them ran another problem.
@@ -120,6 +123,8 @@ def reuse_record(
         theirs = read_campaign(source)
     except HpoError as exc:
         return {"refused": str(exc)}
+    except OSError as exc:  # another user's folder: a permission, not a traceback
+        return {"refused": f"{source}: {exc.strerror or exc}"}
     theirs = {**theirs, "config": theirs["config"].to_dict()}  # as the new record holds it
     why = _refusal(theirs, record)
     config = trial.get("config") or {}
@@ -138,7 +143,11 @@ def reuse_record(
     boosters = {}
     for family in by_family((record.get("config") or {}).get("collections") or []):
         path = store.path(booster_key(config, int(seed), family), size)
-        if not path.is_file():
+        try:
+            found = path.is_file()
+        except OSError as exc:  # Python 3.11's is_file re-raises a permission error
+            return {"refused": f"{path.parent}: {exc.strerror or exc}"}
+        if not found:
             return {"refused": f"its best's {family} booster is gone"}
         boosters[family] = str(path.absolute())
     return {
@@ -147,33 +156,84 @@ def reuse_record(
         "score": trial.get("score"),
         "size": size,
         "boosters": boosters,
+        "path": str(source.absolute()),  # which folder, and which run in it: checked as copied
+        "created": theirs.get("created"),
+        "data_fingerprint": theirs.get("data_fingerprint"),
     }
 
 
-def adopt_sources(saved: Mapping[str, Any], run_dir: Path) -> int:
-    """Copy the source boosters a new campaign's ``reuse`` record names into its booster store
-    (:meth:`BoosterStore.warm_path`); return how many.
+def settle_reuse(
+    saved: dict[str, Any], run_dir: Path, *, resume: bool, records: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Make the run hold the source boosters its ``reuse`` record names, or refuse the reuse;
+    return ``saved`` as it now stands.
 
-    Called once, as the campaign starts, under the run's lock: from then on the run holds what
-    its baseline will score, and a resume never reads the source again (it may have been
-    overwritten by another problem's run, or deleted). A file that cannot be copied is
-    skipped, and the baseline trains.
+    Called as the campaign starts, under the run's lock and before its features are built
+    (minutes at real size): from then on the run holds what its baseline will score, and a
+    resume never reads the source again (it may have been overwritten by another problem's
+    run, or deleted). Both families' boosters are copied (:meth:`BoosterStore.warm_path`) or
+    neither: a baseline half scored and half trained would be neither the source's model nor
+    a trained one. After copying, the source's ``campaign.json`` must still be the run the
+    record was made from (its ``created`` and data fingerprint): a folder replaced in between
+    gave boosters of another problem. A resume whose baseline has not run checks that the
+    copies are there (a run stopped before it copied has none); once the baseline has run
+    (``records``, the run's trial log), nothing is checked.
+
+    Where the reuse fails, ``campaign.json``'s ``warm_start.reuse`` becomes ``{"refused":
+    why}``, so the start-up line and the record say that the baseline trains, and why.
     """
-    reuse = (saved.get("warm_start") or {}).get("reuse")
+    warm = saved.get("warm_start")
+    if baseline_records(records) or not isinstance(warm, dict):
+        return saved
+    reuse = warm.get("reuse")
     if not isinstance(reuse, dict) or not isinstance(reuse.get("boosters"), dict):
-        return 0
-    store, size, done = BoosterStore(run_dir / BOOSTERS_DIR), reuse.get("size"), 0
-    for family, path in reuse["boosters"].items():
-        if family in ("layout", "tile") and type(size) is int and isinstance(path, str):
-            with contextlib.suppress(OSError):
-                store.adopt(Path(path), store.warm_path(family, size))
-                done += 1
-    return done
+        return saved
+    size, boosters = reuse.get("size"), reuse["boosters"]
+    if type(size) is not int or not all(isinstance(p, str) for p in boosters.values()):
+        return saved  # malformed: reuse_entries names it
+    store = BoosterStore(run_dir / BOOSTERS_DIR)
+    families = [f for f in FAMILIES if f in boosters]
+    why = _copies_missing(store, families, size) if resume else _copy(reuse, store, families)
+    if why is None:
+        return saved
+    for family in families:
+        _unlink_booster(store.warm_path(family, size))
+    path = run_dir / CAMPAIGN_FILE
+    raw = read_json(path)
+    raw["warm_start"] = {**raw.get("warm_start", {}), "reuse": {"refused": why}}
+    write_json_atomic(path, raw)
+    return {**saved, "warm_start": {**warm, "reuse": {"refused": why}}}
+
+
+def _copy(reuse: Mapping[str, Any], store: BoosterStore, families: list[str]) -> str | None:
+    """Copy the source's boosters into ``store``; why they could not be, or ``None``."""
+    for family in families:
+        try:
+            store.adopt(Path(reuse["boosters"][family]), store.warm_path(family, reuse["size"]))
+        except OSError as exc:
+            return f"its best's {family} booster could not be copied ({exc.strerror or exc})"
+    if reuse.get("path") is None:
+        return None
+    try:
+        theirs = read_json(Path(reuse["path"]) / CAMPAIGN_FILE)
+    except (HpoError, OSError):
+        return "its run folder changed as this run started"
+    same = all(
+        isinstance(theirs, dict) and theirs.get(k) == reuse.get(k)
+        for k in ("created", "data_fingerprint")
+    )
+    return None if same else "its run folder was replaced as this run started"
+
+
+def _copies_missing(store: BoosterStore, families: list[str], size: int) -> str | None:
+    if all(store.warm_path(f, size).is_file() for f in families):
+        return None
+    return "its copies in this run are gone (the run stopped before it copied them)"
 
 
 def reuse_entries(saved: Mapping[str, Any], run_dir: Path) -> tuple[tuple[str, str, int, str], ...]:
     """:attr:`hpo.campaign.objective.ObjectiveSettings.reuse` of the run in ``run_dir``: the
-    copies :func:`adopt_sources` made, never a path the record names.
+    copies :func:`settle_reuse` made, never a path the record names.
 
     Raises
     ------
@@ -189,7 +249,7 @@ def reuse_entries(saved: Mapping[str, Any], run_dir: Path) -> tuple[tuple[str, s
     if not isinstance(boosters, dict) or not isinstance(baseline, dict) or type(size) is not int:
         raise ConfigError(f"{run_dir / CAMPAIGN_FILE}: key 'warm_start': malformed 'reuse'")
     store, key = BoosterStore(run_dir / BOOSTERS_DIR), config_key(baseline)
-    families = sorted(f for f in boosters if f in ("layout", "tile"))
+    families = [f for f in FAMILIES if f in boosters]
     return tuple((key, f, size, str(store.warm_path(f, size))) for f in families)
 
 
@@ -206,8 +266,9 @@ def rescored(
     hyperparameters)``. The matching booster is copied into ``store`` as ``at``, checked as
     export checks a model folder's (:func:`hpo.runs.booster_text.check_booster_text`: LightGBM
     trusts a text model's indices, and the file came from another run) and scored again. A
-    copy that cannot be read, checked or scored is removed: on ``OSError`` or ``ConfigError``
-    the trial trains as any other; on anything else it fails as a trial does.
+    copy that cannot be read, checked or loaded (LightGBM's or json's refusal, a prior that
+    does not parse) is removed and the trial trains as any other; one whose scoring fails is
+    removed and the trial fails as any trial does.
     """
     train, valid, wanted, hp = problem
     if store is None or not reuse:
@@ -224,17 +285,21 @@ def rescored(
         store.adopt(Path(source), dest)
         width = booster_columns(train.feature_names).size
         text = check_booster_text(dest.read_bytes(), dest, width)
-        booster = lgb.Booster(model_str=text)
+        booster = lgb.Booster(model_str=text)  # its tail (pandas_categorical) is json: ValueError
         prior = store.load_prior(key, size)
-        return rescore_family(train, valid, wanted, hp, booster, prior, options=options)
-    except (OSError, ConfigError):
-        _remove(store, key, size)
+        if prior is None and store.prior_path(key, size).exists():
+            raise ConfigError(f"{store.prior_path(key, size)}: unreadable prior")
+    except (OSError, ConfigError, ValueError, lgb.basic.LightGBMError):
+        _unlink_booster(dest)  # the copy is not a model of this problem: the trial trains
         return None
+    try:
+        return rescore_family(train, valid, wanted, hp, booster, prior, options=options)
     except BaseException:
-        _remove(store, key, size)  # no booster stands for a trial that failed
+        _unlink_booster(dest)  # no booster stands for a trial that failed
         raise
 
 
-def _remove(store: BoosterStore, key: str, size: int) -> None:
-    store.path(key, size).unlink(missing_ok=True)
-    store.prior_path(key, size).unlink(missing_ok=True)
+def _unlink_booster(path: Path) -> None:
+    """Remove a booster file of a store and the prior beside it."""
+    path.unlink(missing_ok=True)
+    path.with_suffix(".prior.json").unlink(missing_ok=True)

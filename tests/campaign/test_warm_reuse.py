@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +13,10 @@ import pytest
 
 from hpo.campaign.warm_reuse import (
     SAME_PROBLEM,
-    adopt_sources,
     rescored,
     reuse_entries,
     reuse_record,
+    settle_reuse,
 )
 from hpo.errors import ConfigError
 from hpo.ranking.fit_options import FitOptions
@@ -167,12 +168,46 @@ def test_a_source_gone_after_the_start_trains_the_baseline(
         run_campaign(cfg, warm_start=("src",), quiet=True, console=Console(file=io.StringIO()))
     finally:
         run_module.reuse_record = real  # type: ignore[assignment]
-    assert "boosters" in _campaign(cfg.run_dir)["warm_start"]["reuse"]
+    refused = _campaign(cfg.run_dir)["warm_start"]["reuse"]["refused"]  # said, not claimed
+    assert refused.startswith("its best's ")
+    assert "booster could not be copied" in refused
     first = read_trials(cfg.run_dir / "trials.jsonl")[0]
     assert first["status"] == "SUCCESS"
     assert "reused" not in first["info"]
     assert first["info"]["rounds_trained"] > 0
     assert not list((cfg.run_dir / "boosters").glob(".*"))  # no stray copy
+
+
+@pytest.mark.slow
+def test_a_run_stopped_as_it_started_resumes_with_its_own_copy(
+    fresh_source: tuple[Path, Path], tiny_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopped while its features were built, the run already holds the source's boosters;
+    the source is then replaced by another problem's files, and the resume scores the copy."""
+    from rich.console import Console
+
+    import hpo.campaign.objective as objective_module
+    from hpo.campaign import run_campaign
+
+    base, src = fresh_source
+    best = load_run(src).top(1)[0]
+    cfg = _cfg(tiny_root, base, "warm", seed=7, trials=1)
+    real = objective_module.build_objective
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(objective_module, "build_objective", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _run(cfg, warm=("src",))
+    monkeypatch.setattr(objective_module, "build_objective", real)
+    assert len(list((cfg.run_dir / "boosters").glob("warm-*.txt"))) == 2
+    for path in (src / "boosters").glob("*.txt"):
+        path.write_text("another problem's booster")
+    run_campaign(cfg, resume=True, quiet=True, console=Console(file=io.StringIO()))
+    first = read_trials(cfg.run_dir / "trials.jsonl")[0]
+    assert first["info"]["reused"] == ["layout", "tile"]
+    assert first["score"] == best.score
 
 
 def test_reuse_record_refusals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -214,31 +249,100 @@ def test_reuse_record_refusals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert "campaign.json" in reuse_record(warm, record, src)["refused"]
 
 
-def test_the_run_holds_its_sources_boosters_from_the_start(tmp_path: Path) -> None:
-    """Copied as the run starts: a resume scores that copy, whatever became of the source
-    (another problem's run may have replaced it)."""
+def _settle_case(tmp_path: Path) -> tuple[Path, dict[str, Any], Path]:
+    """(source folder, a new run's saved record naming its two boosters, the new run)."""
     src = tmp_path / "src"
-    src.mkdir()
-    (src / "a-12.txt").write_text("tile booster")
-    (src / "a-12.prior.json").write_text("{}")
-    (src / "b-12.txt").write_text("layout booster")
+    (src / "boosters").mkdir(parents=True)
+    (src / "campaign.json").write_text(json.dumps({"created": 1.0, "data_fingerprint": "f"}))
+    (src / "boosters" / "a-12.txt").write_text("tile booster")
+    (src / "boosters" / "a-12.prior.json").write_text("{}")
+    (src / "boosters" / "b-12.txt").write_text("layout booster")
     reuse = {
         "size": 12,
-        "boosters": {"tile": str(src / "a-12.txt"), "layout": str(src / "b-12.txt")},
+        "boosters": {
+            "tile": str(src / "boosters" / "a-12.txt"),
+            "layout": str(src / "boosters" / "b-12.txt"),
+        },
+        "path": str(src),
+        "created": 1.0,
+        "data_fingerprint": "f",
     }
     saved = {"warm_start": {"baseline": {"a": 1}, "reuse": reuse}}
     run = tmp_path / "run"
-    assert adopt_sources(saved, run) == 2
-    for path in src.iterdir():
+    run.mkdir()
+    (run / "campaign.json").write_text(json.dumps(saved))
+    return src, saved, run
+
+
+def test_the_run_holds_its_sources_boosters_from_the_start(tmp_path: Path) -> None:
+    """Copied as the run starts: a resume scores that copy, whatever became of the source
+    (another problem's run may have replaced it)."""
+    src, saved, run = _settle_case(tmp_path)
+    assert settle_reuse(saved, run, resume=False, records=[]) is saved
+    for path in (src / "boosters").iterdir():
         path.write_text("another problem's")
     entries = reuse_entries(saved, run)
     assert [e[1:3] for e in entries] == [("layout", 12), ("tile", 12)]
     assert [Path(e[3]).read_text() for e in entries] == ["layout booster", "tile booster"]
     assert all(Path(e[3]).parent == run / "boosters" for e in entries)
     assert (run / "boosters" / "warm-tile-12.prior.json").read_text() == "{}"
-    # a record naming other families, or a path the run cannot read, copies nothing
-    odd = {"size": 12, "boosters": {"../x": str(src / "a-12.txt"), "tile": str(tmp_path / "no")}}
-    assert adopt_sources({"warm_start": {"reuse": odd}}, tmp_path / "other") == 0
+    assert settle_reuse(saved, run, resume=True, records=[]) is saved  # copies there
+
+
+def _refused_and_recorded(saved: Mapping[str, Any], run: Path) -> str:
+    """The refusal ``settle_reuse`` returned, checked to be what campaign.json now says, with
+    no copy left behind."""
+    why = saved["warm_start"]["reuse"]["refused"]
+    assert _campaign(run)["warm_start"]["reuse"] == {"refused": why}
+    assert _campaign(run)["warm_start"]["baseline"] == {"a": 1}  # the rest kept
+    assert not list((run / "boosters").glob("warm-*"))
+    assert reuse_entries(saved, run) == ()
+    return str(why)
+
+
+def test_a_copy_is_both_families_or_neither(tmp_path: Path) -> None:
+    src, saved, run = _settle_case(tmp_path)
+    (src / "boosters" / "b-12.txt").unlink()  # layout's is gone: tile's copy is removed too
+    after = settle_reuse(saved, run, resume=False, records=[])
+    why = _refused_and_recorded(after, run)
+    assert why.startswith("its best's layout booster could not be copied (")
+
+
+def test_a_source_replaced_while_copied_is_refused(tmp_path: Path) -> None:
+    """Another problem's run took the source's name between the check and the copy."""
+    src, saved, run = _settle_case(tmp_path)
+    (src / "campaign.json").write_text(json.dumps({"created": 2.0, "data_fingerprint": "f"}))
+    after = settle_reuse(saved, run, resume=False, records=[])
+    assert _refused_and_recorded(after, run) == "its run folder was replaced as this run started"
+
+
+def test_a_resume_without_the_copies_says_the_baseline_trains(tmp_path: Path) -> None:
+    _, saved, run = _settle_case(tmp_path)  # stopped before it copied: no copies in the run
+    scored = [{"baseline": True}]  # the baseline has run: the copies no longer matter
+    assert settle_reuse(saved, run, resume=True, records=scored) is saved
+    after = settle_reuse(saved, run, resume=True, records=[])
+    assert _refused_and_recorded(after, run).startswith("its copies in this run are gone")
+
+
+def test_an_unreadable_source_is_a_refusal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another user's run folder: Python 3.11's is_file re-raises a permission error."""
+    src = tmp_path / "src"
+    src.mkdir()
+    record = {
+        "format": 1,
+        "data_fingerprint": "f",
+        "config": {k: 1 for k in SAME_PROBLEM} | {"cv": 0, "max_budget": 12.0},
+        "versions": {"lightgbm": "4"},
+    }
+    warm = {"baseline": {"a": 1}, "baseline_trial": {"config": {"a": 1}, "budget": 12.0}}
+
+    def denied(*args: Any, **kwargs: Any) -> Any:
+        raise PermissionError(13, "Permission denied")
+
+    import hpo.campaign.warm_reuse as module
+
+    monkeypatch.setattr(module, "read_campaign", denied)
+    assert reuse_record(warm, record, src) == {"refused": f"{src}: Permission denied"}
 
 
 def test_reuse_entries_read_the_record(tmp_path: Path) -> None:
@@ -297,6 +401,32 @@ def test_rescored_checks_the_copy_before_lightgbm_reads_it(tiny_tables, tmp_path
     bad = ((config_key(hp), "tile", 3, str(evil)),)
     assert rescored(bad, store, ("e" * 16, 3), problem, FitOptions()) is None
     assert not store.path("e" * 16, 3).exists()
+
+
+def test_rescored_trains_when_lightgbm_or_the_prior_refuse_the_copy(
+    tiny_tables, tmp_path: Path
+) -> None:
+    """Text past ``end of trees`` passes the check but LightGBM parses it (json), and a prior
+    that does not parse would score the booster without the source's prior: both train."""
+    from hpo.ranking.training import train_family
+    from hpo.runs.incumbent import config_key
+
+    hp = {"learning_rate": 0.1, "num_leaves": 7, "min_data_in_leaf": 5}
+    train, valid = tiny_tables[("tile", "train")], tiny_tables[("tile", "valid")]
+    fit = train_family(train, valid, ["tile:xla"], hp, rounds=3, seed=0)
+    text = fit.ranker.booster_.model_to_string()
+    store = BoosterStore(tmp_path / "boosters")
+    problem = (train, valid, ["tile:xla"], hp)
+    tail = tmp_path / "tail-3.txt"
+    tail.write_text(text.rstrip("\n") + "\npandas_categorical:{\n")
+    reuse = ((config_key(hp), "tile", 3, str(tail)),)
+    assert rescored(reuse, store, ("t" * 16, 3), problem, FitOptions()) is None
+    good = tmp_path / "good-3.txt"
+    good.write_text(text)
+    good.with_suffix(".prior.json").write_text("{not json")
+    reuse = ((config_key(hp), "tile", 3, str(good)),)
+    assert rescored(reuse, store, ("p" * 16, 3), problem, FitOptions()) is None
+    assert not list(store.folder.iterdir())
 
 
 def test_rescored_leaves_no_copy_of_an_unreadable_booster(tiny_tables, tmp_path: Path) -> None:
