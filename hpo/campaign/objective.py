@@ -263,8 +263,10 @@ class RankerObjective:
                 # the saved file's size is the model's size: serialising it again only to
                 # count its bytes cost seconds per trial at hundreds of rounds
                 prior = None if fit.prior is None else fit.prior.to_dict()
-                saved = store.path(key, size) if reused[-1:] == [family] else None
-                saved = saved or store.save(key, size, fit.ranker.booster_, prior)
+                if reused[-1:] == [family]:  # rescored copied it to this key already
+                    saved = store.path(key, size)
+                else:
+                    saved = store.save(key, size, fit.ranker.booster_, prior)
                 model_bytes += saved.stat().st_size
                 keys.append(key)
             else:

@@ -197,7 +197,7 @@ def settle_reuse(
     if why is None:
         return saved
     for family in families:
-        _unlink_booster(store.warm_path(family, size))
+        store.discard(store.warm_path(family, size))
     path = run_dir / CAMPAIGN_FILE
     raw = read_json(path)
     raw["warm_start"] = {**raw.get("warm_start", {}), "reuse": {"refused": why}}
@@ -290,16 +290,10 @@ def rescored(
         if prior is None and store.prior_path(key, size).exists():
             raise ConfigError(f"{store.prior_path(key, size)}: unreadable prior")
     except (OSError, ConfigError, ValueError, lgb.basic.LightGBMError):
-        _unlink_booster(dest)  # the copy is not a model of this problem: the trial trains
+        store.discard(dest)  # the copy is not a model of this problem: the trial trains
         return None
     try:
         return rescore_family(train, valid, wanted, hp, booster, prior, options=options)
     except BaseException:
-        _unlink_booster(dest)  # no booster stands for a trial that failed
+        store.discard(dest)  # no booster stands for a trial that failed
         raise
-
-
-def _unlink_booster(path: Path) -> None:
-    """Remove a booster file of a store and the prior beside it."""
-    path.unlink(missing_ok=True)
-    path.with_suffix(".prior.json").unlink(missing_ok=True)

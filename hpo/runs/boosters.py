@@ -110,12 +110,23 @@ _TAIL_BYTES = 1 << 20
 MAX_ADOPTED_BYTES = 1 << 30
 
 
+def _temp_beside(final: Path) -> Path:
+    """A temporary name beside ``final``, one per process and thread: written, then renamed
+    onto ``final``, so no reader (another trial, ``export``) sees a file half written."""
+    return final.parent / f".{final.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+
+
+def _prior_beside(booster: Path) -> Path:
+    """The prior file saved beside a booster file (:meth:`BoosterStore.prior_path`)."""
+    return booster.with_suffix(".prior.json")
+
+
 def _copy_regular(source: Path, dest: Path, max_bytes: int) -> None:
     """Copy the regular file ``source`` of at most ``max_bytes`` to ``dest`` (temporary file,
     then rename); the temporary file is removed whatever happens."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     fd = os.open(source, flags)  # a FIFO opens without waiting for a writer, and is refused
-    tmp = dest.parent / f".{dest.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+    tmp = _temp_beside(dest)
     try:
         with os.fdopen(fd, "rb") as src:
             st = os.fstat(src.fileno())
@@ -155,7 +166,12 @@ class BoosterStore:
 
     def prior_path(self, key: str, size: int) -> Path:
         """Where the learned cost prior saved beside a booster lives (JSON)."""
-        return self.folder / f"{key}-{int(size)}.prior.json"
+        return _prior_beside(self.path(key, size))
+
+    def discard(self, booster: Path) -> None:
+        """Delete a booster file of this store and the prior saved beside it, if there."""
+        booster.unlink(missing_ok=True)
+        _prior_beside(booster).unlink(missing_ok=True)
 
     def save(
         self, key: str, size: int, booster: Any, prior: Mapping[str, Any] | None = None
@@ -172,10 +188,10 @@ class BoosterStore:
         if prior is None:
             side.unlink(missing_ok=True)
         else:
-            tmp_side = self.folder / f".{side.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+            tmp_side = _temp_beside(side)
             tmp_side.write_text(json.dumps(dict(prior)))
             os.replace(tmp_side, side)
-        tmp = self.folder / f".{final.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+        tmp = _temp_beside(final)
         booster.save_model(str(tmp))
         os.replace(tmp, final)
         return final
@@ -198,7 +214,7 @@ class BoosterStore:
             If a file cannot be read or is not such a file (the caller trains instead).
         """
         self.folder.mkdir(parents=True, exist_ok=True)
-        side, source_side = dest.with_suffix(".prior.json"), source.with_suffix(".prior.json")
+        side, source_side = _prior_beside(dest), _prior_beside(source)
         if source_side.exists() or source_side.is_symlink():
             _copy_regular(source_side, side, max_bytes)
         else:
@@ -255,8 +271,7 @@ class BoosterStore:
         gone = 0
         for found in self.sizes(key):
             if found < size:
-                self.path(key, found).unlink(missing_ok=True)
-                self.prior_path(key, found).unlink(missing_ok=True)
+                self.discard(self.path(key, found))
                 gone += 1
         return gone
 
