@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,6 +41,25 @@ def test_readme_opens_with_two_commands() -> None:
 def test_ci_runs_exactly_the_readme_test_command() -> None:
     ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()
     assert ci[-1] == _readme_commands()[1]
+
+
+def test_readme_slurm_example_builds_its_job_script() -> None:
+    # dask-jobqueue is a test extra for this: the README's cluster must be one it accepts
+    pytest.importorskip("dask_jobqueue")
+    text = (ROOT / "README.md").read_text()
+    (block,) = [b for b in re.findall(r"```python\n(.+?)\n```", text, flags=re.S) if "SLURM" in b]
+    setup = block.split("cluster.scale", 1)[0]  # scaling would submit jobs to sbatch
+    names: dict[str, Any] = {}
+    exec(compile(setup, "README.md", "exec"), names)
+    cluster = names["cluster"]
+    try:
+        script = cluster.job_script()
+        assert "#SBATCH" in script
+        assert "06:00:00" in script
+        assert "--nworkers 4" in script
+        assert str(cluster.scheduler_address).startswith("tcp://")
+    finally:
+        cluster.close()
 
 
 def test_readme_demo_uses_real_cli_options() -> None:

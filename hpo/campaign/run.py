@@ -34,6 +34,7 @@ from hpo.errors import UsageError
 from hpo.features.table import by_family
 from hpo.ranking.spaces import load_space, space_from_dict
 from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
+from hpo.runs.campaign_file import update_campaign_file
 from hpo.runs.folder import (
     CAMPAIGN_FILE,
     RESULT_FILE,
@@ -222,20 +223,15 @@ def _baseline_summary(cfg: CampaignConfig) -> dict[str, Any] | None:
 
 def _record_smac(run_dir: Path, smac: dict[str, Any]) -> None:
     """Add what searched (SMAC's classes and settings) to ``campaign.json``."""
-    path = run_dir / CAMPAIGN_FILE
-    data = read_json(path)
-    if data.get("smac") != smac:  # a resumed run rewrites it only if SMAC's setup changed
-        write_json_atomic(path, {**data, "smac": smac})
+    update_campaign_file(run_dir, lambda _: {"smac": smac})  # unchanged on resume: not written
 
 
 def _record_resume(run_dir: Path, records: int) -> None:
     """Add this resume to ``campaign.json``'s ``resumes``: when, and how many trials were
     logged by then. :meth:`hpo.runs.history.RunHistory.elapsed` leaves the idle time before
     each resume out of the run's curves, as SMAC leaves it out of its walltime."""
-    path = run_dir / CAMPAIGN_FILE
-    data = read_json(path)
     entry = {"at": time.time(), "records": records}
-    write_json_atomic(path, {**data, "resumes": [*data.get("resumes", []), entry]})
+    update_campaign_file(run_dir, lambda data: {"resumes": [*data.get("resumes", []), entry]})
 
 
 #: Training rows of a family from which a one-worker campaign bins its Datasets ahead, in a

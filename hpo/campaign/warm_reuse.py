@@ -42,7 +42,8 @@ from hpo.ranking.rescore import rescore_family
 from hpo.ranking.training import FamilyFit, booster_columns
 from hpo.runs.booster_text import check_booster_text
 from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
-from hpo.runs.folder import CAMPAIGN_FILE, read_json, write_json_atomic
+from hpo.runs.campaign_file import update_campaign_file
+from hpo.runs.folder import CAMPAIGN_FILE, read_json
 from hpo.runs.incumbent import config_key
 from hpo.runs.trial import baseline_records
 
@@ -198,11 +199,11 @@ def settle_reuse(
         return saved
     for family in families:
         store.discard(store.warm_path(family, size))
-    path = run_dir / CAMPAIGN_FILE
-    raw = read_json(path)
-    raw["warm_start"] = {**raw.get("warm_start", {}), "reuse": {"refused": why}}
-    write_json_atomic(path, raw)
-    return {**saved, "warm_start": {**warm, "reuse": {"refused": why}}}
+    refused = {"reuse": {"refused": why}}
+    update_campaign_file(
+        run_dir, lambda raw: {"warm_start": {**raw.get("warm_start", {}), **refused}}
+    )
+    return {**saved, "warm_start": {**warm, **refused}}
 
 
 def _copy(reuse: Mapping[str, Any], store: BoosterStore, families: list[str]) -> str | None:

@@ -26,11 +26,12 @@ lacks them, with the value the runs without them were made with (``cv``: 0, the 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from hpo.errors import ConfigError
-from hpo.runs.folder import read_json
+from hpo.runs.folder import CAMPAIGN_FILE, read_json, write_json_atomic
 
 __all__ = [
     "ADDED_SETTINGS",
@@ -38,6 +39,7 @@ __all__ = [
     "FORMAT_1_SETTINGS",
     "SUPPORTED_FORMATS",
     "read_campaign_file",
+    "update_campaign_file",
 ]
 
 #: Format written by this ``hpo``.
@@ -116,4 +118,32 @@ def read_campaign_file(path: Path) -> dict[str, Any]:
     upgraded = {k: v for k, v in added.items() if k not in settings}
     if upgraded:
         data = {**data, "config": {**settings, **upgraded}}
+    return data
+
+
+def update_campaign_file(
+    run_dir: Path, change: Callable[[dict[str, Any]], Mapping[str, Any]]
+) -> dict[str, Any]:
+    """Set the top-level keys ``change(data)`` returns in ``run_dir``'s ``campaign.json``;
+    return the file's data as it now is.
+
+    The file is read as it is on disk (not upgraded as :func:`read_campaign_file` reads it:
+    an old run's settings stay as they were written) and written atomically, so a kill
+    leaves the old file or the new one. Nothing is written when every key already holds
+    its value (a resumed run does not rewrite an unchanged record).
+
+    Raises
+    ------
+    ConfigError
+        If the file is missing or not JSON (from :func:`~hpo.runs.folder.read_json`), or not
+        a JSON object.
+    """
+    path = Path(run_dir) / CAMPAIGN_FILE
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a JSON object")
+    keys = dict(change(data))
+    if any(data.get(k, object()) != v for k, v in keys.items()):
+        data = {**data, **keys}
+        write_json_atomic(path, data)
     return data

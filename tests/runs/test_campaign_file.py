@@ -1,4 +1,4 @@
-"""campaign.json formats: the check on load and the reading of format-1 runs."""
+"""campaign.json formats: the check on load, the reading of format-1 runs, and updates."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from fake_runs import build_fake_run
 
 from hpo.errors import ConfigError
-from hpo.runs.campaign_file import CAMPAIGN_FORMAT, FORMAT_1_SETTINGS
+from hpo.runs.campaign_file import CAMPAIGN_FORMAT, FORMAT_1_SETTINGS, update_campaign_file
 from hpo.runs.history import load_run
 
 NEW_KEYS = (
@@ -76,3 +76,32 @@ def test_new_runs_record_what_defines_the_model(tmp_path: Path, tiny_root: Path)
     assert run.settings.features.relative is True
     assert run.settings.fixed_rounds == 200
     assert run.settings.fast_bias == 2.0
+
+
+def test_an_update_sets_its_keys_and_keeps_the_file_as_written(tmp_path: Path) -> None:
+    # a format-1 file stays format 1 with its own settings: an update never upgrades it
+    written = {"format": 1, "config": {"seed": 3}, "resumes": [{"records": 2}]}
+    path = tmp_path / "campaign.json"
+    path.write_text(json.dumps(written))
+    data = update_campaign_file(
+        tmp_path, lambda d: {"resumes": [*d["resumes"], {"records": 5}], "smac": {"a": 1}}
+    )
+    expected = {**written, "resumes": [{"records": 2}, {"records": 5}], "smac": {"a": 1}}
+    assert data == expected
+    assert json.loads(path.read_text()) == expected
+
+
+def test_an_update_that_changes_nothing_does_not_write(tmp_path: Path) -> None:
+    path = tmp_path / "campaign.json"
+    path.write_text(json.dumps({"format": 2, "config": {}, "smac": {"a": 1}}))
+    before = path.stat().st_ino, path.stat().st_mtime_ns
+    update_campaign_file(tmp_path, lambda _: {"smac": {"a": 1}})
+    assert (path.stat().st_ino, path.stat().st_mtime_ns) == before  # atomic writes replace
+    update_campaign_file(tmp_path, lambda _: {"smac": {"a": 2}})
+    assert json.loads(path.read_text())["smac"] == {"a": 2}
+
+
+def test_an_update_of_a_file_that_is_not_an_object_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "campaign.json").write_text("[1, 2]")
+    with pytest.raises(ConfigError, match=r"campaign\.json: expected a JSON object"):
+        update_campaign_file(tmp_path, lambda _: {"smac": {}})
