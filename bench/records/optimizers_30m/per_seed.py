@@ -1,8 +1,9 @@
 """Per-seed columns of the 30-minute report that the driver's report.md does not print.
 
-Reads the driver's ``curves.json`` (written by ``--report-only``) for each seed's final best
-valid score at the largest budget, and each run folder's ``trials.jsonl`` for how many trials
-a run finished and how many of them at the largest budget.
+Reads each seed's final best valid score at the largest budget from the driver's
+``curves.json`` (written by ``--report-only``), and from each run folder's ``trials.jsonl``
+how many trials the run recorded, how many of them succeeded at the largest budget, and how
+many did not succeed.
 
     python per_seed.py OUT [MAX_BUDGET]
 """
@@ -10,6 +11,8 @@ a run finished and how many of them at the largest budget.
 import json
 import sys
 from pathlib import Path
+
+from hpo.runs.folder import TRIALS_FILE, read_trials
 
 
 def main() -> None:
@@ -19,17 +22,11 @@ def main() -> None:
     for law, entry in curves.items():
         print(f"{law}: default {entry['default_score']:.4f}")
         for opt, data in entry["optimizers"].items():
-            seeds = sorted(data["curves"], key=int)
-            finals = [f"{data['curves'][s][-1][1]:.4f}" for s in seeds]
+            seeds = sorted(data["final"], key=int)
+            finals = [f"{data['final'][s]:.4f}" for s in seeds]
             trials, at_top, crashed = [], [], []
             for s in seeds:
-                rows = [
-                    json.loads(line)
-                    for line in (out / law / f"{opt}-s{s}" / "trials.jsonl")
-                    .read_text()
-                    .splitlines()
-                    if line.strip()
-                ]
+                rows = read_trials(out / law / f"{opt}-s{s}" / TRIALS_FILE)
                 trials.append(str(len(rows)))
                 at_top.append(
                     str(sum(r["budget"] == top and r["status"] == "SUCCESS" for r in rows))
