@@ -20,6 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "hpo"
 #: Stages of equal rank (synth and features; campaign and deploy) must not import each other.
 RANKS = {
     "errors": 0,
+    "ownership": 1,
     "data": 1,
     "synth": 2,
     "features": 2,

@@ -28,9 +28,10 @@ from rich.console import Console
 from hpo.campaign.config import CampaignConfig, read_campaign
 from hpo.campaign.extend import LIMITS, record_extension
 from hpo.errors import ConfigError, HpoError, UsageError
+from hpo.ownership import check_replaceable, refuse_protected
 from hpo.ranking.metrics import LAYOUT_METRIC, recorded_layout_metric
 from hpo.ranking.spaces import space_to_dict
-from hpo.runs.campaign_file import CAMPAIGN_FORMAT
+from hpo.runs.campaign_file import CAMPAIGN_FORMAT, is_run_folder
 from hpo.runs.folder import (
     CAMPAIGN_FILE,
     RunLock,
@@ -71,11 +72,17 @@ class Start:
         ------
         UsageError
             If ``resume`` and ``overwrite`` are combined, there is
-            nothing to resume, or a new run would land on an existing one.
+            nothing to resume, a new run would land on an existing one, or ``overwrite``
+            would delete what is not a run folder (:mod:`hpo.ownership`).
         """
         if self.resume and self.overwrite:
             raise UsageError("--resume and --overwrite exclude each other")
         run_dir = cfg.run_dir
+        if self.overwrite:
+            if run_dir.exists() and not run_dir.is_symlink():  # a failed start removes it all
+                protected = {"the data root": cfg.data_root, "the cache": cfg.cache_dir}
+                refuse_protected(run_dir, "--overwrite", protected)
+            check_replaceable(run_dir, "--overwrite", kind="run folder", owned=is_run_folder)
         if self.resume and not (run_dir / CAMPAIGN_FILE).exists():
             raise UsageError(f"no campaign '{cfg.name}' to resume in {cfg.runs_dir}")
         if not self.resume and not self.overwrite and run_dir.exists() and any(run_dir.iterdir()):

@@ -65,11 +65,8 @@ def add_parsers(sub: Any) -> None:
 
 
 def _cmd_synth(args: argparse.Namespace) -> int:
-    from hpo.errors import UsageError
     from hpo.synth.dataset import generate_dataset
 
-    if args.out.exists() and not args.out.is_dir():
-        raise UsageError(f"--out {args.out}: is a file; give a folder for the dataset root")
     t0 = time.perf_counter()
     progress = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     summary = generate_dataset(

@@ -18,6 +18,7 @@ from typing import Any
 from hpo.deploy.model import MODEL_FILE
 from hpo.deploy.model_files import is_member_name
 from hpo.errors import UsageError
+from hpo.ownership import check_replaceable, refuse_protected
 
 __all__ = ["check_out_dir", "install_model_folder"]
 
@@ -71,20 +72,15 @@ def check_out_dir(out_dir: Path) -> None:
     folder holding anything but an earlier export's ``model.json`` and the boosters it
     names would lose those files.
     """
-    resolved = out_dir.resolve()
-    cwd = Path.cwd().resolve()
-    if resolved == cwd or resolved in cwd.parents:
-        raise UsageError(
-            f"--out {out_dir}: is the working directory or holds it; choose a new folder"
-        )
-    if not out_dir.exists() and not out_dir.is_symlink():
+    refuse_protected(out_dir, "--out")  # even an empty one: it is swapped for a new folder
+    check_replaceable(
+        out_dir,
+        "--out",
+        kind="model folder",
+        owned=lambda p: p.is_dir() and (p / MODEL_FILE).is_file(),
+    )
+    if not out_dir.exists() or not any(out_dir.iterdir()):
         return
-    if out_dir.is_symlink() or not out_dir.is_dir():
-        raise UsageError(f"{out_dir}: exists and is not a model folder; choose another --out")
-    if not any(out_dir.iterdir()):
-        return
-    if not (out_dir / MODEL_FILE).is_file():
-        raise UsageError(f"{out_dir}: exists and is not a model folder; choose another --out")
     foreign = _foreign_files(out_dir)
     if foreign:
         raise UsageError(

@@ -12,6 +12,7 @@ never leaves a half-written submission behind.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
@@ -24,6 +25,7 @@ from hpo.data.load import is_layout, list_graphs
 from hpo.deploy.evaluate import model_collections
 from hpo.deploy.model import ExportedModel, ProgressFn
 from hpo.errors import UsageError
+from hpo.ownership import check_replaceable
 
 __all__ = ["HEADER", "DEFAULT_TOP_K", "format_row", "submission_id", "write_submission"]
 
@@ -124,15 +126,30 @@ def write_submission(
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, out)
+    except OSError as exc:
+        if exc.filename is not None and Path(exc.filename) not in (tmp, out):
+            raise  # not the CSV's: the CLI names that file
+        raise UsageError(f"--out {out}: could not write the submission ({exc.strerror})") from None
     finally:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # a read-only or full disk: the error above says so
+            tmp.unlink(missing_ok=True)
     return counts
+
+
+def _is_submission(path: Path) -> bool:
+    """Whether ``path`` is a submission hpo wrote: a file whose first line is :data:`HEADER`."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.readline(len(HEADER) + 2).rstrip(b"\r\n") == HEADER.encode()
+    except OSError:
+        return False
 
 
 def _check_out(out: Path, model_dir: Path) -> None:
     """Refuse an ``--out`` that is no place for a submission, before any graph is ranked:
     a missing folder, a folder, a file of the model folder (the CSV would replace the model
-    it was written with) or a data file (``.npz``: a graph of the root being predicted)."""
+    it was written with), or an existing file that is not a submission hpo wrote
+    (:mod:`hpo.ownership`: a live run's ``campaign.json`` was once replaced)."""
     if out.parent and not out.parent.is_dir():
         raise UsageError(f"{out}: {out.parent} does not exist or is not a folder")
     if out.is_dir():
@@ -143,5 +160,4 @@ def _check_out(out: Path, model_dir: Path) -> None:
         raise UsageError(f"--out {out}: cannot resolve its folder ({exc})") from None
     if inside:
         raise UsageError(f"{out}: is inside the model folder {model_dir}; write the CSV elsewhere")
-    if out.suffix.lower() == ".npz":
-        raise UsageError(f"{out}: is a data file name (.npz); --out names the submission CSV")
+    check_replaceable(out, "--out", kind="submission", owned=_is_submission)

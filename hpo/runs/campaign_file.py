@@ -31,13 +31,14 @@ from pathlib import Path
 from typing import Any
 
 from hpo.errors import ConfigError
-from hpo.runs.folder import CAMPAIGN_FILE, read_json, write_json_atomic
+from hpo.runs.folder import CAMPAIGN_FILE, LOCK_FILE, read_json, write_json_atomic
 
 __all__ = [
     "ADDED_SETTINGS",
     "CAMPAIGN_FORMAT",
     "FORMAT_1_SETTINGS",
     "SUPPORTED_FORMATS",
+    "is_run_folder",
     "read_campaign_file",
     "update_campaign_file",
 ]
@@ -147,3 +148,17 @@ def update_campaign_file(
         data = {**data, **keys}
         write_json_atomic(path, data)
     return data
+
+
+def is_run_folder(path: Path) -> bool:
+    """Whether ``path`` is a run folder hpo wrote: a readable ``campaign.json`` of a format
+    this hpo reads, or nothing but the lock a start left before it wrote one.
+
+    This is what ``run --overwrite`` may delete (:func:`hpo.ownership.check_replaceable`).
+    """
+    path = Path(path)
+    try:
+        read_campaign_file(path / CAMPAIGN_FILE)
+    except ConfigError:
+        return {child.name for child in path.iterdir()} <= {LOCK_FILE}
+    return True

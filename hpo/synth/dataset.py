@@ -26,6 +26,7 @@ import numpy as np
 
 from hpo.data.load import COLLECTIONS, SPLITS, collection_dir, is_layout
 from hpo.errors import UsageError
+from hpo.ownership import check_replaceable
 from hpo.synth.law_family import LAW_FILE, LawConstants, law_record, resolve_law
 from hpo.synth.layout import write_layout_file
 from hpo.synth.tile import write_tile_file
@@ -267,6 +268,14 @@ def _write_graph(
     return n_nodes, n_configs
 
 
+def _is_generated_root(root: Path) -> bool:
+    """Whether ``root`` is a root this generator wrote: it holds a readable ``law.json``."""
+    try:
+        return isinstance(json.loads((root / LAW_FILE).read_text(encoding="utf-8")), dict)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+
+
 def generate_dataset(
     out: Path | str,
     scale: str = "tiny",
@@ -313,12 +322,16 @@ def generate_dataset(
     Raises
     ------
     UsageError
-        If ``scale`` or ``law`` is unknown, or ``out`` holds other graph files and
-        ``overwrite`` is False.
+        If ``scale`` or ``law`` is unknown, ``out`` exists and is not a root this generator
+        wrote (:mod:`hpo.ownership`), or it holds other graph files and ``overwrite`` is
+        False.
     """
     spec = scale_spec(scale)
     constants = resolve_law(law, seed if law_seed is None else law_seed)
     root = Path(out)
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"--out {root}: is a file; give a folder for the dataset root")
+    check_replaceable(root, "--out", kind="generated dataset root", owned=_is_generated_root)
     plan = _plan_stems(seed, spec)
     stale: list[Path] = []
     for (collection, split), stems in plan.items():
@@ -328,7 +341,7 @@ def generate_dataset(
     if stale and not overwrite:
         raise UsageError(
             f"{root}: holds {len(stale)} graph files this run would not write "
-            f"(e.g. {stale[0]}); use an empty folder or overwrite"
+            f"(e.g. {stale[0]}, from another seed or scale); use an empty folder"
         )
     for path in stale:
         path.unlink()

@@ -6,6 +6,8 @@ A dataset generated twice with one seed must be byte-identical (tests compare di
 
 from __future__ import annotations
 
+import contextlib
+import os
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -20,12 +22,16 @@ class NpzWriter:
     """Write an uncompressed ``.npz`` whose bytes depend only on the arrays and their order.
 
     Members get a fixed timestamp (1980-01-01) and are written in call order; one member can
-    be streamed block by block (:meth:`add_rows`) so memory does not grow with its size.
+    be streamed block by block (:meth:`add_rows`) so memory does not grow with its size. The
+    file appears under its name only once complete.
     """
 
     def __init__(self, path: Path) -> None:
         self._path = Path(path)
-        self._zf = zipfile.ZipFile(self._path, "w", compression=zipfile.ZIP_STORED, allowZip64=True)
+        # written under a temporary name and renamed when whole: a full disk or a kill never
+        # leaves a truncated file under the final name
+        self._tmp = self._path.with_name(f".{self._path.name}.tmp")
+        self._zf = zipfile.ZipFile(self._tmp, "w", compression=zipfile.ZIP_STORED, allowZip64=True)
 
     def __enter__(self) -> NpzWriter:
         return self
@@ -36,9 +42,13 @@ class NpzWriter:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._zf.close()
-        if exc_type is not None:
-            self._path.unlink(missing_ok=True)
+        try:
+            self._zf.close()
+            if exc_type is None:
+                os.replace(self._tmp, self._path)
+        finally:
+            with contextlib.suppress(OSError):
+                self._tmp.unlink(missing_ok=True)
 
     def _member(self, key: str) -> zipfile.ZipInfo:
         info = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))

@@ -380,3 +380,83 @@ def test_two_workers_load_the_datasets_binned_ahead(
     assert all(r["status"] == "SUCCESS" for r in records)
     assert len({r["worker"] for r in records}) == 2
     assert len(list((cache / "datasets").glob("*.bin"))) == 6  # none built by a worker
+
+
+# --- run --overwrite deletes only a run folder hpo wrote ----------------------------------------
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+
+
+def test_overwrite_refuses_the_data_root(
+    data_root: Path, tmp_path: Path, toy_builder: list[Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = _files(data_root)
+    argv = _argv(data_root, data_root.parent, "--name", data_root.name, "--overwrite")
+    assert main(argv) == 2
+    assert "is the data root" in capsys.readouterr().err
+    assert _files(data_root) == before
+
+
+def test_overwrite_refuses_a_folder_holding_the_data_root(
+    data_root: Path, tmp_path: Path, toy_builder: list[Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = _files(tmp_path)
+    argv = _argv(data_root, tmp_path.parent, "--name", tmp_path.name, "--overwrite")
+    assert main(argv) == 2
+    assert "holds the data root" in capsys.readouterr().err
+    assert _files(tmp_path) == before
+
+
+def test_overwrite_refuses_the_working_directory(
+    data_root: Path,
+    tmp_path: Path,
+    toy_builder: list[Any],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    runs = tmp_path / "runs"
+    cache = str(tmp_path / "cache")
+    argv = _argv(data_root, runs, "--name", "here", "--trials", "2", "--cache-dir", cache)
+    assert main(argv) == 0  # a real run, so only the working-directory rule can refuse
+    (runs / "here" / "notes.txt").write_text("mine")
+    monkeypatch.chdir(runs / "here")
+    assert main([*argv, "--overwrite"]) == 2
+    assert "is the working directory" in capsys.readouterr().err
+    assert (runs / "here" / "notes.txt").read_text() == "mine"
+
+
+def test_overwrite_refuses_a_folder_that_is_not_a_run(
+    data_root: Path, tmp_path: Path, toy_builder: list[Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    stuff = tmp_path / "runs" / "stuff"
+    stuff.mkdir(parents=True)
+    (stuff / "keep.txt").write_text("mine")
+    assert main(_argv(data_root, tmp_path / "runs", "--name", "stuff", "--overwrite")) == 2
+    assert "is not a run folder hpo wrote" in capsys.readouterr().err
+    assert (stuff / "keep.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("target_is_run", [True, False])
+def test_overwrite_never_follows_a_symlink(
+    data_root: Path,
+    tmp_path: Path,
+    toy_builder: list[Any],
+    capsys: pytest.CaptureFixture[str],
+    target_is_run: bool,
+) -> None:
+    runs = tmp_path / "runs"
+    if target_is_run:
+        assert main(_argv(data_root, runs, "--name", "real", "--trials", "2")) == 0
+        target = runs / "real"
+    else:
+        target = tmp_path / "plain"
+        target.mkdir()
+        (target / "keep.txt").write_text("mine")
+    before = _files(target)
+    runs.mkdir(exist_ok=True)
+    (runs / "link").symlink_to(target, target_is_directory=True)
+    assert main(_argv(data_root, runs, "--name", "link", "--overwrite")) == 2
+    assert "is a symlink" in capsys.readouterr().err
+    assert _files(target) == before

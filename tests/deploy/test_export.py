@@ -148,7 +148,7 @@ def test_refuses_the_working_directory(
     monkeypatch.chdir(target)
     before = {p.name: p.read_bytes() for p in target.iterdir()}
     for out in (".", "..", str(target)):
-        with pytest.raises(UsageError, match=r"is the working directory or holds it") as exc:
+        with pytest.raises(UsageError, match=r": (is|holds) the working directory") as exc:
             export_model(exported[0], Path(out), retrain=True, options=ExportOptions(n_jobs=1))
         _one_line(exc)
     assert {p.name: p.read_bytes() for p in target.iterdir()} == before

@@ -130,10 +130,10 @@ def test_failure_midway_keeps_previous_file(
     victim = list_graphs(broken, "layout:nlp:random", "test")[-1]
     victim.write_bytes(victim.read_bytes()[:200])
     out = tmp_path / "s.csv"
-    out.write_text("previous\n")
+    out.write_text("ID,TopConfigs\nprevious\n")
     with pytest.raises(DataFormatError, match=re.escape(victim.name)):
         write_submission(model, broken, out)
-    assert out.read_text() == "previous\n"
+    assert out.read_text() == "ID,TopConfigs\nprevious\n"
     assert not list(tmp_path.glob(".*.tmp"))
 
 
@@ -175,7 +175,7 @@ def test_out_over_the_model_or_a_data_file_is_refused(
         write_submission(model, tiny_root, model.path / "model.json")
     assert (model.path / "model.json").read_bytes() == before
     graph = list_graphs(tiny_root, "tile:xla", "test")[0]
-    with pytest.raises(UsageError, match=r"is a data file name \(\.npz\)"):
+    with pytest.raises(UsageError, match=r"is not a submission hpo wrote"):
         write_submission(model, tiny_root, graph)
     assert np.load(graph, allow_pickle=False).files  # still the graph
     with pytest.raises(UsageError, match="cannot write there"):
@@ -188,8 +188,26 @@ def test_out_over_the_model_or_a_data_file_is_refused(
     loop.symlink_to(loop)
     with pytest.raises(UsageError, match="does not exist or is not a folder|cannot resolve"):
         write_submission(model, tiny_root, loop / "s.csv")
-    link = tmp_path / "latest.csv"  # a link into the model folder is replaced, not followed
+    link = tmp_path / "latest.csv"  # a link is never followed nor replaced
     link.symlink_to(model.path / "sub.csv")
-    write_submission(model, tiny_root, link, collections=("tile:xla",))
-    assert not link.is_symlink()
+    with pytest.raises(UsageError, match="is a symlink"):
+        write_submission(model, tiny_root, link, collections=("tile:xla",))
+    assert link.is_symlink()
     assert not (model.path / "sub.csv").exists()
+
+
+def test_out_replaces_only_a_submission(
+    model: ExportedModel, tiny_root: Path, tmp_path: Path
+) -> None:
+    """``--out runs/live/campaign.json`` once replaced a live run's record."""
+    record = tmp_path / "campaign.json"
+    record.write_text('{"format": 2}')
+    with pytest.raises(UsageError, match=r"campaign.json: exists and is not a submission"):
+        write_submission(model, tiny_root, record, collections=("tile:xla",))
+    assert record.read_text() == '{"format": 2}'
+    out = tmp_path / "s.csv"
+    write_submission(model, tiny_root, out, collections=("tile:xla",))
+    first = out.read_text()
+    out.write_text(first + "tile:xla:extra,0\n")
+    write_submission(model, tiny_root, out, collections=("tile:xla",))  # its own: replaced
+    assert out.read_text() == first

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -371,3 +372,40 @@ def test_npz_writer_streams_rows_and_checks_blocks(tmp_path: Path) -> None:
     assert not (tmp_path / "b.npz").exists()
     with pytest.raises(ValueError, match="does not match"), NpzWriter(tmp_path / "c.npz") as npz:
         npz.add_rows("y", data.shape, data.dtype, iter([data.astype(np.float64)]))
+
+
+def test_synth_refuses_a_folder_it_did_not_write(tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep")
+    with pytest.raises(UsageError, match=r"exists and is not a generated dataset root"):
+        generate_dataset(mine, "tiny", seed=0)
+    assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    with pytest.raises(UsageError, match=r"is a symlink"):
+        generate_dataset(link, "tiny", seed=0)
+
+
+def test_npz_writer_leaves_no_file_when_the_disk_fills(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk once left a truncated ``.npz`` under its final name."""
+    real = np.lib.format.write_array
+
+    def full(fh: Any, array: np.ndarray, **kw: Any) -> None:
+        if array.size > 4:
+            raise OSError(28, "No space left on device")
+        real(fh, array, **kw)
+
+    monkeypatch.setattr(np.lib.format, "write_array", full)
+
+    def write() -> None:
+        with NpzWriter(tmp_path / "a.npz") as npz:
+            npz.add("small", np.zeros(2))
+            assert not (tmp_path / "a.npz").exists()  # only the whole file takes the name
+            npz.add("big", np.zeros(10))
+
+    with pytest.raises(OSError, match="No space left"):
+        write()
+    assert list(tmp_path.iterdir()) == []
