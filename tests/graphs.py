@@ -170,3 +170,17 @@ def mismatch_chain_columns(tmp_path: Path, shape: list[int]) -> dict[str, np.nda
     configs[1, 1, 6:10] = [3, 2, 0, 1]  # differs in major positions only
     configs[2, 1, 6:10] = [2, 3, 1, 0]  # differs in the two minor positions
     return extract_columns(tmp_path, feat, [PARAMETER, DOT, DOT], [[1, 0], [2, 1]], [1, 2], configs)
+
+
+def write_toy_root(
+    root: Path, collections: tuple[str, ...] = ("tile/xla",), name: str = "g.npz"
+) -> Path:
+    """One tiny graph per train and valid split of each collection folder (``tile/xla``,
+    ``layout/xla/default``), all distinct: a root for campaigns of toy objectives, which read
+    no rows, that still passes the checks every run makes before its first trial."""
+    for k, collection in enumerate(collections):
+        for seed, split in enumerate(("train", "valid")):
+            path = root / "npz" / collection / split / name
+            write = write_tile if collection == "tile/xla" else write_layout
+            write(path, seed=10 * k + seed)
+    return root

@@ -198,12 +198,10 @@ def test_an_extended_campaign_is_timed_on_its_own_clock(tmp_path: Path) -> None:
     import dataclasses
     import json
 
+    from graphs import write_toy_root
     from toy_objectives import ToyObjective, run_toy, toy_config
 
-    root = tmp_path / "data"
-    for split in ("train", "valid"):
-        (root / "npz" / "tile" / "xla" / split).mkdir(parents=True)
-        (root / "npz" / "tile" / "xla" / split / "g.npz").write_bytes(b"toy")
+    root = write_toy_root(tmp_path / "data")
     cfg = toy_config(tmp_path / "runs", root, trials=6)
     run_toy(cfg, ToyObjective())
     run_toy(dataclasses.replace(cfg, trials=10), ToyObjective(), resume=True)

@@ -182,6 +182,9 @@ class CampaignConfig:
     # reserve kept back from the walltime (or the last trials); 0: none (runs made before
     # it read as 0). Only multi-fidelity optimizers without cv have any (hpo.campaign.finish)
     finish: int = DEFAULT_FINISH
+    # run on a root whose valid or test graphs are also in train (by content,
+    # hpo.data.overlap); their valid scores then measure fit, and the summary says so
+    allow_overlap: bool = False
 
     def __post_init__(self) -> None:
         put = object.__setattr__
@@ -269,6 +272,8 @@ class CampaignConfig:
         if isinstance(cv, bool) or not isinstance(cv, int) or cv == 1 or cv < 0:
             raise _bad("cv", "0 (score on the valid split) or a number of folds >= 2", cv)
         _int("finish", self.finish, 0)
+        if not isinstance(self.allow_overlap, bool):
+            raise _bad("allow_overlap", "true or false", self.allow_overlap)
 
     def _check_budgets(self) -> None:
         default_min, default_max = FIDELITY_BUDGETS[self.fidelity]

@@ -27,6 +27,7 @@ from rich.console import Console
 
 from hpo.campaign.config import CampaignConfig, read_campaign
 from hpo.campaign.extend import LIMITS, record_extension
+from hpo.data.overlap import find_shared_graphs
 from hpo.errors import ConfigError, HpoError, UsageError
 from hpo.ownership import check_replaceable, refuse_protected
 from hpo.ranking.metrics import LAYOUT_METRIC, recorded_layout_metric
@@ -43,7 +44,14 @@ from hpo.runs.folder import (
     write_json_atomic,
 )
 
-__all__ = ["Runtime", "Start", "campaign_record", "check_saved", "locked_run"]
+__all__ = [
+    "Runtime",
+    "Start",
+    "campaign_record",
+    "check_saved",
+    "locked_run",
+    "overlap_notes",
+]
 
 
 @dataclass(frozen=True)
@@ -123,18 +131,38 @@ def campaign_record(
     versions, plus what its kind adds (``extra``: the warm start, the subsets).
 
     Hashing the data here, before the run folder exists, is what refuses a missing
-    collection without leaving a folder behind.
+    collection without leaving a folder behind. So is the check for valid and test graphs
+    that are also in train (:mod:`hpo.data.overlap`), refused unless ``allow_overlap``.
     """
+    shared = find_shared_graphs(cfg.data_root, cfg.collections, cache_dir=cfg.cache_dir)
+    if shared and not cfg.allow_overlap:
+        raise UsageError(
+            f"{cfg.data_root}: {len(shared)} valid/test graph(s) are also in train, so valid "
+            f"scores would measure fit ({shared[0].line()}{', ...' if len(shared) > 1 else ''}; "
+            "hpo data check lists them); give --allow-overlap to run anyway"
+        )
     return {
         **(extra or {}),
         "format": CAMPAIGN_FORMAT,
         "config": cfg.to_dict(),
         "space": space_to_dict(space),
         "data_fingerprint": data_fingerprint(cfg.data_root, cfg.collections),
+        "shared_graphs": [s.line() for s in shared],
         "versions": package_versions(),
         "layout_metric": LAYOUT_METRIC,
         "created": time.time(),
     }
+
+
+def overlap_notes(record: Mapping[str, Any]) -> list[str]:
+    """What the summary says of a run whose valid or test graphs are also in train."""
+    shared = record.get("shared_graphs") or []
+    if not shared:
+        return []
+    return [
+        f"{len(shared)} valid/test graph(s) are also in train (--allow-overlap): the valid "
+        "scores measure fit, not how the model ranks graphs it has not seen"
+    ]
 
 
 def check_saved(cfg: CampaignConfig, log: Callable[[str], None]) -> dict[str, Any]:

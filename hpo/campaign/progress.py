@@ -12,7 +12,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, Group, RenderableType
@@ -297,13 +297,15 @@ def print_summary(
     quiet: bool = False,
     baseline: dict[str, Any] | None = None,
     cv: int = 0,
+    notes: Sequence[str] = (),
 ) -> None:
     """Print the incumbent, its per-collection validation metrics and the run folder.
 
     ``baseline`` (the trials.jsonl record of the baseline at the largest budget, with its
     ``origin``: :func:`hpo.runs.trial.baseline_origin`) adds its metrics and what tuning
     gained over it: incumbent minus baseline. With ``cv`` folds, successes and no incumbent
-    mean no configuration was scored on every fold yet.
+    mean no configuration was scored on every fold yet. ``notes`` are printed last, before
+    the run folder (what the scores do not mean, say).
     """
     if result.incumbent is None:
         ok = result.n_trials - result.n_crashed
@@ -315,6 +317,8 @@ def print_summary(
             f"see the errors in {result.run_dir / 'trials.jsonl'}"
         )
         _plain(console, line)
+        for note in notes:
+            _plain(console, f"note: {note}")
         _plain(console, f"run folder: {result.run_dir}")
         return
     if quiet:
@@ -327,6 +331,7 @@ def print_summary(
             *_fold_lines(result),
             *_baseline_lines(result, baseline),
             f"trials: {result.n_trials} ({result.n_crashed} crashed)",
+            *(f"note: {note}" for note in notes),
             f"run folder: {result.run_dir}",
         ]
         for line in lines:
@@ -364,6 +369,8 @@ def print_summary(
         _plain(console, f"baseline ({origin}): {baseline.get('status')}")
     elif baseline is not None:
         _plain(console, f"baseline: {origin}, at the largest budget")
+    for note in notes:
+        _plain(console, f"note: {note}")
     _plain(console, f"run folder: {result.run_dir}")
 
 

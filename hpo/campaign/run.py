@@ -25,7 +25,14 @@ from hpo.campaign.config import (
     read_campaign,
 )
 from hpo.campaign.local_design import local_design_record, saved_local_design
-from hpo.campaign.preflight import Runtime, Start, campaign_record, check_saved, locked_run
+from hpo.campaign.preflight import (
+    Runtime,
+    Start,
+    campaign_record,
+    check_saved,
+    locked_run,
+    overlap_notes,
+)
 from hpo.campaign.progress import CampaignProgress, print_summary, smac_logs_to
 from hpo.campaign.result import CampaignResult
 from hpo.campaign.warm_reuse import reuse_entries, reuse_record, settle_reuse
@@ -190,7 +197,14 @@ def run_single_campaign(
     has_trials = functools.partial(_has_trials, cfg.run_dir)
     with locked_run(cfg, start, record, has_trials), smac_logs_to(progress), progress:
         result = _run_locked(cfg, progress, rt.objective, rt.data_to_scatter, resume=start.resume)
-    print_summary(console, result, quiet=quiet, baseline=_baseline_summary(cfg), cv=cfg.cv)
+    print_summary(
+        console,
+        result,
+        quiet=quiet,
+        baseline=_baseline_summary(cfg),
+        cv=cfg.cv,
+        notes=overlap_notes(read_campaign(cfg.run_dir)),
+    )
     return result
 
 

@@ -50,6 +50,7 @@ _SETTINGS = {
     "per": "per",
     "cv": "cv",
     "finish": "finish",
+    "allow_overlap": "allow_overlap",
 }
 
 
@@ -199,6 +200,14 @@ def add_parsers(subparsers: Any) -> None:
         "promising configurations that did not reach --max-budget there, so the incumbent is "
         "the best found; multi-fidelity optimizers without --cv only; 0: off (default: "
         f"{d['finish']})",
+    )
+    p.add_argument(
+        "--allow-overlap",
+        action="store_const",
+        const=True,
+        help="run although valid or test graphs are also in train (same nodes and edges, "
+        "whatever the file names; hpo data check lists them): valid scores then measure fit, "
+        "and the summary says so (default: refused)",
     )
     p.add_argument("--seed", type=int, help=f"seed of everything (default: {d['seed']})")
     p.add_argument(

@@ -107,6 +107,15 @@ def _cmd_check(args: argparse.Namespace) -> int:
     absent = absent_line(report)
     if absent is not None:
         print(f"hpo: note: {absent}", file=sys.stderr)
+    for shared in report.shared:
+        print(f"hpo: shared graph: {shared.line()}", file=sys.stderr)
+    if report.shared:
+        print(
+            f"hpo: warning: {len(report.shared)} valid/test graph(s) are also in train (same "
+            "nodes and edges): their scores measure fit; hpo run refuses this root without "
+            "--allow-overlap",
+            file=sys.stderr,
+        )
     for line in report.problems:
         print(f"hpo: bad file: {line}", file=sys.stderr)
     if report.problems:

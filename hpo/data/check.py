@@ -21,6 +21,7 @@ from hpo.data.load import (
     iter_config_chunks,
     load_graph,
 )
+from hpo.data.overlap import SharedGraph, graph_digest, shared_graphs
 from hpo.errors import DataFormatError, UsageError
 
 __all__ = ["CheckReport", "SplitSummary", "absent_line", "check_dataset"]
@@ -46,12 +47,14 @@ class SplitSummary:
 
 @dataclass
 class CheckReport:
-    """What :func:`check_dataset` found: per-split summaries, one line per bad file, and the
-    ``(collection, split)`` pairs with no folder (a run on them would fail later)."""
+    """What :func:`check_dataset` found: per-split summaries, one line per bad file, the
+    ``(collection, split)`` pairs with no folder (a run on them would fail later), and the
+    valid and test graphs that are also in train (:mod:`hpo.data.overlap`)."""
 
     summaries: list[SplitSummary]
     problems: list[str]
     absent: list[tuple[str, str]] = field(default_factory=list)
+    shared: list[SharedGraph] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -98,6 +101,7 @@ def check_dataset(
     summaries: list[SplitSummary] = []
     problems: list[str] = []
     absent: list[tuple[str, str]] = []
+    digests: dict[tuple[str, str], dict[Path, str]] = {}
     for collection in COLLECTIONS:
         for split in SPLITS:
             folder = collection_dir(root, collection, split)
@@ -106,6 +110,7 @@ def check_dataset(
                 continue
             summary = SplitSummary(collection, split)
             summaries.append(summary)
+            found = digests.setdefault((collection, split), {})
             for path in sorted(folder.glob("*.npz")):
                 if on_file is not None:
                     on_file(path)
@@ -122,7 +127,10 @@ def check_dataset(
                 summary.nodes.append(graph.n_nodes)
                 summary.configs.append(graph.n_configs)
                 summary.unlabeled += int(not graph.labeled)
-    return CheckReport(summaries=summaries, problems=problems, absent=absent)
+                found[path] = graph_digest(graph.node_feat, graph.node_opcode, graph.edge_index)
+    return CheckReport(
+        summaries=summaries, problems=problems, absent=absent, shared=shared_graphs(digests)
+    )
 
 
 def absent_line(report: CheckReport) -> str | None:

@@ -43,6 +43,7 @@ __all__ = [
     "iter_config_chunks",
     "list_graphs",
     "load_graph",
+    "load_graph_structure",
     "load_layout_graph",
     "load_tile_graph",
     "resolve_collections",
@@ -260,6 +261,22 @@ def _load_graph_keys(
         node_opcode.astype(np.int64, copy=False),
         edge_index.astype(np.int64, copy=False),
     )
+
+
+def load_graph_structure(path: Path | str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Load and validate only the graph itself: ``(node_feat, node_opcode, edge_index)`` as
+    float32, int64 and int64, the keys tile and layout files share.
+
+    What identifies a graph whatever its configurations (:mod:`hpo.data.overlap`).
+
+    Raises
+    ------
+    DataFormatError
+        If one of the three keys is missing or malformed.
+    """
+    path = Path(path)
+    with _open(path) as npz:
+        return _load_graph_keys(npz, path)
 
 
 def load_tile_graph(path: Path | str) -> TileGraph:

@@ -33,7 +33,7 @@ RUNTIME_KEY = "config_runtime"
 NORMALIZER_KEY = "config_runtime_normalizers"
 #: Indices listed per kind of bad value before the message says "...".
 MAX_LISTED = 5
-_INT64_LIMIT = float(2**63)
+_INT64_LIMIT = np.float64(2**63)  # a float64 bound whatever the array's float dtype
 
 
 def _where(mask: np.ndarray, what: str) -> str:

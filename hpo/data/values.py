@@ -43,7 +43,9 @@ _LAYOUT_DIMS = 6
 def check_feature_values(path: Path, key: str, values: np.ndarray) -> None:
     """Refuse NaN, inf, or a magnitude above :data:`MAX_FEATURE` in a feature array."""
     with np.errstate(invalid="ignore"):
-        bad = ~(np.abs(values) <= MAX_FEATURE)  # NaN compares False
+        # a numpy float64 bound, not a Python float: NumPy casts a Python float to the
+        # array's dtype, and 2^53 is inf in float16, so inf once passed in a float16 file
+        bad = ~(np.abs(values) <= np.float64(MAX_FEATURE))  # NaN compares False
     if bad.any():
         row, col = (int(i) for i in np.argwhere(bad)[0])
         raise DataFormatError(

@@ -86,6 +86,8 @@ ADDED_SETTINGS: dict[str, Any] = {
     "n_local": 0,
     # LightGBM's unbounded histogram pool (the setting came later)
     "histogram_pool_mb": 0,
+    # no check of graphs shared between splits (it came later): nothing refused
+    "allow_overlap": True,
 }
 
 

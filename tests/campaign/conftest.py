@@ -5,29 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from graphs import write_toy_root
 
 
 @pytest.fixture
 def data_root(tmp_path: Path) -> Path:
-    """A dataset root with one (dummy) tile:xla file per split: enough for the fingerprint."""
+    """A dataset root with one tiny tile:xla file per split (toy objectives do not read it)."""
     root = tmp_path / "data"
-    for split in ("train", "valid"):
-        folder = root / "npz" / "tile" / "xla" / split
-        folder.mkdir(parents=True)
-        (folder / f"{split}_graph.npz").write_bytes(b"not read by toy objectives")
-    return root
+    return write_toy_root(root)
 
 
 @pytest.fixture
 def two_collection_root(tmp_path: Path) -> Path:
-    """A dataset root with a dummy file per split of tile:xla and layout:xla:default."""
+    """A dataset root with a tiny file per split of tile:xla and layout:xla:default."""
     root = tmp_path / "data"
-    for collection in ("tile/xla", "layout/xla/default"):
-        for split in ("train", "valid"):
-            folder = root / "npz" / collection / split
-            folder.mkdir(parents=True)
-            (folder / "g.npz").write_bytes(b"not read by toy objectives")
-    return root
+    return write_toy_root(root, ("tile/xla", "layout/xla/default"))
 
 
 @pytest.fixture

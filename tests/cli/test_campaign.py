@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from graphs import write_toy_root
 from toy_objectives import ToyObjective, always_crash
 
 import hpo.campaign.objective
@@ -22,11 +23,7 @@ from hpo.runs.folder import read_trials
 
 @pytest.fixture
 def data_root(tmp_path: Path) -> Path:
-    for split in ("train", "valid"):
-        folder = tmp_path / "data" / "npz" / "tile" / "xla" / split
-        folder.mkdir(parents=True)
-        (folder / "g.npz").write_bytes(b"x")
-    return tmp_path / "data"
+    return write_toy_root(tmp_path / "data")
 
 
 @pytest.fixture

@@ -74,13 +74,18 @@ def test_every_command_on_the_real_fixtures(
         "--space", "lambdarank_small", "--optimizer", "random", "--trials", "2",
         "--min-budget", "8", "--max-budget", "16", "--threads", "1", "--quiet",
     ]  # fmt: skip
+    # realdata's train files are copies of its valid ones: refused, then run with the note
+    assert main(argv) == 2
+    assert "16 valid/test graph(s) are also in train" in capsys.readouterr().err
+    assert not (runs / "real").exists()
     # the default --collection all runs the two collections the root holds
-    assert main(argv) == 0
+    assert main([*argv, "--allow-overlap"]) == 0
     out = capsys.readouterr().out
     assert (
         "has no train data for layout:xla:default, layout:nlp:default, layout:nlp:random; "
         "running tile:xla, layout:xla:random"
     ) in out
+    assert "note: 16 valid/test graph(s) are also in train (--allow-overlap)" in out
     campaign = json.loads((runs / "real" / "campaign.json").read_text())
     assert campaign["config"]["collections"] == list(PRESENT)
 

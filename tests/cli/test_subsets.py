@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from graphs import write_toy_root
 from toy_objectives import ToyObjective
 
 import hpo.campaign.objective
@@ -21,10 +22,7 @@ def toy_run(
 ) -> Path:
     """A finished ``--per collection`` run 'pc' over tile:xla and layout:xla:default."""
     root = tmp_path / "data"
-    for collection in ("tile/xla", "layout/xla/default"):
-        for split in ("train", "valid"):
-            (root / "npz" / collection / split).mkdir(parents=True)
-            (root / "npz" / collection / split / "g.npz").write_bytes(b"x")
+    write_toy_root(root, ("tile/xla", "layout/xla/default"))
 
     def build(cfg: Any, progress: Any = None, **_: Any) -> tuple[Any, None]:
         return ToyObjective(), None

@@ -34,7 +34,7 @@ def _tile_cfg(value: float) -> np.ndarray:
     return cfg
 
 
-def _node_feat(n: int, value: float, dtype: type = np.float32) -> np.ndarray:
+def _node_feat(n: int, value: float, dtype: type | str = np.float32) -> np.ndarray:
     feat = np.zeros((n, 140), dtype=dtype)
     feat[:, 21] = 4
     feat[2, 7] = value
@@ -79,6 +79,22 @@ CASES: dict[str, tuple[str, Callable[[Path], Path], str]] = {
         TILE,
         lambda p: write_tile(p, node_feat=_node_feat(12, 3e38)),
         r"'node_feat': expected finite values .* found 3e\+38 in row 2, column 7",
+    ),
+    # every dtype is checked by one rule: float16's bound was once inf, so inf passed
+    "node_feat float16 inf": (
+        TILE,
+        lambda p: write_tile(p, node_feat=_node_feat(12, np.inf, np.float16)),
+        r"'node_feat': expected finite values .* found inf in row 2, column 7",
+    ),
+    "node_feat big-endian NaN": (
+        LAYOUT,
+        lambda p: write_layout(p, c=25, seed=2, node_feat=_node_feat(40, np.nan, ">f8")),
+        r"'node_feat': expected finite values .* found nan in row 2, column 7",
+    ),
+    "tile config_feat float16 -inf": (
+        TILE,
+        lambda p: write_tile(p, c=20, config_feat=_tile_cfg(-np.inf).astype(np.float16)),
+        r"'config_feat': expected finite values .* found -inf in row 5",
     ),
     "node_opcode 10^6": (
         TILE,
@@ -166,7 +182,7 @@ def test_check_names_absent_collections_and_splits(
 ) -> None:
     root = tmp_path / "root"
     write_tile(root / "npz/tile/xla/train/g0.npz")
-    write_tile(root / "npz/tile/xla/valid/g0.npz")
+    write_tile(root / "npz/tile/xla/valid/g0.npz", seed=1)
     report = check_dataset(root)
     assert ("tile:xla", "test") in report.absent
     assert main(["data", "check", str(root)]) == 0

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from graphs import write_toy_root
 from rich.console import Console
 from toy_objectives import InterruptAfter, toy_config
 
@@ -31,10 +32,7 @@ TWO = ("tile:xla", "layout:xla:default")
 @pytest.fixture
 def runs(tmp_path: Path) -> Path:
     root = tmp_path / "data"
-    for collection in ("tile/xla", "layout/xla/default"):
-        for split in ("train", "valid"):
-            (root / "npz" / collection / split).mkdir(parents=True)
-            (root / "npz" / collection / split / "g.npz").write_bytes(b"x")
+    write_toy_root(root, ("tile/xla", "layout/xla/default"))
     console = Console(file=io.StringIO())
     for name, per in (("pc", "collection"), ("one", "none")):
         cfg = toy_config(tmp_path / "runs", root, name=name, collections=TWO, per=per, trials=4)
