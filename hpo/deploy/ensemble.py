@@ -46,6 +46,7 @@ from hpo.deploy.model import (
     load_model,
     route_collections,
 )
+from hpo.deploy.model_files import write_model_file
 from hpo.deploy.out_folder import check_out_dir, install_model_folder
 from hpo.deploy.retrain import ExportOptions, train_families
 from hpo.deploy.scored import copy_scored_boosters, score_on_run_rows
@@ -260,7 +261,7 @@ def export_ensemble(
                 }
             )
         meta = _meta(history, members, entries, spec, how.root, (k, within))
-        write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
+        write_model_file(tmp / MODEL_FILE, meta)
         if how.progress is not None:
             how.progress(0, 1, "scoring the ensemble on valid")
         model = load_model(tmp)
@@ -271,7 +272,7 @@ def export_ensemble(
             in_training=False,
             older_metric=history.older_layout_metric,
         )
-        write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
+        write_model_file(tmp / MODEL_FILE, meta)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -51,6 +51,7 @@ from hpo.deploy.model import (
     MODEL_FORMAT,
     load_model,
 )
+from hpo.deploy.model_files import write_model_file
 from hpo.deploy.out_folder import check_out_dir, install_model_folder
 from hpo.deploy.retrain import TRAIN_SPLITS, ExportOptions, train_families
 from hpo.deploy.scored import copy_scored_boosters, score_on_run_rows
@@ -63,7 +64,6 @@ from hpo.deploy.subsets import (
 from hpo.errors import ConfigError, UsageError
 from hpo.features import FeatureSpec
 from hpo.runs.boosters import budget_size, trial_budget
-from hpo.runs.folder import jsonable, write_json_atomic
 from hpo.runs.history import RunHistory, Trial
 from hpo.runs.nested import AnyRun, as_run
 
@@ -172,7 +172,7 @@ def export_model(
             recorded = written[""].inc.metrics
         if folds:
             meta["cv"] = folds
-        write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
+        write_model_file(tmp / MODEL_FILE, meta)
         if retrain:
             metrics = {c: v for w in written.values() for c, v in (w.metrics or {}).items()}
         else:  # score the copy on the rows its trials were scored on: it must match exactly
@@ -188,7 +188,7 @@ def export_model(
             in_training="valid" in splits,
             older_metric=history.older_layout_metric,
         )
-        write_json_atomic(tmp / MODEL_FILE, jsonable(meta))
+        write_model_file(tmp / MODEL_FILE, meta)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -29,7 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from hpo.deploy.model_files import member_file, model_keys, read_booster
+from hpo.deploy.model_files import (
+    check_booster_columns,
+    check_content,
+    member_file,
+    model_keys,
+    read_booster,
+)
 from hpo.errors import ConfigError, UsageError
 from hpo.features import (
     FEATURE_VERSION,
@@ -251,6 +257,7 @@ def _load_families(
                 f"{model_file}: model reads {booster.num_feature()} features, model.json lists "
                 f"{len(columns)}"
             )
+        check_booster_columns(booster, names, model_file)
         pos = estimate_position(names)  # among the booster's columns
         if pos is not None and pos not in live_columns(names, hyperparameters):
             pos = None  # switched off: its trial blended nothing (hpo.ranking.training)
@@ -387,6 +394,7 @@ def load_model(path: Path | str) -> ExportedModel:
         missing = [c for c in collections if c not in routes]
         if missing:
             raise ConfigError(f"{meta_file}: collection {missing[0]} is in no subset")
+    check_content(meta, meta_file)  # last: the checks above name what is wrong more closely
     return ExportedModel(
         path=folder,
         spec=spec,

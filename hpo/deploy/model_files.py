@@ -11,14 +11,31 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import json
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from hpo.data.load import COLLECTIONS
 from hpo.errors import ConfigError
 from hpo.runs.booster_text import check_booster_text
+from hpo.runs.folder import jsonable, write_json_atomic
 
-__all__ = ["is_member_name", "member_file", "model_keys", "read_booster"]
+__all__ = [
+    "CONTENT_KEY",
+    "check_booster_columns",
+    "check_content",
+    "is_member_name",
+    "member_file",
+    "model_keys",
+    "read_booster",
+    "write_model_file",
+]
+
+#: ``model.json``'s key holding the SHA-256 of the rest of the file.
+CONTENT_KEY = "content_sha256"
+#: LightGBM's names of a Dataset built without feature names (boosters exported before the
+#: names were given): ``Column_0``, ``Column_1``, ...
+_UNNAMED = "Column_"
 
 
 def is_member_name(name: str) -> bool:
@@ -69,6 +86,58 @@ def read_booster(model_file: Path, sha256: Any, n_columns: int) -> Any:
     except (lgb.basic.LightGBMError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(f"{model_file}: not a readable LightGBM model ({first})") from exc
+
+
+def _content_digest(meta: dict[str, Any]) -> str:
+    body = {k: v for k, v in meta.items() if k != CONTENT_KEY}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def write_model_file(path: Path, meta: dict[str, Any]) -> None:
+    """Write ``model.json`` at ``path`` with :data:`CONTENT_KEY`, the digest of the rest.
+
+    An edit by hand (two column names swapped, a feature spec changed) would make the
+    boosters read other features than they were trained on, silently; the digest makes
+    :func:`check_content` refuse it.
+    """
+    data = jsonable(meta)
+    data[CONTENT_KEY] = _content_digest(data)
+    write_json_atomic(path, data)
+
+
+def check_content(meta: dict[str, Any], meta_file: Path) -> None:
+    """Refuse a ``model.json`` edited after export (its digest differs from its content).
+
+    Files exported before the digest existed have none and are read as they are.
+    """
+    if CONTENT_KEY in meta and meta[CONTENT_KEY] != _content_digest(meta):
+        raise ConfigError(
+            f"{meta_file}: edited after export (its content no longer matches its "
+            f"{CONTENT_KEY}); the boosters would read other features, re-export the model"
+        )
+
+
+def check_booster_columns(booster: Any, columns: list[str], model_file: Path) -> None:
+    """Refuse a booster whose feature names are not ``model.json``'s ``columns``, in order.
+
+    Boosters carry the names of the columns they were trained on; those exported before
+    that carry LightGBM's ``Column_<i>`` and are only checked for their count (by the caller).
+    """
+    found = list(booster.feature_name())
+    if all(name.startswith(_UNNAMED) for name in found):
+        return
+    if found != list(columns):
+        at = next(
+            (i for i, (a, b) in enumerate(zip(found, columns, strict=False)) if a != b),
+            min(len(found), len(columns)),
+        )
+        shown = found[at] if at < len(found) else "nothing"
+        listed = columns[at] if at < len(columns) else "nothing"
+        raise ConfigError(
+            f"{model_file}: the booster's column {at} is '{shown}' but model.json lists "
+            f"'{listed}'; the model folder was edited, re-export the model"
+        )
 
 
 def model_keys(

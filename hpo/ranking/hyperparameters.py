@@ -21,14 +21,18 @@ key with only a warning, and a trial would tune nothing.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Mapping, Sequence
+import os
+import re
+import sys
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from hpo.data.load import is_layout
 from hpo.errors import ConfigError
-from hpo.features.groups import GROUP_PREFIX
+from hpo.features.groups import GROUP_PREFIX, GROUPS
 from hpo.ranking.blend import BLEND_KEY, DEFAULT_WEIGHT_KEY, WEIGHT_KEY
 
 __all__ = [
@@ -45,6 +49,7 @@ __all__ = [
     "RoutedHyperparameters",
     "family_hyperparameters",
     "lightgbm_aliases",
+    "lightgbm_refusal",
     "route_hyperparameters",
 ]
 
@@ -187,6 +192,7 @@ def route_hyperparameters(
         Naming ``source`` and the first offending key.
     """
     routed = RoutedHyperparameters()
+    named: dict[str, str] = {}  # LightGBM parameter -> the key that set it
     for key, value in hyperparameters.items():
         param = lightgbm_aliases().get(key, key)
         if param in HPO_SET_PARAMS:
@@ -202,5 +208,53 @@ def route_hyperparameters(
                 f"({', '.join((*RANKER_SETTINGS, *BLEND_SETTINGS))}, {GROUP_PREFIX}<group>) "
                 "nor a LightGBM parameter"
             )
+        if owner == "groups" and key[len(GROUP_PREFIX) :] not in GROUPS:
+            raise ConfigError(
+                f"{source}: hyperparameter '{key}' switches no feature group (groups: "
+                f"{', '.join(GROUPS)})"
+            )
+        if owner == "lightgbm":
+            if param in named:
+                raise ConfigError(
+                    f"{source}: hyperparameters '{named[param]}' and '{key}' are both LightGBM's "
+                    f"'{param}' (LightGBM would use one, the search would tune both); keep one"
+                )
+            named[param] = key
         getattr(routed, owner)[key] = value
     return routed
+
+
+@contextlib.contextmanager
+def _stderr_to_devnull() -> Iterator[None]:
+    """LightGBM's C++ writes its ``[Fatal]`` line straight to file descriptor 2."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def lightgbm_refusal(key: str, value: Any) -> str | None:
+    """Why LightGBM refuses ``value`` for parameter ``key`` (its own message), or ``None``.
+
+    LightGBM checks every parameter's range when it parses its parameters (a Dataset of two
+    rows is enough), so a space is checked against the installed LightGBM's own ranges, not
+    a copy of them: a ``feature_fraction`` of 1.5 once crashed one trial and left the shared
+    Dataset half-updated, so the next one segfaulted.
+    """
+    import lightgbm as lgb
+    import numpy as np
+
+    params = {key: value, "verbose": -1}
+    try:
+        with _stderr_to_devnull():
+            lgb.Dataset(np.zeros((2, 1)), label=[0.0, 0.0], params=params).construct()
+    except lgb.basic.LightGBMError as exc:
+        lines = str(exc).strip().splitlines()
+        return re.sub(r" at \S+, line \d+ \.?$", "", lines[0]) if lines else "refused"
+    return None

@@ -261,6 +261,7 @@ class LambdaRanker(BaseEstimator):
         order: RowOrder,
         binary: Path | None = None,
         columns: np.ndarray | None = None,
+        names: Sequence[str] | None = None,
     ) -> RankingData:
         """Construct the binned LightGBM Dataset of training rows, for :meth:`fit_dataset`.
 
@@ -271,7 +272,9 @@ class LambdaRanker(BaseEstimator):
         predicted chunk by chunk. ``binary``: a binary Dataset file of the same rows and
         :meth:`dataset_key`, loaded when it exists and written otherwise
         (:func:`hpo.ranking.datasets.binary_dataset`). ``columns``: the table columns the
-        Dataset holds (default all).
+        Dataset holds (default all). ``names``: their feature names, which the booster then
+        carries, so a model's column list can be checked against it (default LightGBM's
+        ``Column_<i>``).
         """
         from hpo.ranking.datasets import binary_dataset
         from hpo.ranking.lightgbm_adapter import ChunkedDataset, TableRows
@@ -285,6 +288,7 @@ class LambdaRanker(BaseEstimator):
             self.label_levels,
             self._checked_group_size(),
         )
+        feature_name = "auto" if names is None else list(names)
 
         def build() -> Any:
             return ChunkedDataset(
@@ -294,11 +298,12 @@ class LambdaRanker(BaseEstimator):
                 group=sub_group_sizes(graph_sizes, group_size),
                 params=params,
                 free_raw_data=False,
+                feature_name=feature_name,
             ).construct()
 
         def load(path: Path) -> Any:
             dataset = ChunkedDataset(
-                str(path), rows=rows, params=params, free_raw_data=False
+                str(path), rows=rows, params=params, free_raw_data=False, feature_name=feature_name
             ).construct()
             found = (dataset.num_data(), dataset.num_feature())
             if found != (len(rows), rows.n_columns):

@@ -69,6 +69,8 @@ class RankingData:
         self._lock = threading.Lock()
         #: copies made in all, the first included
         self.copies = 1
+        #: copies dropped because a trial failed while holding them
+        self.dropped = 0
 
     @contextlib.contextmanager
     def checkout(self, label_levels: int, max_group_size: int) -> Iterator[Any]:
@@ -97,6 +99,13 @@ class RankingData:
                     copy.dataset.set_group(self._groups(wanted[1]))
                 copy.fields = wanted
             yield copy.dataset
-        finally:
+        except BaseException:
+            # a trial that failed inside LightGBM may leave the Dataset's C++ fields half
+            # updated (the next set_label on it once segfaulted): the copy is dropped, and
+            # the next trial that needs one makes a fresh one
+            with self._lock:
+                self.dropped += 1
+            raise
+        else:
             with self._lock:
                 self._free.append(copy)

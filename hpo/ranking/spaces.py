@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.resources
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,16 @@ from ConfigSpace.read_and_write.dictionary import (
 )
 
 from hpo.errors import ConfigError
-from hpo.ranking.hyperparameters import HPO_SET_PARAMS, TILE_OBJECTIVE_KEY, route_hyperparameters
+from hpo.ranking.blend import DEFAULT_WEIGHT_KEY, WEIGHT_KEY
+from hpo.ranking.hyperparameters import (
+    HPO_SET_PARAMS,
+    TILE_KEYS,
+    TILE_LABEL_LEVELS_KEY,
+    TILE_OBJECTIVE_KEY,
+    TRUNCATION_KEY,
+    lightgbm_refusal,
+    route_hyperparameters,
+)
 from hpo.ranking.ranker import OBJECTIVES
 
 __all__ = [
@@ -103,6 +113,12 @@ def _check_structure(source: str, data: Any) -> None:
         if hp["name"] in names:
             raise ConfigError(f"{source}: hyperparameter '{hp['name']}' is defined twice")
         names.add(hp["name"])
+        for key, value in hp.items():  # ConfigSpace answers a NaN bound with another message
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ConfigError(
+                    f"{source}: hyperparameter '{hp['name']}': '{key}' is {value}; expected a "
+                    "finite number"
+                )
     for key, decoders in (("conditions", CONDITION_DECODERS), ("forbiddens", FORBIDDEN_DECODERS)):
         items = data.get(key, [])
         if not isinstance(items, list):
@@ -131,27 +147,61 @@ def _check_clause(
             _check_clause(source, f"{where}.{sub_key}[{j}]", sub, decoders, names)
 
 
-def check_space_values(source: str, space: ConfigurationSpace) -> None:
-    """Refuse a ``tile_objective`` that can take a value the ranker does not train with.
+def _values(hp: Any) -> tuple[Any, ...]:
+    """The values of a hyperparameter that bound what it can take: its bounds and default, or
+    every choice."""
+    for attr in ("choices", "sequence"):
+        found = getattr(hp, attr, None)
+        if found is not None:
+            return tuple(found)
+    bounds = (getattr(hp, "lower", None), getattr(hp, "upper", None))
+    values = (*bounds, getattr(hp, "default_value", None), getattr(hp, "value", None))
+    return tuple(v.item() if hasattr(v, "item") else v for v in values if v is not None)
 
-    Checked when the space loads, so a bad choice stops the campaign before its first trial
-    instead of crashing every trial that draws it.
+
+#: hpo's own numeric settings: the smallest value each takes.
+_HPO_MINIMA = {
+    "label_levels": 2,
+    TILE_LABEL_LEVELS_KEY: 2,
+    "max_group_size": 1,
+    WEIGHT_KEY: 0,
+    DEFAULT_WEIGHT_KEY: 0,
+}
+
+
+def check_space_values(source: str, space: ConfigurationSpace) -> None:
+    """Refuse a space that can draw a value no trial can train with.
+
+    Checked when the space loads, so a bad range stops the campaign before its first trial
+    instead of crashing every trial that draws it: a ``tile_objective`` that is not a ranking
+    objective; a LightGBM parameter whose bounds (or choices) the installed LightGBM refuses
+    (:func:`hpo.ranking.hyperparameters.lightgbm_refusal`, LightGBM's own checks); an hpo
+    setting below its smallest value.
 
     Raises
     ------
     ConfigError
-        Naming the file and the value.
+        Naming the file, the hyperparameter and the value.
     """
-    if TILE_OBJECTIVE_KEY not in space:
-        return
-    hp = space[TILE_OBJECTIVE_KEY]
-    values = getattr(hp, "choices", None) or getattr(hp, "sequence", None) or (hp.default_value,)
-    for value in values:
-        if value not in OBJECTIVES:
-            raise ConfigError(
-                f"{source}: {TILE_OBJECTIVE_KEY} value {value!r} is not a ranking objective "
-                f"({', '.join(OBJECTIVES)})"
-            )
+    routed = route_hyperparameters(dict.fromkeys(space.keys()), source)
+    for name in space:
+        hp = space[name]
+        for value in _values(hp):
+            if name == TILE_OBJECTIVE_KEY and value not in OBJECTIVES:
+                raise ConfigError(
+                    f"{source}: {TILE_OBJECTIVE_KEY} value {value!r} is not a ranking "
+                    f"objective ({', '.join(OBJECTIVES)})"
+                )
+            low = _HPO_MINIMA.get(name)
+            if low is not None and not (isinstance(value, (int, float)) and value >= low):
+                raise ConfigError(f"{source}: {name} can be {value!r}; expected a number >= {low}")
+            param = TILE_KEYS.get(name) if name in TILE_KEYS else name
+            if name in routed.lightgbm or param == TRUNCATION_KEY:
+                refusal = lightgbm_refusal(str(param), value)
+                if refusal is not None:
+                    raise ConfigError(
+                        f"{source}: {name} can be {value!r}, which LightGBM refuses ({refusal})"
+                    )
 
 
 def check_space_keys(source: str, names: list[str]) -> None:

@@ -205,7 +205,8 @@ def _bin_parts(
         np.concatenate([t.group[r] + o for (t, r), o in zip(parts, offsets, strict=False)]),
     )
     disk = _binary_file(ranker, arrays, seed, dataset_dir, columns)
-    return ranker.bin_rows(arrays, order, disk, columns)
+    names = [parts[0][0].feature_names[j] for j in columns]
+    return ranker.bin_rows(arrays, order, disk, columns, names)
 
 
 def _binary_file(

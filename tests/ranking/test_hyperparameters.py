@@ -31,14 +31,21 @@ def test_each_key_goes_to_its_owner() -> None:
             BLEND_KEY: True,
             f"{GROUP_PREFIX}cost_estimate": False,
             "num_leaves": 31,
-            "num_leaf": 15,  # a LightGBM alias
+            "min_data": 15,  # a LightGBM alias (of min_data_in_leaf)
         },
         "space.json",
     )
     assert routed.hpo == {"label_levels": 8, "relative_features": False}
     assert routed.blend == {WEIGHT_KEY: 1.5, BLEND_KEY: True}
     assert routed.groups == {f"{GROUP_PREFIX}cost_estimate": False}
-    assert routed.lightgbm == {"num_leaves": 31, "num_leaf": 15}
+    assert routed.lightgbm == {"num_leaves": 31, "min_data": 15}
+
+
+def test_two_names_of_one_lightgbm_parameter_are_refused() -> None:
+    """LightGBM used one of learning_rate and eta; SMAC searched both and the incumbent
+    reported the ignored one."""
+    with pytest.raises(ConfigError, match=r"'num_leaves' and 'num_leaf' are both LightGBM's"):
+        route_hyperparameters({"num_leaves": 31, "num_leaf": 15}, "space.json")
 
 
 def test_an_unknown_key_is_refused_naming_it_and_the_source() -> None:

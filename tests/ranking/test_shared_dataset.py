@@ -84,6 +84,25 @@ def test_a_failure_while_setting_fields_leaves_them_to_set_again() -> None:
         assert dataset.set == ["label4", "group16"]
 
 
+def test_a_trial_that_fails_while_boosting_drops_its_copy() -> None:
+    """A feature_fraction of 1.5 crashed one trial in LightGBM; the next trial that set labels
+    on the same Dataset segfaulted. A copy a failed trial held is never handed out again."""
+    data, made = _fake_data()
+    try:
+        with data.checkout(4, 16) as dataset:
+            assert dataset is made[0]
+            raise RuntimeError("LightGBM failed half-way")
+    except RuntimeError:
+        pass
+    assert data.dropped == 1
+    with data.checkout(4, 16) as dataset:
+        assert dataset is made[1]
+        assert dataset.set == ["label4", "group16"]
+    with data.checkout(4, 16) as dataset:
+        assert dataset is made[1]  # a copy that ended well is kept
+    assert data.copies == 2
+
+
 def test_overlapping_trials_grow_the_boosters_of_trials_one_at_a_time() -> None:
     """Two rankers of other label levels and sub-queries boosting at once on one shared
     Dataset (each on its own copy) grow the same trees as each boosting alone."""

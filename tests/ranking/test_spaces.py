@@ -141,9 +141,54 @@ def _bad_tile_objective(data: dict[str, Any]) -> None:
     hp["choices"] = ["lambdarank", "rank_xendcg", "regression"]
 
 
+def _hp(data: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(h for h in data["hyperparameters"] if h["name"] == name)
+
+
+def _nan_bound(data: dict[str, Any]) -> None:
+    _hp(data, "learning_rate")["upper"] = float("nan")
+
+
+def _feature_fraction_above_one(data: dict[str, Any]) -> None:
+    _hp(data, "feature_fraction")["upper"] = 1.5
+
+
+def _truncation_zero(data: dict[str, Any]) -> None:
+    _hp(data, "tile_truncation_level").update(lower=0, log=False)
+
+
+def _alias_beside_its_parameter(data: dict[str, Any]) -> None:
+    data["hyperparameters"].append({**_hp(data, "learning_rate"), "name": "eta"})
+
+
+def _unknown_group(data: dict[str, Any]) -> None:
+    data["hyperparameters"].append(
+        {"name": "use_group_nothing", "type": "categorical", "choices": [True, False],
+         "default_value": True, "weights": None, "meta": None}
+    )  # fmt: skip
+
+
+def _one_label_level(data: dict[str, Any]) -> None:
+    _hp(data, "label_levels")["lower"] = 1
+
+
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
+        (_nan_bound, r"bad\.json: hyperparameter 'learning_rate': 'upper' is nan; expected a "),
+        (
+            _feature_fraction_above_one,
+            r"bad\.json: feature_fraction can be 1\.5, which LightGBM refuses \(Check failed: "
+            r"\(feature_fraction\) <= \(1\.0\)\)$",
+        ),
+        (_truncation_zero, r"tile_truncation_level can be 0, which LightGBM refuses"),
+        (
+            _alias_beside_its_parameter,
+            r"hyperparameters '(eta|learning_rate)' and '(eta|learning_rate)' are both LightGBM's "
+            r"'learning_rate'",
+        ),
+        (_unknown_group, r"'use_group_nothing' switches no feature group \(groups: "),
+        (_one_label_level, r"bad\.json: label_levels can be 1; expected a number >= 2$"),
         (_set_type, r"bad\.json: hyperparameter '\w+': unknown type 'weird_float'"),
         (_bad_condition_parent, r"bad\.json: condition #0: unknown hyperparameter 'no_such_hp'"),
         (_bad_condition_value, r"bad\.json: invalid search space: .*illegal value '7'"),
