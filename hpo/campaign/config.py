@@ -42,6 +42,8 @@ __all__ = [
     "DEFAULT_FINISH",
     "FIDELITY_BUDGETS",
     "LEGACY_OPTIMIZERS",  # noqa: F822  (a view: __getattr__ below)
+    "MAX_BUDGET",
+    "MAX_SEED",
     "MULTI_FIDELITY",  # noqa: F822
     "OPTIMIZERS",  # noqa: F822
     "PER_MODES",
@@ -49,6 +51,11 @@ __all__ = [
     "read_campaign",
 ]
 
+#: The largest seed: numpy, SMAC and LightGBM seed with 32 bits.
+MAX_SEED = 2**32 - 1
+#: The largest budget, in boosting rounds or configurations per graph (LightGBM counts both
+#: in 32 bits; no campaign of a million rounds per trial would end).
+MAX_BUDGET = 1_000_000
 #: Default (min_budget, max_budget) per fidelity: boosting rounds, or configurations sampled
 #: per training graph (see ``hpo.campaign.objective``). Both span 2**4, so at the default eta 2
 #: every stage is a budget SMAC runs (it uses ``max * eta**-i``, never a smaller minimum):
@@ -245,7 +252,8 @@ class CampaignConfig:
         if isinstance(prob, bool) or not isinstance(prob, (int, float)) or not 0 <= prob <= 1:
             raise _bad("random_prob", "a probability in [0, 1]", prob)
         put(self, "random_prob", float(prob))
-        _int("seed", self.seed, 0)
+        if _int("seed", self.seed, 0) > MAX_SEED:  # numpy, SMAC and LightGBM take 32 bits
+            raise _bad("seed", f"an integer in [0, {MAX_SEED}]", self.seed)
         _int("workers", self.workers, 1)
         if not isinstance(self.worker_processes, bool):
             raise _bad("worker_processes", "true or false", self.worker_processes)
@@ -279,6 +287,9 @@ class CampaignConfig:
         default_min, default_max = FIDELITY_BUDGETS[self.fidelity]
         low = default_min if self.min_budget is None else _positive("min_budget", self.min_budget)
         high = default_max if self.max_budget is None else _positive("max_budget", self.max_budget)
+        for key, value in (("min_budget", low), ("max_budget", high)):
+            if value > MAX_BUDGET:  # a trial's rounds or configs are 32-bit in LightGBM
+                raise _bad(key, f"a budget of at most {MAX_BUDGET:,} {self.fidelity}", value)
         object.__setattr__(self, "min_budget", float(low))
         object.__setattr__(self, "max_budget", float(high))
         eta = _int("eta", self.eta, 2)

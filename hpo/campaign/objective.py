@@ -358,6 +358,7 @@ def build_objective(
                 on_file=progress,
             ),
         )
+    check_labeled(tables, cfg)
     if cfg.cv:
         tables = cv_tables(tables, cfg)
     settings = ObjectiveSettings(
@@ -379,6 +380,29 @@ def build_objective(
         # shared as it is by the thread workers of a local cluster)
         return RankerObjective(settings), {"tables": tables, "datasets": DatasetCache()}
     return RankerObjective(settings, tables), None
+
+
+def check_labeled(tables: Tables, cfg: CampaignConfig) -> None:
+    """Refuse a collection with no labeled graph where trials train or score.
+
+    Every trial would fail on it (a file whose runtimes are all 0 is unlabeled: the test
+    split's placeholders), so the campaign stops before its first trial instead.
+
+    Raises
+    ------
+    ConfigError
+        Naming the collection, the split and the data root.
+    """
+    for family, wanted in by_family(cfg.collections).items():
+        for split in ("train", "valid"):
+            labeled = {g.collection for g in tables[(family, split)].graphs if g.labeled}
+            missing = [c for c in wanted if c not in labeled]
+            if missing and not (cfg.cv and split == "valid"):  # cv needs labels in the union
+                raise ConfigError(
+                    f"{cfg.data_root}: no labeled {missing[0]} graph in {split} (every file's "
+                    "runtimes are 0, the placeholders of an unlabeled split); a campaign "
+                    "trains on labeled train graphs and scores labeled valid ones"
+                )
 
 
 def cv_tables(tables: Tables, cfg: CampaignConfig) -> dict[tuple[str, str], FeatureTable]:

@@ -17,6 +17,7 @@ user's results safe are the same for both kinds of run, so they live here once:
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -85,6 +86,13 @@ class Start:
         """
         if self.resume and self.overwrite:
             raise UsageError("--resume and --overwrite exclude each other")
+        cores = os.cpu_count() or 1
+        if cfg.dask_scheduler is None and cfg.workers > cores:
+            raise UsageError(
+                f"--workers {cfg.workers}: at most {cores} on this machine (its cores: each "
+                "trial boosts on a core of its own); for more, run the trials on a Dask "
+                "cluster (--dask-scheduler)"
+            )
         run_dir = cfg.run_dir
         if self.overwrite:
             if run_dir.exists() and not run_dir.is_symlink():  # a failed start removes it all

@@ -132,7 +132,8 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument(
         "--max-budget",
         type=float,
-        help=f"largest budget, the one every bo/random trial gets (default: {highs})",
+        help=f"largest budget, the one every bo/random trial gets; at most 1,000,000 (default: "
+        f"{highs})",
     )
     p.add_argument("--eta", type=int, help=f"successive halving factor (default: {d['eta']})")
     p.add_argument(
@@ -209,12 +210,15 @@ def add_parsers(subparsers: Any) -> None:
         "whatever the file names; hpo data check lists them): valid scores then measure fit, "
         "and the summary says so (default: refused)",
     )
-    p.add_argument("--seed", type=int, help=f"seed of everything (default: {d['seed']})")
+    p.add_argument(
+        "--seed", type=int, help=f"seed of everything, 0 to 2^32-1 (default: {d['seed']})"
+    )
     p.add_argument(
         "--workers",
         type=int,
         help="parallel trials on a local Dask cluster whose workers are threads of this "
-        "process, sharing its binned Datasets (default: 1, no cluster)",
+        "process, sharing its binned Datasets; at most the machine's cores (default: 1, no "
+        "cluster)",
     )
     p.add_argument(
         "--worker-processes",

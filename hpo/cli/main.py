@@ -2,17 +2,21 @@
 
 Each command group lives in its own module (``data``, ``campaign``, ``runs``, ``models``) that
 adds its sub-parsers and handlers. :func:`main` turns every :class:`hpo.errors.HpoError` into
-one line on stderr and exit code 2, Ctrl-C into exit code 130, and a reader that closed the
-pipe (``hpo evaluate --json | head``) into a quiet exit.
+one line on stderr and exit code 2 and Ctrl-C into exit code 130; a reader that closed the
+pipe (``hpo run ... | head -3``) or a closed stdout never stops a command: its output ends,
+the work goes on.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from hpo import __version__
 from hpo.errors import HpoError, UsageError
@@ -50,6 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    real_stdout = sys.stdout
+    sys.stdout = _SafeStdout(real_stdout)
     try:
         _check_folders(args)
         return int(args.handler(args))
@@ -59,10 +65,56 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("hpo: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        # the reader has gone: Python would complain again while flushing stdout at exit
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+    finally:
+        sys.stdout = real_stdout
+
+
+class _SafeStdout(io.TextIOBase):
+    """stdout that a reader who left (``hpo run ... | head -3``), or a closed descriptor
+    (``>&-``), cannot stop: the first failed write ends the output, never the command.
+
+    A campaign goes on writing its run folder; its log lines are simply no longer shown.
+    """
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__()
+        self._stream = stream
+        self._gone = stream is None
+
+    def _give_up(self) -> None:
+        self._gone = True
+        with contextlib.suppress(OSError, ValueError):  # nothing more to flush at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+
+    def write(self, text: str) -> int:
+        if not self._gone:
+            try:
+                self._stream.write(text)
+            except (OSError, ValueError):  # EPIPE, EBADF; ValueError: closed file
+                self._give_up()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._gone:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError):
+                self._give_up()
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return not self._gone and bool(self._stream.isatty())
+
+    def fileno(self) -> int:
+        if self._stream is None:
+            raise OSError("stdout is closed")
+        return int(self._stream.fileno())
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return str(getattr(self._stream, "encoding", None) or "utf-8")
 
 
 #: Options naming a folder hpo creates when missing, and their flags.

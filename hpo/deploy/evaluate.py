@@ -146,10 +146,12 @@ def evaluate_model(
     for collection in wanted:
         these = [r for r in rows if r["collection"] == collection]
         if not these:
-            raise UsageError(
-                f"{root}: no labeled {collection} graphs in split '{split}' (test labels are "
-                "placeholders; evaluate on valid or train)"
+            why = (
+                "test labels are placeholders; evaluate on valid or train"
+                if split == "test"
+                else "every file's runtimes are 0, the placeholders of an unlabeled split"
             )
+            raise UsageError(f"{root}: no labeled {collection} graphs in split '{split}' ({why})")
         keys = [k for k in these[0] if k not in ("collection", "stem", "configs")]
         summary: dict[str, Any] = {k: float(np.mean([r[k] for r in these])) for k in keys}
         summary["graphs"] = len(these)

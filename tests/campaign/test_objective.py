@@ -293,3 +293,26 @@ def test_a_trial_gives_back_its_memory_even_when_it_fails(tiny_tables, monkeypat
     with pytest.raises(UsageError, match="without feature tables"):
         RankerObjective(ObjectiveSettings(collections=("tile:xla",)))({}, seed=0)
     assert calls == [1, 1]
+
+
+@pytest.mark.parametrize("split", ["train", "valid"])
+def test_a_collection_without_labeled_graphs_is_refused_before_any_trial(
+    tmp_path: Path, split: str
+) -> None:
+    """Every trial once crashed with ``ConfigError: y: ...`` on such a root."""
+    from graphs import write_tile
+
+    from hpo.campaign.config import CampaignConfig
+    from hpo.campaign.objective import build_objective
+
+    root = tmp_path / "data"
+    for seed, each in enumerate(("train", "valid")):
+        zero = {"config_runtime": np.zeros(30, np.int64)} if each == split else {}
+        ones = {"config_runtime_normalizers": np.ones(30, np.int64)} if each == split else {}
+        write_tile(root / "npz/tile/xla" / each / "g.npz", seed=seed, **zero, **ones)
+    cfg = CampaignConfig(
+        data_root=root, name="x", runs_dir=tmp_path / "runs", collections=("tile:xla",),
+        cache_dir=tmp_path / "cache",
+    )  # fmt: skip
+    with pytest.raises(ConfigError, match=rf"no labeled tile:xla graph in {split} \(every file"):
+        build_objective(cfg, n_jobs=1)

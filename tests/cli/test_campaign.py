@@ -8,6 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -457,3 +462,74 @@ def test_overwrite_never_follows_a_symlink(
     assert main(_argv(data_root, runs, "--name", "link", "--overwrite")) == 2
     assert "is a symlink" in capsys.readouterr().err
     assert _files(target) == before
+
+
+# --- stated bounds ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--seed", "4294967296"), r"'seed': expected an integer in \[0, 4294967295\]"),
+        (("--max-budget", "1e12"), r"'max_budget': expected a budget of at most 1,000,000"),
+        (("--workers", "300"), r"--workers 300: at most \d+ on this machine"),
+    ],
+)
+def test_settings_beyond_their_bounds_are_refused_before_any_folder(
+    data_root: Path,
+    tmp_path: Path,
+    toy_builder: list[Any],
+    capsys: pytest.CaptureFixture[str],
+    extra: tuple[str, ...],
+    message: str,
+) -> None:
+    """--seed 2^32 crashed and left a run folder; --workers 300 hung before any trial."""
+    runs = tmp_path / "runs"
+    assert main([*_argv(data_root, runs, "--name", "x"), *extra]) == 2
+    err = capsys.readouterr().err
+    assert re.search(message, err)
+    assert err.count("\n") == 1
+    assert not (runs / "x").exists()
+
+
+# --- stdout that goes away ----------------------------------------------------------------
+
+
+def _child(*argv: str, script: str | None = None, **kw: Any) -> subprocess.Popen[str]:
+    """``hpo`` with a toy objective in a child process (``script``: through bash instead)."""
+    tests = Path(__file__).parents[1]
+    env = {**os.environ, "PYTHONPATH": f"{tests}{os.pathsep}{tests.parent}"}
+    cmd = ["bash", "-c", script] if script else [sys.executable, str(tests / "cli_child.py")]
+    return subprocess.Popen([*cmd, *argv], env=env, text=True, **kw)
+
+
+def test_a_reader_that_leaves_does_not_stop_the_campaign(data_root: Path, tmp_path: Path) -> None:
+    """``hpo run ... | head -3`` once ended the campaign after its first trial: rc 1."""
+    runs = tmp_path / "runs"
+    argv = _argv(data_root, runs, "--name", "piped", "--trials", "8", "--optimizer", "random")
+    proc = _child(*argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    for _ in range(3):
+        proc.stdout.readline()
+    proc.stdout.close()  # what head does after three lines
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert err == ""
+    assert len(read_trials(runs / "piped" / "trials.jsonl")) == 8
+
+
+@pytest.mark.parametrize("command", ["run", "data check"])
+def test_a_closed_stdout_stops_no_command(data_root: Path, tmp_path: Path, command: str) -> None:
+    """``hpo ... >&-``: Python starts with no sys.stdout at all (data check once crashed)."""
+    runs = tmp_path / "runs"
+    argv = _argv(data_root, runs, "--name", "closed", "--trials", "4", "--optimizer", "random")
+    if command == "data check":
+        argv = ["data", "check", str(data_root)]
+    child = Path(__file__).parents[1] / "cli_child.py"
+    script = f"exec 1>&-; exec {shlex.join([sys.executable, str(child), *argv])}"
+    proc = _child(stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, script=script)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    if command == "run":
+        assert len(read_trials(runs / "closed" / "trials.jsonl")) == 4

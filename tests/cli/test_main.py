@@ -57,7 +57,8 @@ sys.exit(cli.main([]))
 
 
 def test_a_reader_that_closes_the_pipe_ends_it_quietly() -> None:
-    """``hpo evaluate --json | head`` once ended in a BrokenPipeError traceback."""
+    """``hpo evaluate --json | head`` once ended in a BrokenPipeError traceback; the command
+    now goes on to its end, its output dropped."""
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
@@ -66,5 +67,5 @@ def test_a_reader_that_closes_the_pipe_ends_it_quietly() -> None:
     child.stdout.read(10)
     child.stdout.close()
     err = child.stderr.read().decode()
-    assert child.wait(timeout=60) == 1
+    assert child.wait(timeout=60) == 0
     assert "Traceback" not in err, err
