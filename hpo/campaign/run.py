@@ -12,6 +12,7 @@ import contextlib
 import copy
 import dataclasses
 import functools
+import logging
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -77,6 +78,8 @@ def _dask_client(cfg: CampaignConfig, progress: CampaignProgress) -> Iterator[Cl
     from dask.distributed import Client, LocalCluster
 
     with contextlib.ExitStack() as stack:
+        logger = logging.getLogger("distributed")
+        stack.callback(logger.setLevel, logger.level)
         if cfg.dask_scheduler is not None:
             try:
                 client = Client(cfg.dask_scheduler, timeout=DASK_CONNECT_TIMEOUT)
@@ -110,6 +113,10 @@ def _dask_client(cfg: CampaignConfig, progress: CampaignProgress) -> Iterator[Cl
             client = Client(cluster)
             stack.callback(client.close)
             progress.log(f"started a local Dask cluster with {cfg.workers} workers ({kind})")
+        # the stack runs these last in, first out: Dask's loggers are quiet (but for errors)
+        # while the client and cluster close, so a Ctrl-C is one line, not a warning for each
+        # task cancelled, and as they were once closed
+        stack.callback(logger.setLevel, logging.ERROR)
         yield client
 
 
