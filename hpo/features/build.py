@@ -12,10 +12,13 @@ entry to gather it again. Disk use: the tables add about the size of the per-fil
 
 from __future__ import annotations
 
+import os
+import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -34,6 +37,8 @@ from hpo.features.table import (
     version_columns,
 )
 from hpo.features.table_file import ARRAY_DTYPES, TableWriter, open_table_files, table_key
+
+_T = TypeVar("_T")
 
 __all__ = ["TABLES_DIR", "ExtractOptions", "build_tables"]
 
@@ -112,6 +117,33 @@ def _table_prefix(
     return cache_dir / TABLES_DIR / f"{family}-{split}-{key}"
 
 
+#: Seconds between an extraction worker's looks at its parent.
+ORPHAN_CHECK_SECONDS = 1.0
+_WATCH = "hpo-exit-when-orphaned"
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    while True:
+        time.sleep(ORPHAN_CHECK_SECONDS)
+        if os.getppid() != parent:  # reparented: the process that started it is gone
+            os._exit(1)
+
+
+def in_worker(parent: int, function: Callable[..., _T], *args: Any) -> _T:
+    """Call ``function(*args)`` for process ``parent``, ending with it when this is a worker.
+
+    A worker process whose parent was killed (``kill -9`` of a campaign mid-extraction) went
+    on extracting, then idled, for minutes. The first call in a worker process starts a daemon
+    thread that ends the process once ``parent`` is gone; run in ``parent`` itself (one job,
+    no worker) it starts nothing.
+    """
+    if os.getpid() != parent and not any(t.name == _WATCH for t in threading.enumerate()):
+        watch = threading.Thread(target=_exit_when_orphaned, args=(parent,), name=_WATCH)
+        watch.daemon = True
+        watch.start()
+    return function(*args)
+
+
 def build_tables(
     root: Path,
     collections: Sequence[str],
@@ -156,6 +188,7 @@ def build_tables(
     """
     from joblib import Parallel, delayed
 
+    me = os.getpid()
     jobs: list[tuple[str, str, Path]] = [
         (collection, split, path)
         for split in splits
@@ -170,7 +203,7 @@ def build_tables(
     if how.cache_dir is not None:  # the per-file keys name the tables: hashed in parallel
         entries = list(
             Parallel(n_jobs=how.n_jobs)(
-                delayed(cache_entry)(how.cache_dir, p, c, extracting, rules[(c, s)])
+                delayed(in_worker)(me, cache_entry, how.cache_dir, p, c, extracting, rules[(c, s)])
                 for c, s, p in jobs
             )
         )
@@ -191,8 +224,14 @@ def build_tables(
     todo = sorted(i for key in sinks for i in members[key])
     try:
         results = Parallel(n_jobs=how.n_jobs, return_as="generator")(
-            delayed(rows_of_entry)(
-                jobs[i][2], jobs[i][0], extracting, rules[jobs[i][:2]], entries[i]
+            delayed(in_worker)(
+                me,
+                rows_of_entry,
+                jobs[i][2],
+                jobs[i][0],
+                extracting,
+                rules[jobs[i][:2]],
+                entries[i],
             )
             for i in todo
         )

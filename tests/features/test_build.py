@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 import tracemalloc
 from pathlib import Path
 
@@ -149,3 +154,59 @@ def test_build_memory_is_bounded_by_a_file_not_the_table(tmp_path: Path) -> None
     small_arrays = 2 * 32 * X.shape[0]  # target, group, config index, duplicates; concatenated
     # measured: 3.9 files' rows with the small arrays; 41 when the table was concatenated
     assert peak < 4 * one_file + small_arrays
+
+
+def _children(pid: int) -> set[int]:
+    """Live processes whose parent is ``pid`` (from /proc)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_extraction_workers_end_with_their_parent() -> None:
+    """kill -9 of a campaign mid-extraction once left its workers running for 29 minutes."""
+    script = (
+        "import os, time; from joblib import Parallel, delayed; "
+        "from hpo.features.build import in_worker; me = os.getpid(); "
+        "Parallel(n_jobs=2)(delayed(in_worker)(me, time.sleep, 120) for _ in range(2))"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        deadline = time.monotonic() + 60
+        workers: set[int] = set()
+        while time.monotonic() < deadline and len(workers) < 2:
+            time.sleep(0.5)
+            workers = {p for p in _children(parent.pid) if "loky" in _cmdline(p)}
+        assert workers, "no loky worker started"
+        time.sleep(1.0)  # the tasks are running
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait(timeout=10)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and any(_alive(w) for w in workers):
+            time.sleep(0.5)
+        assert not any(_alive(w) for w in workers)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
