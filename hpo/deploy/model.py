@@ -290,6 +290,7 @@ def route_collections(
     ``estimate_weight_default_collections`` when the configuration has it
     (:func:`hpo.ranking.blend.estimate_weight`), and a random collection with its own prior
     weights when the prior has them (:meth:`hpo.ranking.prior.LearnedPrior.for_collection`),
+    and a collection its trial ranked by the trees alone (the prior's ``off``) with weight 0,
     so those routes are copies of the family's model with that weight and prior: a graph is
     scored as its trial scored it.
     """
@@ -297,6 +298,8 @@ def route_collections(
     for c in collections:
         model = families[family_of(c)]
         weight = estimate_weight(hyperparameters, c)  # checked by _load_families
+        if model.prior is not None and c in model.prior.off:
+            weight = 0.0  # its trial ranked it by the trees alone (estimate_blend_select)
         prior = model.prior.for_collection(c) if model.prior is not None else None
         if weight != model.estimate_weight or prior is not model.prior:
             model = replace(model, estimate_weight=weight, prior=prior)

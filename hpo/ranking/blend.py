@@ -50,7 +50,7 @@ than prediction uses. Hold-out scoring (the default) samples valid graphs unifor
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -60,14 +60,17 @@ from hpo.errors import ConfigError
 __all__ = [
     "BLEND_KEY",
     "DEFAULT_WEIGHT_KEY",
+    "SELECT_KEY",
     "ESTIMATE_COLUMN",
     "WEIGHT_KEY",
     "blend_scores",
+    "blend_selects",
     "collection_weights",
     "estimate_position",
     "estimate_weight",
     "is_default_collection",
     "standardized",
+    "without",
 ]
 
 #: The column blended in: the weighted total of the second-order cost estimates (log bytes).
@@ -81,14 +84,18 @@ BLEND_KEY = "estimate_blend"
 #: so the prior deserves more weight there. Absent (runs and models made before it, spaces
 #: without it): :data:`WEIGHT_KEY`'s weight serves every collection.
 DEFAULT_WEIGHT_KEY = "estimate_weight_default_collections"
+#: The hyperparameter that keeps a collection's blend only where it scores above the trees
+#: alone on the trial's scored graphs (:func:`blend_selects`). Absent (runs and models made
+#: before it): every collection keeps its blend.
+SELECT_KEY = "estimate_blend_select"
 
 
-def _blend_on(value: Any) -> bool:
+def _blend_on(value: Any, key: str = BLEND_KEY) -> bool:
     if isinstance(value, bool | np.bool_):
         return bool(value)
     if isinstance(value, str) and value.lower() in ("true", "false"):
         return value.lower() == "true"
-    raise ConfigError(f"{BLEND_KEY}: expected true or false, found {value!r}")
+    raise ConfigError(f"{key}: expected true or false, found {value!r}")
 
 
 def _weight(hyperparameters: Mapping[str, Any], key: str) -> float:
@@ -130,6 +137,26 @@ def estimate_weight(hyperparameters: Mapping[str, Any], collection: str | None =
         if collection is not None and is_default_collection(collection):
             return own
     return weight
+
+
+def blend_selects(hyperparameters: Mapping[str, Any]) -> bool:
+    """Whether a configuration keeps the blend of a collection only where it scores above the
+    trees alone on the scored graphs (:data:`SELECT_KEY`; absent: no).
+
+    Why: a prior fitted on the train split helps where the runtimes follow forms its byte
+    totals can add up to, and costs the ranking where they do not; which of the two holds is
+    a property of the data, so each trial measures it per collection on the graphs it is
+    scored on, and its models rank as it was scored (:attr:`hpo.ranking.learned_prior.
+    LearnedPrior.off`).
+    """
+    if SELECT_KEY not in hyperparameters:
+        return False
+    return _blend_on(hyperparameters[SELECT_KEY], SELECT_KEY)
+
+
+def without(weights: Mapping[str, float], off: Collection[str]) -> dict[str, float]:
+    """``weights`` with the collections of ``off`` at 0 (ranked by the trees alone)."""
+    return {c: 0.0 if c in off else float(w) for c, w in weights.items()}
 
 
 def collection_weights(

@@ -33,7 +33,7 @@ from typing import Any
 from hpo.data.load import is_layout
 from hpo.errors import ConfigError
 from hpo.features.groups import GROUP_PREFIX, GROUPS
-from hpo.ranking.blend import BLEND_KEY, DEFAULT_WEIGHT_KEY, WEIGHT_KEY
+from hpo.ranking.blend import BLEND_KEY, DEFAULT_WEIGHT_KEY, SELECT_KEY, WEIGHT_KEY
 
 __all__ = [
     "BLEND_SETTINGS",
@@ -91,7 +91,7 @@ RANKER_SETTINGS = (
     *TILE_KEYS,
 )
 #: The settings of the blend with the cost prior (:mod:`hpo.ranking.blend`).
-BLEND_SETTINGS = (WEIGHT_KEY, DEFAULT_WEIGHT_KEY, BLEND_KEY)
+BLEND_SETTINGS = (WEIGHT_KEY, DEFAULT_WEIGHT_KEY, BLEND_KEY, SELECT_KEY)
 #: The owners a key can have, in the order :func:`route_hyperparameters` asks them.
 OWNERS = ("hpo", "blend", "groups", "lightgbm")
 #: LightGBM parameters hpo sets itself on every booster (``LambdaRanker.lightgbm_params``):

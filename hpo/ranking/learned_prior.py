@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from hpo.data.load import is_layout
+from hpo.data.load import LAYOUT_COLLECTIONS, is_layout
 from hpo.errors import ConfigError
 from hpo.ranking.blend import is_default_collection
 from hpo.ranking.chunks import row_spans
@@ -69,6 +69,10 @@ class LearnedPrior:
     #: fit of :mod:`hpo.ranking.additive`); False: each column standardized within its graph
     #: first (priors made before it, which :meth:`from_dict` reads without the key).
     additive: bool = False
+    #: Collections whose trial scored the blend below the trees alone on its scored graphs
+    #: (``estimate_blend_select``): they are ranked by the trees alone, in validation and in
+    #: every model of the trial. Empty for priors made before it.
+    off: frozenset[str] = frozenset()
 
     def for_collection(self, collection: str) -> LearnedPrior:
         """The prior that scores ``collection``'s graphs: its own, or these pooled weights."""
@@ -141,6 +145,7 @@ class LearnedPrior:
             "ridge": self.ridge,
             **({"additive": True} if self.additive else {}),
             **({"collections": {c: p.to_dict() for c, p in self.own.items()}} if self.own else {}),
+            **({"off": sorted(self.off)} if self.off else {}),
         }
 
     @classmethod
@@ -156,6 +161,9 @@ class LearnedPrior:
             additive = data.get("additive", False)
             if not isinstance(additive, bool):
                 raise TypeError("'additive': expected true or false")
+            off = data.get("off", [])
+            if not isinstance(off, list) or any(c not in LAYOUT_COLLECTIONS for c in off):
+                raise TypeError("'off': expected a list of layout collections")
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"{where}: malformed prior ({exc})") from exc
         if not (len(names) == len(linear) == coef.size) or coef.ndim != 1:
@@ -180,4 +188,4 @@ class LearnedPrior:
             if (prior.names, prior.linear, prior.additive) != (names, linear, additive):
                 raise ConfigError(f"{at}: malformed prior (another basis than the family's)")
             own[str(collection)] = prior
-        return cls(names, linear, coef, ridge, own, additive)
+        return cls(names, linear, coef, ridge, own, additive, frozenset(off))

@@ -72,7 +72,9 @@ def rescore_family(
     ranker.n_features_in_ = cols.size
     view = valid_view_of(valid, collections, opt)
     t1 = time.perf_counter()
-    scores, metrics, seconds = score_valid(ranker, valid, view, cols, weights, learned, live_names)
+    scores, metrics, seconds, _ = score_valid(
+        ranker, valid, view, cols, weights, learned, live_names
+    )
     return FamilyFit(
         ranker=ranker,
         columns=cols,

@@ -27,7 +27,7 @@ from hpo.data.load import is_layout
 from hpo.errors import ConfigError
 from hpo.features.store import read_rows
 from hpo.features.table import FeatureTable
-from hpo.ranking.blend import blend_scores, estimate_position
+from hpo.ranking.blend import blend_scores, estimate_position, without
 from hpo.ranking.chunks import graph_bounds, graph_chunks
 from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.learned_prior import LearnedPrior, design_row_bytes
@@ -170,6 +170,7 @@ def blended_predict(
     columns: np.ndarray,
     weight: Weight,
     prior: LearnedPrior | None = None,
+    raw: np.ndarray | None = None,
 ) -> np.ndarray:
     """The ranker's scores of a view's rows, blended per graph with the cost prior.
 
@@ -180,7 +181,8 @@ def blended_predict(
     otherwise with the estimate column if it is among ``columns`` (models made before the
     learned prior); with neither the scores are the ranker's own. Rows are read and scored in
     chunks of whole graphs (see the module's docstring); the result does not depend on the
-    chunk size.
+    chunk size. ``raw``, when given (one float per row of the view), receives the ranker's
+    own scores, before the blend.
     """
     columns = np.asarray(columns, dtype=np.int64)
     weights = _graph_weights(table, view, weight)
@@ -199,6 +201,8 @@ def blended_predict(
         a, b = int(view.bounds[g0]), int(view.bounds[g1])
         X = read_rows(table.X, view.rows[a:b], read)
         pred = ranker.predict(X if read.size == width else X[:, :width])
+        if raw is not None:
+            raw[a:b] = pred
         if extra is None:
             out[a:b] = pred
             continue
@@ -283,26 +287,44 @@ def score_valid(
     weights: Mapping[str, float],
     prior: LearnedPrior | None,
     live_names: Sequence[str],
-) -> tuple[tuple[GraphScore, ...], dict[str, float], dict[str, float]]:
-    """Score a fitted ranker on ``view``: every graph's metric, the mean per collection, and
-    the seconds of ``predict`` and ``score``.
+    *,
+    select: bool = False,
+) -> tuple[tuple[GraphScore, ...], dict[str, float], dict[str, float], frozenset[str]]:
+    """Score a fitted ranker on ``view``: every graph's metric, the mean per collection, the
+    seconds of ``predict`` and ``score``, and the collections ranked by the trees alone.
 
     One function for a trained booster (:func:`train_family`) and a saved one
     (:func:`hpo.ranking.rescore.rescore_family`), so a booster scored again gives its trial's
-    score. ``weights`` are the blend's per collection (the collections scored). Without a
-    ``prior`` the blend reads the estimate column, and it is off when the configuration
-    switched that column off (not among ``live_names``).
+    score. ``weights`` are the blend's per collection (the collections scored); the
+    collections of ``prior.off`` are not blended. Without a ``prior`` the blend reads the
+    estimate column, and it is off when the configuration switched that column off (not
+    among ``live_names``). ``select`` (:func:`hpo.ranking.blend.blend_selects`): each blended
+    collection whose mean metric is higher with the trees alone is ranked by them; those
+    collections are returned (to go into the prior the models carry).
     """
     if prior is None and estimate_position(live_names) is None:
         weights = dict.fromkeys(weights, 0.0)  # the estimate column is switched off
+    if prior is not None:
+        weights = without(weights, prior.off)
     t0 = time.perf_counter()
     collections = list(weights)
+    raw = np.empty(view.rows.size) if select and prior is not None else None
     pred = (
-        blended_predict(ranker, valid, view, columns, weights, prior)
+        blended_predict(ranker, valid, view, columns, weights, prior, raw)
         if view.graphs
         else np.zeros(0)
     )
     t1 = time.perf_counter()
     scores = graph_metrics(valid, view, pred)
     metrics = collection_means(scores, collections)
-    return tuple(scores), metrics, {"predict": t1 - t0, "score": time.perf_counter() - t1}
+    off: frozenset[str] = frozenset() if prior is None else prior.off
+    if raw is not None and view.graphs:
+        alone = graph_metrics(valid, view, raw)
+        alone_metrics = collection_means(alone, collections)
+        worse = {c for c, w in weights.items() if w > 0 and alone_metrics[c] > metrics[c]}
+        if worse:
+            off = off | worse
+            scores = [a if a.collection in worse else s for s, a in zip(scores, alone, strict=True)]
+            metrics = {c: alone_metrics[c] if c in worse else m for c, m in metrics.items()}
+    seconds = {"predict": t1 - t0, "score": time.perf_counter() - t1}
+    return tuple(scores), metrics, seconds, off

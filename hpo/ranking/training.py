@@ -15,6 +15,7 @@ public names this module re-exports).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from hpo.data.load import is_layout
 from hpo.features.groups import live_columns
 from hpo.features.layout_op_class import is_prior_only
 from hpo.features.table import FeatureTable
-from hpo.ranking.blend import collection_weights
+from hpo.ranking.blend import blend_selects, collection_weights
 from hpo.ranking.datasets import binary_path, rows_digest
 from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.hyperparameters import (
@@ -339,9 +340,18 @@ def train_family(
     t1 = time.perf_counter()
     ranker.fit_dataset(data, init_model=opt.init_model)
     t2 = time.perf_counter()
-    scores, metrics, seconds = score_valid(
-        ranker, valid, valid_view, cols, weights, learned, live_names
+    scores, metrics, seconds, off = score_valid(
+        ranker,
+        valid,
+        valid_view,
+        cols,
+        weights,
+        learned,
+        live_names,
+        select=blend_selects(hyperparameters),
     )
+    if learned is not None and off != learned.off:
+        learned = dataclasses.replace(learned, off=off)
     return FamilyFit(
         ranker=ranker,
         columns=cols,

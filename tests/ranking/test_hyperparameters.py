@@ -55,7 +55,8 @@ def test_an_unknown_key_is_refused_naming_it_and_the_source() -> None:
         r"\(label_levels, max_group_size, relative_features, tile_truncation_level, "
         r"tile_label_levels, tile_objective, "
         r"estimate_weight, "
-        r"estimate_weight_default_collections, estimate_blend, use_group_<group>\) nor a "
+        r"estimate_weight_default_collections, estimate_blend, estimate_blend_select, "
+        r"use_group_<group>\) nor a "
         r"LightGBM parameter$",
     ):
         route_hyperparameters({"num_leaves": 3, "leaves": 3}, "my.json")

@@ -74,9 +74,9 @@ def test_bagging_fraction_is_active_only_with_bagging() -> None:
 
 
 def test_small_space_has_a_handful_of_hyperparameters() -> None:
-    # the blend's two weights and switch are three of them, tile's own objective, levels and
-    # truncation (searched only under lambdarank) three more
-    assert 4 <= len(list(load_space("lambdarank_small").keys())) <= 12
+    # the blend's two weights, switch and selection are four of them, tile's own objective,
+    # levels and truncation (searched only under lambdarank) three more
+    assert 4 <= len(list(load_space("lambdarank_small").keys())) <= 13
 
 
 def test_seed_makes_sampling_reproducible() -> None:

@@ -16,8 +16,10 @@ from hpo.ranking.blend import (
     BLEND_KEY,
     DEFAULT_WEIGHT_KEY,
     ESTIMATE_COLUMN,
+    SELECT_KEY,
     WEIGHT_KEY,
     blend_scores,
+    collection_weights,
     standardized,
 )
 from hpo.ranking.datasets import DatasetCache
@@ -27,7 +29,9 @@ from hpo.ranking.hyperparameters import (
     TILE_OBJECTIVE_KEY,
     TILE_TRUNCATION_KEY,
 )
+from hpo.ranking.learned_prior import LearnedPrior
 from hpo.ranking.metrics import kendall_tau, tile_score
+from hpo.ranking.scoring import score_valid, valid_view_of
 from hpo.ranking.training import (
     feature_columns,
     feature_contri,
@@ -459,3 +463,32 @@ def test_no_booster_reads_the_columns_only_the_prior_reads(tiny_tables) -> None:
     assert cached.prior.names == fit.prior.names
     np.testing.assert_allclose(cached.prior.coef, fit.prior.coef, rtol=1e-9, atol=1e-12)
     assert cached.metrics == fit.metrics
+
+
+def test_a_selecting_blend_keeps_the_better_of_blend_and_trees_per_collection(
+    tiny_tables,
+) -> None:
+    """``estimate_blend_select``: a collection keeps the blend only where it scores above the
+    trees alone; the prior carries the others, so its models rank them as they were scored."""
+    train, valid = tiny_tables[("layout", "train")], tiny_tables[("layout", "valid")]
+
+    def fit(hp):  # trees of 40 rounds against the prior alone (weight 1e6)
+        return train_family(train, valid, LAYOUT, hp, rounds=40, seed=0, options=FitOptions())
+
+    blended = fit({**TINY_HP, WEIGHT_KEY: 1e6})
+    alone = fit(TINY_HP)
+    chosen = fit({**TINY_HP, WEIGHT_KEY: 1e6, SELECT_KEY: True})
+    assert chosen.prior is not None
+    worse = {c for c in LAYOUT if alone.metrics[c] > blended.metrics[c]}
+    assert worse, "the tiny data should have a collection the blend harms"
+    assert chosen.prior.off == worse
+    for c in LAYOUT:
+        assert chosen.metrics[c] == max(alone.metrics[c], blended.metrics[c])
+    assert LearnedPrior.from_dict(chosen.prior.to_dict(), "test").off == worse
+    # a saved booster and its prior give the trial's scores again
+    view = valid_view_of(valid, LAYOUT, FitOptions())
+    weights = collection_weights({WEIGHT_KEY: 1e6}, LAYOUT)
+    _, metrics, _, off = score_valid(
+        chosen.ranker, valid, view, chosen.columns, weights, chosen.prior, chosen.live_names
+    )
+    assert (metrics, off) == (chosen.metrics, worse)

@@ -12,6 +12,7 @@ from hpo.runs.importance import BUDGET_FEATURE, encode_trials, hyperparameter_im
 
 SPACE_NAMES = {
     "estimate_blend",
+    "estimate_blend_select",
     "estimate_weight",
     "estimate_weight_default_collections",
     "feature_fraction",
