@@ -434,3 +434,22 @@ def test_bad_data_is_refused_by_evaluate_and_predict(
         "found nan in config 2"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["root"]
+
+
+@pytest.mark.parametrize("command", ["export", "evaluate", "predict"])
+def test_no_empty_line_on_stderr(
+    workspace: dict[str, Path], tiny_root: Path, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str], command: str,
+) -> None:  # fmt: skip
+    """Each once printed an empty line on stderr first: rich's progress bar, which off a
+    terminal draws nothing but that line when it stops, before an error's one line."""
+    model = ["--model", str(workspace["model"]), "--data", str(tiny_root)]
+    argv = {
+        "export": ["export", "hb", "--runs-dir", str(workspace["runs"]), "--out",
+                   str(tmp_path / "m"), "--jobs", "1", "--retrain"],
+        "evaluate": ["evaluate", *model, "--collections", "tile"],
+        "predict": ["predict", *model, "--out", str(tmp_path / "s.csv"), "--collections", "tile"],
+    }[command]  # fmt: skip
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert all(line.strip() for line in err.splitlines()), repr(err)
