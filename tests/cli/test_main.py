@@ -69,3 +69,34 @@ def test_a_reader_that_closes_the_pipe_ends_it_quietly() -> None:
     err = child.stderr.read().decode()
     assert child.wait(timeout=60) == 0
     assert "Traceback" not in err, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ["run", "--bogus"],
+            "hpo run: error: unrecognized arguments: --bogus (see hpo run --help)",
+        ),
+        (
+            ["predict", "--data", "d"],
+            "hpo predict: error: the following arguments are required: --model, --out (see hpo "
+            "predict --help)",
+        ),
+        ([], "hpo: error: the following arguments are required: COMMAND (see hpo --help)"),
+        (
+            ["run", "--walltime", "soon"],
+            "hpo run: error: argument --walltime: invalid duration 'soon' (expected seconds or "
+            "e.g. 90s, 30m, 2h, 1h30m) (see hpo run --help)",
+        ),
+    ],
+)
+def test_argument_errors_are_one_line(
+    argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """argparse printed its usage first (13 lines for ``hpo run``), burying the error."""
+    with pytest.raises(SystemExit, match="^2$"):
+        main(argv)
+    captured = capsys.readouterr()
+    assert captured.err == line + "\n"
+    assert captured.out == ""
