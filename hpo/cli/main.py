@@ -5,6 +5,9 @@ adds its sub-parsers and handlers. :func:`main` turns every :class:`hpo.errors.H
 one line on stderr and exit code 2 and Ctrl-C into exit code 130; a reader that closed the
 pipe (``hpo run ... | head -3``) or a closed stdout never stops a command: its output ends,
 the work goes on. An error in the arguments is one line too, the usage left to ``--help``.
+A disk that refuses a write (full, read-only, forbidden) is one line as well, naming the path
+and what to do, wherever in a command it happens: the places hpo writes name their own path
+(:class:`hpo.errors.StorageError`), and this is the net under them.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from hpo import __version__
-from hpo.errors import HpoError, UsageError
+from hpo.errors import STORAGE_ERRNOS, HpoError, StorageError, UsageError
 
 __all__ = ["build_parser", "main"]
 
@@ -62,6 +65,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         _check_folders(args)
         return int(args.handler(args))
+    except OSError as exc:  # a StorageError, or an unwritable path no write site named
+        if not isinstance(exc, StorageError) and exc.errno not in STORAGE_ERRNOS:
+            raise
+        err = exc if isinstance(exc, StorageError) else StorageError.of(exc)
+        print(f"hpo: error: {err.line(_option_holding(err.filename, args))}", file=sys.stderr)
+        return 2
     except HpoError as exc:
         print(f"hpo: error: {exc}", file=sys.stderr)
         return 2
@@ -140,6 +149,29 @@ class _SafeStdout(io.TextIOBase):
     @property
     def encoding(self) -> str:  # type: ignore[override]
         return str(getattr(self._stream, "encoding", None) or "utf-8")
+
+
+#: Options naming a place hpo writes, and their flags.
+_WRITTEN = {"runs_dir": "--runs-dir", "cache_dir": "--cache-dir", "out": "--out"}
+
+
+def _option_holding(path: str | None, args: argparse.Namespace) -> str | None:
+    """The flag of the option whose place holds ``path`` (the nearest), for the line that says
+    where else to write; ``None`` when no option chose it."""
+    if path is None:
+        return None
+    found = Path(os.path.abspath(path))
+    best: tuple[int, str] | None = None
+    for attr, flag in _WRITTEN.items():
+        value = getattr(args, attr, None)
+        if not isinstance(value, (str, Path)):
+            continue
+        place = Path(os.path.abspath(value))
+        if (found == place or place in found.parents) and (
+            best is None or len(place.parts) > best[0]
+        ):
+            best = (len(place.parts), flag)
+    return None if best is None else best[1]
 
 
 #: Options naming a folder hpo creates when missing, and their flags.
