@@ -237,15 +237,20 @@ def locked_run(
     """
     run_dir = cfg.run_dir
     created, locked = not run_dir.exists(), False
+    lock = RunLock(run_dir)
     try:
-        with RunLock(run_dir):
+        lock.acquire()
+        try:
             locked = True  # from here on, what is in the folder is this run's
             if start.overwrite:
                 clear_run_dir(run_dir)
             if record is not None:
                 write_json_atomic(run_dir / CAMPAIGN_FILE, record)
             yield
-    except HpoError:
+        finally:
+            lock.release()
+    except (HpoError, OSError):  # OSError: a full or read-only disk, named by the CLI
         if locked and not start.resume and not has_trials():
-            discard_new_run(run_dir, remove_folder=created or start.overwrite)
+            with contextlib.suppress(OSError):  # a read-only disk keeps what it has
+                discard_new_run(run_dir, remove_folder=created or start.overwrite)
         raise

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import io
 import os
 from collections.abc import Sequence
@@ -129,7 +130,11 @@ def write_submission(
     except OSError as exc:
         if exc.filename is not None and Path(exc.filename) not in (tmp, out):
             raise  # not the CSV's: the CLI names that file
-        raise UsageError(f"--out {out}: could not write the submission ({exc.strerror})") from None
+        full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+        raise UsageError(
+            f"--out {out}: could not write the submission ({exc.strerror}); "
+            f"{'free space there or ' if full else ''}choose another --out"
+        ) from None
     finally:
         with contextlib.suppress(OSError):  # a read-only or full disk: the error above says so
             tmp.unlink(missing_ok=True)

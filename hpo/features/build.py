@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -222,6 +223,7 @@ def build_tables(
         else:
             sinks[(family, split)] = reused
     todo = sorted(i for key in sinks for i in members[key])
+    results = None
     try:
         results = Parallel(n_jobs=how.n_jobs, return_as="generator")(
             delayed(in_worker)(
@@ -245,6 +247,11 @@ def build_tables(
                 family, split, sink, len(members[(family, split)]), spec
             )
     except BaseException:
+        if results is not None:  # stop the workers now; the error is the one line to show
+            with warnings.catch_warnings():
+                # joblib counts the tasks it drops, in a warning on stderr
+                warnings.filterwarnings("ignore", ".*adjusting the input task iterator")
+                results.close()
         for sink in sinks.values():
             if isinstance(sink, TableWriter):
                 sink.abort()  # drops the temporary file, if any is left

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+from disks import FULL, disk_error, leftovers, one_line
 
 from hpo.cli import main
 
@@ -38,3 +41,32 @@ def test_a_bad_link_under_train_is_one_line(
     assert not runs.exists()
     assert main(["data", "check", str(root)]) == 1
     assert f"hpo: bad file: {bad}: file not found" in capsys.readouterr().err
+
+
+def test_synth_on_a_full_disk_is_one_line_and_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A full disk once ended in a traceback (two, chained) that named no file; a second
+    synth, once there is room, fills the same root."""
+    import numpy as np
+
+    root = tmp_path / "d"
+
+    def full(*args: Any, **kwargs: Any) -> None:
+        raise disk_error(FULL)  # a write to an open file names none
+
+    monkeypatch.setattr(np.lib.format, "write_array", full)
+    assert main(["data", "synth", "--out", str(root), "--scale", "tiny", "--quiet"]) == 2
+    err = one_line(capsys.readouterr().err)
+    first = root / "npz" / "tile" / "xla" / "train"
+    assert re.fullmatch(
+        rf"hpo: error: {first}/\w+_[-\w]+\.npz: No space left on device; free space there or "
+        r"choose another --out\n",
+        err,
+    ), err
+    assert leftovers(root) == []
+    assert not list(root.rglob("*.npz"))
+    monkeypatch.undo()
+    monkeypatch.chdir(tmp_path)
+    assert main(["data", "synth", "--out", str(root), "--scale", "tiny", "--quiet"]) == 0
+    assert main(["data", "check", str(root), "--quick"]) == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -10,12 +11,15 @@ import sys
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from disks import FULL, FullFile, disk_error, leftovers, under
 from graphs import write_tile
 
 from hpo.data.load import collection_dir
+from hpo.errors import StorageError
 from hpo.features import ExtractOptions, FeatureSpec, SampleCaps, build_tables
 
 COLLECTIONS = ("tile:xla", "layout:xla:default", "layout:nlp:random")
@@ -122,6 +126,55 @@ def test_a_failed_build_leaves_no_partial_files(
         _build(tiny_root, tmp_path / "cache")
     tables = tmp_path / "cache" / "tables"
     assert not tables.exists() or not list(tables.iterdir())
+
+
+def test_a_full_cache_is_one_error_naming_the_entry_and_leaves_no_temporary_file(
+    tiny_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full cache once raised an OSError naming no file, and left ``tmp*.tmp.npz``."""
+    cache = tmp_path / "cache"
+
+    def full(file: Any, *args: Any, **kwargs: Any) -> None:
+        file.write(b"PK\x03\x04 the start of an archive")
+        raise disk_error(FULL)
+
+    monkeypatch.setattr(np, "savez", full)
+    folder = re.escape(str(cache / "tile_xla"))
+    with pytest.raises(
+        StorageError,
+        match=rf"^{folder}/[^/]+\.npz: No space left on device; free space there or choose "
+        r"another --cache-dir$",
+    ):
+        build_tables(
+            tiny_root,
+            ("tile:xla",),
+            SPLITS,
+            SPEC,
+            extract=ExtractOptions(cache_dir=cache, n_jobs=1),
+        )
+    assert leftovers(cache) == []
+
+
+def test_a_table_on_a_full_disk_is_named_and_leaves_no_temporary_file(
+    tiny_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table's ``X`` once stayed as a temporary file: dropping it flushed the write that
+    had failed, which failed again."""
+    cache = tmp_path / "cache"
+    _build(tiny_root, cache)  # every file's entry is cached: only the tables are written
+    shutil.rmtree(cache / "tables")
+    real = os.fdopen
+
+    def fdopen(fd: int, *args: Any, **kwargs: Any) -> Any:
+        fh = real(fd, *args, **kwargs)
+        return FullFile(fh) if under(fd, cache / "tables") else fh
+
+    monkeypatch.setattr(os, "fdopen", fdopen)
+    with pytest.raises(
+        StorageError, match=r"/tables/tile-train-[0-9a-f]+\.X\.npy: No space left on device"
+    ):
+        _build(tiny_root, cache)
+    assert leftovers(cache) == []
 
 
 def test_build_memory_is_bounded_by_a_file_not_the_table(tmp_path: Path) -> None:
