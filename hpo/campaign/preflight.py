@@ -29,7 +29,7 @@ from rich.console import Console
 from hpo.campaign.config import CampaignConfig, read_campaign
 from hpo.campaign.extend import LIMITS, record_extension
 from hpo.data.overlap import find_shared_graphs
-from hpo.errors import ConfigError, HpoError, UsageError
+from hpo.errors import ConfigError, HpoError, UsageError, naming
 from hpo.ownership import check_replaceable, refuse_protected
 from hpo.ranking.metrics import LAYOUT_METRIC, recorded_layout_metric
 from hpo.ranking.spaces import space_to_dict
@@ -239,7 +239,8 @@ def locked_run(
     created, locked = not run_dir.exists(), False
     lock = RunLock(run_dir)
     try:
-        lock.acquire()
+        with _resumed_in_place(run_dir) if start.resume else contextlib.nullcontext():
+            lock.acquire()
         try:
             locked = True  # from here on, what is in the folder is this run's
             if start.overwrite:
@@ -254,3 +255,14 @@ def locked_run(
             with contextlib.suppress(OSError):  # a read-only disk keeps what it has
                 discard_new_run(run_dir, remove_folder=created or start.overwrite)
         raise
+
+
+@contextlib.contextmanager
+def _resumed_in_place(run_dir: Path) -> Iterator[None]:
+    """A resumed campaign writes in its own folder: one the disk refuses is copied elsewhere."""
+    with naming(
+        run_dir,
+        action="a campaign writes in its run folder: copy it to a writable folder and resume "
+        "it there (--runs-dir)",
+    ):
+        yield

@@ -115,7 +115,9 @@ def write_submission(
         try:
             fh = open(tmp, "w", encoding="utf-8", newline="\n")  # closed by the with below
         except OSError as exc:
-            raise UsageError(f"--out {out}: cannot write there ({exc.strerror})") from None
+            raise UsageError(
+                f"--out {out}: cannot write there ({exc.strerror}); choose another --out"
+            ) from None
         with fh:
             fh.write(HEADER + "\n")
             for i, (collection, path) in enumerate(files):

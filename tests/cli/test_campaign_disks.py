@@ -118,6 +118,51 @@ def test_a_disk_that_fills_mid_campaign_keeps_the_trials(
     assert len(read_trials(run_dir / "trials.jsonl")) == 8
 
 
+@pytest.mark.usefixtures("toy")
+def test_a_read_only_runs_dir_is_one_line(
+    data_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    runs = tmp_path / "runs"
+    real = pathlib.Path.mkdir
+
+    def mkdir(self: Path, *args: Any, **kwargs: Any) -> None:
+        if under(self, runs):
+            raise disk_error(READ_ONLY, self)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(pathlib.Path, "mkdir", mkdir)
+    assert main(_argv(data_root, runs, "--trials", "3")) == 2
+    assert one_line(capsys.readouterr().err) == (
+        f"hpo: error: {runs / 'r'}: Read-only file system; choose a --runs-dir on a writable "
+        "file system\n"
+    )
+
+
+@pytest.mark.usefixtures("toy")
+def test_resuming_a_read_only_run_says_to_copy_it(
+    data_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """``--resume`` of a run on a read-only disk once ended in a traceback at its lock."""
+    runs = tmp_path / "runs"
+    assert main(_argv(data_root, runs, "--trials", "2", "--n-init", "2")) == 0
+    capsys.readouterr()
+    real = os.open
+
+    def open_(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT) and under(path, runs):
+            raise disk_error(READ_ONLY, path)
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_)
+    assert main(["run", "--runs-dir", str(runs), "--resume", "r", "--trials", "4"]) == 2
+    assert one_line(capsys.readouterr().err) == (
+        f"hpo: error: {runs / 'r'}: Read-only file system; a campaign writes in its run "
+        "folder: copy it to a writable folder and resume it there (--runs-dir)\n"
+    )
+
+
 @pytest.mark.parametrize("code", [FULL, READ_ONLY])
 def test_a_cache_that_refuses_writes_is_one_line_and_leaves_no_run(
     tiny_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from disks import FULL, disk_error, leftovers, one_line
+from disks import FULL, READ_ONLY, disk_error, leftovers, one_line
 from fake_runs import build_fake_run
 
 from hpo.cli import main
@@ -237,3 +237,23 @@ def test_a_full_cache_stops_predict_in_one_line(
     )
     assert not out.exists()
     assert leftovers(tmp_path) == []
+
+
+def test_out_on_a_read_only_file_system_says_so_itself(
+    model: ExportedModel, tiny_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The temporary file's cleanup on a read-only file system once raised EROFS in place of
+    the message: the cleanup's error is dropped, the write's is the one told."""
+    out = tmp_path / "s.csv"
+
+    def refuse(path: Any, *args: Any, **kwargs: Any) -> Any:
+        raise disk_error(READ_ONLY, path)
+
+    monkeypatch.setattr("hpo.deploy.predict.open", refuse, raising=False)
+    monkeypatch.setattr(Path, "unlink", lambda self, missing_ok=False: refuse(self))
+    with pytest.raises(
+        UsageError,
+        match=rf"^--out {re.escape(str(out))}: cannot write there \(Read-only file system\); "
+        "choose another --out$",
+    ):
+        write_submission(model, tiny_root, out, collections=("tile:xla",))
