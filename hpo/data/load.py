@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hpo.data.graph_files import graph_file_problem
 from hpo.data.npyzip import ARCHIVE_ERRORS, check_member_size, iter_member_rows, read_member_header
 from hpo.data.runtimes import validate_layout_runtimes, validate_tile_runtimes
 from hpo.data.segments import check_node_splits
@@ -129,8 +130,9 @@ def list_graphs(root: Path, collection: str, split: str) -> list[Path]:
         raise UsageError(f"{root}: no {collection} {split} data (missing folder {folder})")
     paths = sorted(folder.glob("*.npz"))
     for path in paths:
-        if not path.is_file():  # a dangling or looping link, or a folder named *.npz
-            raise DataFormatError(f"{path}: not a readable file (a broken link or a folder?)")
+        problem = graph_file_problem(path)
+        if problem is not None:
+            raise DataFormatError(problem)
     return paths
 
 
@@ -225,7 +227,7 @@ def _read(npz: np.lib.npyio.NpzFile, path: Path, key: str) -> np.ndarray:
 
 def _open(path: Path) -> np.lib.npyio.NpzFile:
     if not path.is_file():
-        raise DataFormatError(f"{path}: file not found")
+        raise DataFormatError(graph_file_problem(path) or f"{path}: not a file")
     try:
         npz = np.load(path, allow_pickle=False)
     except ARCHIVE_ERRORS as exc:

@@ -23,24 +23,30 @@ def test_synth_onto_a_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data.npz"]
 
 
-@pytest.mark.parametrize("link", ["dangling", "loop"])
-def test_a_bad_link_under_train_is_one_line(
-    tiny_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], link: str
+@pytest.mark.parametrize("entry", ["dangling", "loop", "folder"])
+def test_a_bad_entry_under_train_is_one_line_and_the_same_line_for_check(
+    tiny_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], entry: str
 ) -> None:
+    """``data check`` once said "file not found" of a folder named ``x.npz`` (and of a broken
+    link) where ``run`` said "a broken link or a folder?": one rule, one line, for both."""
     import shutil
 
     root = tmp_path / "root"
     shutil.copytree(tiny_root / "npz" / "tile", root / "npz" / "tile")
     bad = root / "npz" / "tile" / "xla" / "train" / "zz.npz"
-    os.symlink(tmp_path / "nowhere.npz" if link == "dangling" else bad, bad)
+    if entry == "folder":
+        bad.mkdir()
+        line = f"{bad}: a folder, not a graph file; move it out of {bad.parent}"
+    else:
+        os.symlink(tmp_path / "nowhere.npz" if entry == "dangling" else bad, bad)
+        line = f"{bad}: a broken link (its target is missing, or it loops); remove or fix it"
     runs = tmp_path / "runs"
     argv = ["run", "--data", str(root), "--collection", "tile", "--runs-dir", str(runs)]
     assert main([*argv, "--name", "r", "--trials", "2", "--quiet"]) == 2
-    err = capsys.readouterr().err
-    assert err == f"hpo: error: {bad}: not a readable file (a broken link or a folder?)\n"
+    assert capsys.readouterr().err == f"hpo: error: {line}\n"
     assert not runs.exists()
     assert main(["data", "check", str(root)]) == 1
-    assert f"hpo: bad file: {bad}: file not found" in capsys.readouterr().err
+    assert f"hpo: bad file: {line}\n" in capsys.readouterr().err
 
 
 def test_synth_on_a_full_disk_is_one_line_and_leaves_no_temporary_file(
