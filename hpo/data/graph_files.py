@@ -1,5 +1,5 @@
 """What a graph file must be before its arrays are read: an entry of a split folder that is a
-readable file with a UTF-8 name.
+readable file with a UTF-8 name, and a zip archive.
 
 Every command lists graphs through :func:`hpo.data.load.list_graphs` and ``data check`` walks
 the same folders: both ask :func:`graph_file_problem`, so they accept and refuse the same
@@ -12,7 +12,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["graph_file_problem"]
+from hpo.errors import DataFormatError
+
+__all__ = ["check_zip_signature", "graph_file_problem"]
+
+#: Bytes read from a file's start to tell what it is, when it is no zip archive.
+_HEAD_BYTES = 4096
 
 
 def graph_file_problem(path: Path) -> str | None:
@@ -37,3 +42,22 @@ def graph_file_problem(path: Path) -> str | None:
     if not os.path.lexists(path):
         return f"{path}: file not found"
     return f"{path}: not a regular file; move it out of {path.parent}"
+
+
+def check_zip_signature(path: Path) -> None:
+    """Refuse a file that is no zip archive before numpy does: numpy takes anything without
+    a zip or ``.npy`` signature for a pickle, and says so (of a file of zero bytes, too)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_HEAD_BYTES)
+    except OSError as exc:
+        raise DataFormatError(f"{path}: not readable ({exc.strerror})") from exc
+    if head.startswith((b"PK\x03\x04", b"PK\x05\x06", b"\x93NUMPY")):
+        return  # a zip archive (np.load checks it), or a lone .npy array (refused after)
+    if not head:
+        why = "the file is empty"
+    elif not any(head):
+        why = "not a zip file: it starts with zero bytes, as a file cut short can"
+    else:
+        why = "not a zip file"
+    raise DataFormatError(f"{path}: not a readable .npz archive ({why})")

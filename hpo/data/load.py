@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hpo.data.graph_files import graph_file_problem
+from hpo.data.graph_files import check_zip_signature, graph_file_problem
 from hpo.data.npyzip import ARCHIVE_ERRORS, check_member_size, iter_member_rows, read_member_header
 from hpo.data.runtimes import validate_layout_runtimes, validate_tile_runtimes
 from hpo.data.segments import check_node_splits
@@ -228,6 +228,7 @@ def _read(npz: np.lib.npyio.NpzFile, path: Path, key: str) -> np.ndarray:
 def _open(path: Path) -> np.lib.npyio.NpzFile:
     if not path.is_file():
         raise DataFormatError(graph_file_problem(path) or f"{path}: not a file")
+    check_zip_signature(path)
     try:
         npz = np.load(path, allow_pickle=False)
     except ARCHIVE_ERRORS as exc:
