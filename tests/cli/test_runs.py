@@ -495,3 +495,22 @@ def test_a_graph_name_that_is_not_utf8_gets_one_line_from_every_command(
     assert main(["data", "check", str(root)]) == 1
     err = capsys.readouterr().err
     assert err.count(f": {line}\n") == 3
+
+
+def test_exporting_a_live_run_says_it_is_the_incumbent_so_far(
+    workspace: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The export of a running campaign once said nothing of it: its incumbent may change."""
+    from hpo.runs.folder import RunLock
+
+    runs = workspace["runs"]
+    argv = ["export", "bo", "--runs-dir", str(runs), "--jobs", "1", "--retrain"]
+    with RunLock(runs / "bo"):  # held here, as the live campaign holds it
+        assert main([*argv, "--out", str(tmp_path / "live")]) == 0
+    assert re.fullmatch(
+        r"note: run 'bo' is still running: this is its incumbent so far \(trial \d+\); export "
+        r"again once it ends for its final one\n",
+        capsys.readouterr().err,
+    )
+    assert main([*argv, "--out", str(tmp_path / "done")]) == 0
+    assert capsys.readouterr().err == ""
