@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import errno
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,19 @@ def under(path: Path | str | int, folder: Path) -> bool:
 def leftovers(folder: Path) -> list[str]:
     """Temporary files and folders under ``folder`` (relative paths, sorted)."""
     return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if ".tmp" in p.name)
+
+
+def dead_pid() -> int:
+    """The pid of a process that has ended: whose temporary files are for the sweep."""
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def as_left_by(path: Path, pid: int) -> Path:
+    """``path``, a temporary name of this process (``hpo.ownership.temp_prefix``), as process
+    ``pid`` of this host would have named it."""
+    return path.with_name(path.name.replace(f"-{os.getpid()}-", f"-{pid}-"))
 
 
 def one_line(err: str) -> str:

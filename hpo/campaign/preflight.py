@@ -42,6 +42,7 @@ from hpo.runs.folder import (
     discard_new_run,
     package_versions,
     run_state,
+    sweep_run_folder,
     write_json_atomic,
 )
 
@@ -243,6 +244,7 @@ def locked_run(
             lock.acquire()
         try:
             locked = True  # from here on, what is in the folder is this run's
+            sweep_run_folder(run_dir)  # what a killed campaign was writing
             if start.overwrite:
                 clear_run_dir(run_dir)
             if record is not None:

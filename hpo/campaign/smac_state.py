@@ -32,6 +32,7 @@ from hpo.campaign.smac_adapter import (
     smbo_scenario,
 )
 from hpo.errors import STORAGE_ERRNOS, ConfigError, HpoError, StorageError, naming
+from hpo.ownership import TEMP_SUFFIX, temp_prefix
 from hpo.runs.folder import SMAC_DIR, read_json, write_json_atomic
 
 __all__ = [
@@ -62,7 +63,8 @@ class _AtomicSMBO(SMBO):
         path = smbo_scenario(self).output_directory
         if path is None or self.frozen:
             return
-        tmp = {name: path / f".{name[:-5]}.tmp.json" for name in STATE_FILES}
+        # SMAC saves only to names ending in .json
+        tmp = {name: path / f"{temp_prefix(path / name)}{TEMP_SUFFIX}.json" for name in STATE_FILES}
         stats = {  # the keys SMBO.save writes and SMBO.load reads
             "used_walltime": self.used_walltime,
             "used_target_function_walltime": self.used_target_function_walltime,
@@ -186,6 +188,8 @@ def repair_smac_state(output_dir: Path) -> int:
         If one of SMAC's state files is not valid JSON.
     """
     output_dir = Path(output_dir)
+    for name in STATE_FILES:  # the fixed temporary names of older runs (the lock is held)
+        (output_dir / f".{name[:-5]}.tmp.json").unlink(missing_ok=True)
     present = [output_dir / name for name in STATE_FILES if (output_dir / name).exists()]
     states = {p.name: read_json(p) for p in present}
     _restart_racing_after_a_loop_failure(output_dir, states.get("intensifier.json"))

@@ -20,7 +20,13 @@ from typing import Any
 from hpo.deploy.model import MODEL_FILE
 from hpo.deploy.model_files import is_member_name
 from hpo.errors import STORAGE_ERRNOS, StorageError, UsageError
-from hpo.ownership import check_replaceable, refuse_protected
+from hpo.ownership import (
+    TEMP_SUFFIX,
+    check_replaceable,
+    refuse_protected,
+    sweep_stale_temps,
+    temp_prefix,
+)
 
 __all__ = ["check_out_dir", "folder_beside", "install_model_folder"]
 
@@ -96,9 +102,10 @@ def folder_beside(out_dir: Path) -> Iterator[Path]:
     """A new temporary folder beside ``out_dir`` to build an export in, removed if the body
     fails; :func:`install_model_folder` swaps it in when whole.
 
-    A disk that refuses a write into it (full, read-only) is a
-    :class:`~hpo.errors.StorageError` naming the file under ``out_dir``, the place the user
-    chose, not the temporary folder, which is gone by then.
+    The folder is named by :func:`hpo.ownership.temp_prefix`, and those a killed export left
+    beside ``out_dir`` are removed first. A disk that refuses a write into it (full,
+    read-only) is a :class:`~hpo.errors.StorageError` naming the file under ``out_dir``, the
+    place the user chose, not the temporary folder, which is gone by then.
 
     Raises
     ------
@@ -107,7 +114,9 @@ def folder_beside(out_dir: Path) -> Iterator[Path]:
     """
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
+        sweep_stale_temps(out_dir.parent)
+        made = tempfile.mkdtemp(prefix=temp_prefix(out_dir), suffix=TEMP_SUFFIX, dir=out_dir.parent)
+        tmp = Path(made)
     except OSError as exc:
         raise UsageError(
             f"--out {out_dir}: cannot write beside it ({exc.strerror}); choose another --out"

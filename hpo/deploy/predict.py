@@ -26,7 +26,7 @@ from hpo.data.load import is_layout, list_graphs
 from hpo.deploy.evaluate import model_collections
 from hpo.deploy.model import ExportedModel, ProgressFn
 from hpo.errors import UsageError
-from hpo.ownership import check_replaceable
+from hpo.ownership import TEMP_SUFFIX, check_replaceable, sweep_stale_temps, temp_prefix
 
 __all__ = ["HEADER", "DEFAULT_TOP_K", "format_row", "submission_id", "write_submission"]
 
@@ -109,7 +109,8 @@ def write_submission(
     out = Path(out_csv)
     _check_out(out, model.path)
     cache = Path(cache_dir) if cache_dir is not None else None
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    sweep_stale_temps(out.parent)  # a submission a killed predict was writing
+    tmp = out.with_name(f"{temp_prefix(out)}{TEMP_SUFFIX}")
     counts = dict.fromkeys(wanted, 0)
     try:
         try:

@@ -31,6 +31,7 @@ from hpo.features.sampling import EVERY_CONFIG, SampleRule
 from hpo.features.spec import FeatureSpec
 from hpo.features.table_file import ARRAY_DTYPES, MappedArray, mapped_ref, reopen
 from hpo.features.tile import extract_tile_features, tile_feature_names
+from hpo.ownership import TEMP_SUFFIX, temp_prefix
 
 __all__ = [
     "FeatureTable",
@@ -186,7 +187,12 @@ def cache_entry(
     key = f"{_file_digest(path)}-{spec.cache_token()}"
     if rule is not None:
         key += f"-{rule.token()}"
-    return cache_dir / collection.replace(":", "_") / f"{path.stem}-{key}.npz"
+    return cache_folder(cache_dir, collection) / f"{path.stem}-{key}.npz"
+
+
+def cache_folder(cache_dir: Path, collection: str) -> Path:
+    """The folder of ``collection``'s per-file entries in the feature cache."""
+    return Path(cache_dir) / collection.replace(":", "_")
 
 
 def _read_rows_cache(path: Path) -> GraphRows | None:
@@ -209,7 +215,7 @@ def _write_npz(path: Path, **arrays: np.ndarray) -> None:
     is a :class:`~hpo.errors.StorageError` naming the entry, and leaves no temporary file."""
     with naming(path, option="--cache-dir"):
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix(path), suffix=TEMP_SUFFIX)
         os.close(fd)
         tmp = Path(name)
         try:

@@ -39,6 +39,7 @@ import numpy as np
 from numpy.lib import format as npy_format
 
 from hpo.errors import UsageError, naming
+from hpo.ownership import TEMP_SUFFIX, temp_prefix
 
 __all__ = [
     "TABLE_FORMAT",
@@ -89,7 +90,7 @@ def _header(shape: tuple[int, ...], dtype: np.dtype) -> bytes:
 def _temp_beside(path: Path) -> tuple[int, Path]:
     with naming(path, option="--cache-dir"):
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix(path), suffix=TEMP_SUFFIX)
     return fd, Path(tmp)
 
 

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from hpo.errors import naming
+from hpo.ownership import TEMP_SUFFIX, temp_prefix
 from hpo.runs.incumbent import config_key
 
 __all__ = [
@@ -115,7 +116,7 @@ MAX_ADOPTED_BYTES = 1 << 30
 def _temp_beside(final: Path) -> Path:
     """A temporary name beside ``final``, one per process and thread: written, then renamed
     onto ``final``, so no reader (another trial, ``export``) sees a file half written."""
-    return final.parent / f".{final.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+    return final.parent / f"{temp_prefix(final)}{threading.get_ident()}{TEMP_SUFFIX}"
 
 
 def _prior_beside(booster: Path) -> Path:

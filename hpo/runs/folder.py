@@ -32,6 +32,7 @@ import numpy as np
 
 from hpo.data.load import SPLITS, list_graphs
 from hpo.errors import ConfigError, naming
+from hpo.ownership import TEMP_SUFFIX, sweep_stale_temps, temp_prefix
 from hpo.runs.incumbent import config_key
 from hpo.runs.lock import LOCK_FILE, RunLock, lock_is_held, read_lock, this_host, this_worker
 
@@ -54,6 +55,7 @@ __all__ = [
     "read_lock",
     "read_trials",
     "run_state",
+    "sweep_run_folder",
     "trial_key",
     "this_host",
     "this_worker",
@@ -105,7 +107,7 @@ def write_file_atomic(
         (full, read-only); the temporary file is removed, the file at ``path`` is left as it
         was.
     """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp = path.with_name(f"{temp_prefix(path)}{threading.get_ident()}{TEMP_SUFFIX}")
     try:
         with naming(path, option=option):
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -322,6 +324,13 @@ def clear_run_dir(run_dir: Path) -> None:
             shutil.rmtree(child)
         else:
             child.unlink()
+
+
+def sweep_run_folder(run_dir: Path) -> int:
+    """Remove the temporary files a killed campaign left in its run folder (its own, SMAC's,
+    the booster store's); return how many. Called by the campaign that holds the lock."""
+    folders = [run_dir, run_dir / "boosters", *sorted((run_dir / SMAC_DIR).glob("*"))]
+    return sum(sweep_stale_temps(folder) for folder in folders if folder.is_dir())
 
 
 def discard_new_run(run_dir: Path, *, remove_folder: bool) -> None:

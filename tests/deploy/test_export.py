@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from disks import FullFile
+from disks import FullFile, as_left_by, dead_pid
 from fake_runs import FAKE_COLLECTIONS, as_older_metric_run, build_fake_run
 
 from hpo.data.load import list_graphs
@@ -632,3 +632,18 @@ def test_a_retrained_booster_on_a_full_disk_names_the_model_folder(
     ):
         export_model(exported[0], out, retrain=True, options=ExportOptions(n_jobs=1))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_export_removes_what_a_killed_export_left_beside_its_folder(
+    exported: tuple[Path, Path], tmp_path: Path
+) -> None:
+    from hpo.ownership import TEMP_SUFFIX, temp_prefix
+
+    out = tmp_path / "m"
+    mine = tmp_path / f"{temp_prefix(out)}abc{TEMP_SUFFIX}"  # this process: alive, kept
+    dead = as_left_by(mine, dead_pid())
+    for folder in (mine, dead):
+        folder.mkdir()
+        (folder / "tile.txt").write_text("half a booster")
+    export_model(exported[0], out, retrain=True, options=ExportOptions(n_jobs=1))
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([mine.name, "m"])

@@ -15,12 +15,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from disks import FULL, FullFile, disk_error, leftovers, under
+from disks import FULL, FullFile, as_left_by, dead_pid, disk_error, leftovers, under
 from graphs import write_tile
 
 from hpo.data.load import collection_dir
 from hpo.errors import StorageError
 from hpo.features import ExtractOptions, FeatureSpec, SampleCaps, build_tables
+from hpo.ownership import TEMP_SUFFIX, temp_prefix
 
 COLLECTIONS = ("tile:xla", "layout:xla:default", "layout:nlp:random")
 SPLITS = ("train", "valid")
@@ -263,3 +264,21 @@ def _cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
     except OSError:
         return ""
+
+
+def test_a_build_removes_what_a_killed_build_left(tiny_root: Path, tmp_path: Path) -> None:
+    """A killed campaign (or an extraction worker cancelled with it) left its temporary cache
+    files for good; they name their process, and the next build removes a dead one's."""
+    cache = tmp_path / "cache"
+    left = []
+    for folder in (cache / "tile_xla", cache / "tables"):
+        folder.mkdir(parents=True)
+        left.append(
+            as_left_by(folder / f"{temp_prefix(folder / 'x.npz')}ab{TEMP_SUFFIX}", dead_pid())
+        )
+        left[-1].write_bytes(b"PK half an entry")
+    build_tables(
+        tiny_root, ("tile:xla",), SPLITS, SPEC, extract=ExtractOptions(cache_dir=cache, n_jobs=1)
+    )
+    assert [p for p in left if p.exists()] == []
+    assert leftovers(cache) == []
