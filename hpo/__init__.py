@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from hpo.errors import ConfigError, DataFormatError, HpoError, UsageError
+from hpo.errors import ConfigError, DataFormatError, HpoError, StorageError, UsageError
 
 __version__ = "0.1.0"
 
@@ -58,7 +58,15 @@ _LAZY = {
     "hyperparameter_importance": "hpo.api",
 }
 
-__all__ = ["ConfigError", "DataFormatError", "HpoError", "UsageError", "__version__", *_LAZY]
+__all__ = [
+    "ConfigError",
+    "DataFormatError",
+    "HpoError",
+    "StorageError",
+    "UsageError",
+    "__version__",
+    *_LAZY,
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -9,18 +9,41 @@ Every command that deletes or replaces a path the user named (``run --overwrite`
 - only a folder or file that hpo's own check says it wrote (``owned``): a run folder with a
   readable ``campaign.json``, an earlier export, a submission CSV, a generated root.
 
+Temporary files and folders (written, then renamed into place) are named by
+:func:`temp_prefix` after the host and process that write them, so one a killed process left
+(``kill -9``, a cancelled extraction worker) is known to be hpo's and dead, and
+:func:`sweep_stale_temps` removes it.
+
 The rule sits below every stage so the generator (which may not import run folders) and the
 deploy stage share it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
+import re
+import shutil
+import socket
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from hpo.errors import UsageError
 
-__all__ = ["check_replaceable", "refuse_protected"]
+__all__ = [
+    "TEMP_SUFFIX",
+    "check_replaceable",
+    "refuse_protected",
+    "sweep_stale_temps",
+    "temp_prefix",
+]
+
+#: Suffix of every temporary file or folder named by :func:`temp_prefix`.
+TEMP_SUFFIX = ".tmp"
+#: ``.<final name>.<host digest>-<pid>-<random>.tmp``, as :func:`temp_prefix` and ``tempfile``
+#: make them (``.tmp.json`` for SMAC's state files: SMAC insists on the suffix).
+_TEMP = re.compile(r"\..+\.(?P<host>[0-9a-f]{8})-(?P<pid>[0-9]+)-[A-Za-z0-9_]*\.tmp(?:\.json)?")
 
 
 def _resolved(path: Path) -> Path:
@@ -103,3 +126,51 @@ def check_replaceable(
             f"{flag} {target}: exists and is not a {kind} hpo wrote; hpo deletes only what it "
             "wrote, move it or choose another path"
         )
+
+
+def _host_digest() -> str:
+    return hashlib.sha1(socket.gethostname().encode()).hexdigest()[:8]
+
+
+def temp_prefix(final: Path) -> str:
+    """The prefix of a temporary name beside ``final`` (for ``tempfile.mkstemp`` or
+    ``mkdtemp``, with ``suffix=TEMP_SUFFIX``): hidden, and naming this host and process."""
+    return f".{Path(final).name}.{_host_digest()}-{os.getpid()}-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):  # another user's process, or no pid at all
+        return pid > 0
+    return True
+
+
+def sweep_stale_temps(folder: Path) -> int:
+    """Remove the temporary files and folders in ``folder`` that a process of this host left
+    when it died (named by :func:`temp_prefix`); return how many.
+
+    A name from another host, or from a process still alive, is left alone; so is a link.
+    A folder that cannot be read or written is skipped: the sweep only tidies.
+    """
+    gone = 0
+    me = _host_digest()
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for entry in entries:
+        found = _TEMP.fullmatch(entry.name)
+        if found is None or found["host"] != me or _alive(int(found["pid"])):
+            continue
+        with contextlib.suppress(OSError):
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            elif not entry.is_symlink():
+                os.unlink(entry.path)
+            else:
+                continue
+            gone += 1
+    return gone

@@ -53,6 +53,7 @@ from hpo.campaign.optimizers import get_optimizer
 from hpo.campaign.runners import CampaignDaskRunner, CampaignRunner, CampaignTarget
 from hpo.campaign.smac_adapter import facade_parts, order_initial_design
 from hpo.campaign.warm_start import WarmStart
+from hpo.errors import naming
 from hpo.ranking.folds import fold_names
 from hpo.runs.folder import SMAC_DIR, jsonable
 
@@ -134,6 +135,8 @@ def make_facade(
         If no optimizer of :mod:`hpo.campaign.optimizers` has the name ``cfg.optimizer``.
     TypeError
         If the optimizer's facade has no :class:`BaselineFirst` intensifier.
+    StorageError
+        If SMAC cannot write its scenario in its folder (a full or read-only disk).
     """
     optimizer = get_optimizer(cfg.optimizer)
     seeds = [] if warm is None else list(warm.configs)
@@ -155,7 +158,8 @@ def make_facade(
     request = FacadeRequest(
         cfg=cfg, scenario=scenario, runner=runner, common=common, warm=seeds, local=local
     )
-    facade: AbstractFacade = optimizer.builder()(request)
+    with naming(scenario.output_directory):  # SMAC writes its scenario, naming no file
+        facade: AbstractFacade = optimizer.builder()(request)
     intensifier = facade_parts(facade).intensifier
     if not isinstance(intensifier, BaselineFirst):
         raise TypeError(f"optimizer '{optimizer.name}': its intensifier does not run the baseline")

@@ -29,7 +29,7 @@ from rich.console import Console
 from hpo.campaign.config import CampaignConfig, read_campaign
 from hpo.campaign.extend import LIMITS, record_extension
 from hpo.data.overlap import find_shared_graphs
-from hpo.errors import ConfigError, HpoError, UsageError
+from hpo.errors import ConfigError, HpoError, UsageError, naming
 from hpo.ownership import check_replaceable, refuse_protected
 from hpo.ranking.metrics import LAYOUT_METRIC, recorded_layout_metric
 from hpo.ranking.spaces import space_to_dict
@@ -42,6 +42,7 @@ from hpo.runs.folder import (
     discard_new_run,
     package_versions,
     run_state,
+    sweep_run_folder,
     write_json_atomic,
 )
 
@@ -237,15 +238,33 @@ def locked_run(
     """
     run_dir = cfg.run_dir
     created, locked = not run_dir.exists(), False
+    lock = RunLock(run_dir)
     try:
-        with RunLock(run_dir):
+        with _resumed_in_place(run_dir) if start.resume else contextlib.nullcontext():
+            lock.acquire()
+        try:
             locked = True  # from here on, what is in the folder is this run's
+            sweep_run_folder(run_dir)  # what a killed campaign was writing
             if start.overwrite:
                 clear_run_dir(run_dir)
             if record is not None:
                 write_json_atomic(run_dir / CAMPAIGN_FILE, record)
             yield
-    except HpoError:
+        finally:
+            lock.release()
+    except (HpoError, OSError):  # OSError: a full or read-only disk, named by the CLI
         if locked and not start.resume and not has_trials():
-            discard_new_run(run_dir, remove_folder=created or start.overwrite)
+            with contextlib.suppress(OSError):  # a read-only disk keeps what it has
+                discard_new_run(run_dir, remove_folder=created or start.overwrite)
         raise
+
+
+@contextlib.contextmanager
+def _resumed_in_place(run_dir: Path) -> Iterator[None]:
+    """A resumed campaign writes in its own folder: one the disk refuses is copied elsewhere."""
+    with naming(
+        run_dir,
+        action="a campaign writes in its run folder: copy it to a writable folder and resume "
+        "it there (--runs-dir)",
+    ):
+        yield

@@ -31,6 +31,7 @@ from hpo.campaign.smac_adapter import (
     runner_target,
     scattered_names,
 )
+from hpo.campaign.smac_state import keep_saved_state
 from hpo.runs.boosters import trial_budget
 from hpo.runs.folder import TrialLog, jsonable, this_worker
 from hpo.runs.trial import baseline_records
@@ -225,7 +226,12 @@ class TrialRecorder(Callback):
             "error": error,
             "info": extra,
         }
-        if self.log.append(record):
+        try:
+            written = self.log.append(record)
+        except OSError:  # a full disk: SMAC must not save this trial as done without its record
+            keep_saved_state(smbo)
+            raise
+        if written:
             if baseline:
                 self.baseline_on.add(info.instance)
             self.progress.trial_finished(self.log.records[-1])

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -30,13 +31,15 @@ from hpo.campaign.smac_adapter import (
     smbo_finished,
     smbo_scenario,
 )
-from hpo.errors import ConfigError, HpoError
+from hpo.errors import STORAGE_ERRNOS, ConfigError, HpoError, StorageError, naming
+from hpo.ownership import TEMP_SUFFIX, temp_prefix
 from hpo.runs.folder import SMAC_DIR, read_json, write_json_atomic
 
 __all__ = [
     "LOOP_FAILURE_FILE",
     "STATE_FILES",
     "campaign_optimizer",
+    "keep_saved_state",
     "note_loop_failure",
     "optimize_resumably",
     "reopen_smac_state",
@@ -53,12 +56,15 @@ LOOP_FAILURE_FILE = "loop_failure.txt"
 class _AtomicSMBO(SMBO):
     """SMBO whose state files are written to temporary names, then renamed together."""
 
+    #: Set once a trial SMAC was told of could not be logged (:func:`keep_saved_state`).
+    frozen = False
+
     def save(self) -> None:  # noqa: D102
         path = smbo_scenario(self).output_directory
-        if path is None:
+        if path is None or self.frozen:
             return
-        path.mkdir(parents=True, exist_ok=True)
-        tmp = {name: path / f".{name[:-5]}.tmp.json" for name in STATE_FILES}
+        # SMAC saves only to names ending in .json
+        tmp = {name: path / f"{temp_prefix(path / name)}{TEMP_SUFFIX}.json" for name in STATE_FILES}
         stats = {  # the keys SMBO.save writes and SMBO.load reads
             "used_walltime": self.used_walltime,
             "used_target_function_walltime": self.used_target_function_walltime,
@@ -66,11 +72,27 @@ class _AtomicSMBO(SMBO):
             "last_update": time.time(),
             "finished": smbo_finished(self),
         }
-        tmp["optimization.json"].write_text(json.dumps(stats, indent=2))
-        self.runhistory.save(tmp["runhistory.json"])
-        self.intensifier.save(tmp["intensifier.json"])
-        for name, src in tmp.items():
-            os.replace(src, path / name)
+        try:
+            with naming(path):  # a full disk: one line, and the state saved last stays
+                path.mkdir(parents=True, exist_ok=True)
+                tmp["optimization.json"].write_text(json.dumps(stats, indent=2))
+                self.runhistory.save(tmp["runhistory.json"])
+                self.intensifier.save(tmp["intensifier.json"])
+                for name, src in tmp.items():
+                    os.replace(src, path / name)
+        finally:
+            for src in tmp.values():
+                with contextlib.suppress(OSError):  # renamed, or never written
+                    src.unlink(missing_ok=True)
+
+
+def keep_saved_state(smbo: SMBO) -> None:
+    """Save no more of ``smbo``'s state: a trial it was told of could not be logged (a full
+    disk), and SMAC saves again as its loop ends. The state on disk stays the one saved
+    before that trial, so a resume runs it again instead of counting a trial that
+    ``trials.jsonl`` has no record of."""
+    if isinstance(smbo, _AtomicSMBO):
+        smbo.frozen = True
 
 
 def _diff(new: Any, old: Any, where: str = "") -> list[str]:
@@ -166,6 +188,8 @@ def repair_smac_state(output_dir: Path) -> int:
         If one of SMAC's state files is not valid JSON.
     """
     output_dir = Path(output_dir)
+    for name in STATE_FILES:  # the fixed temporary names of older runs (the lock is held)
+        (output_dir / f".{name[:-5]}.tmp.json").unlink(missing_ok=True)
     present = [output_dir / name for name in STATE_FILES if (output_dir / name).exists()]
     states = {p.name: read_json(p) for p in present}
     _restart_racing_after_a_loop_failure(output_dir, states.get("intensifier.json"))
@@ -205,6 +229,8 @@ def optimize_resumably(
     except (HpoError, KeyboardInterrupt):
         raise
     except Exception as exc:
+        if isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS:  # the disk, not SMAC
+            raise StorageError.of(exc, exc.filename or output_dir) from exc
         note = note_loop_failure(output_dir, traceback.format_exc())
         raise HpoError(
             f"SMAC's search loop failed ({type(exc).__name__}: {exc}; traceback in {note}); "

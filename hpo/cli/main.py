@@ -4,7 +4,10 @@ Each command group lives in its own module (``data``, ``campaign``, ``runs``, ``
 adds its sub-parsers and handlers. :func:`main` turns every :class:`hpo.errors.HpoError` into
 one line on stderr and exit code 2 and Ctrl-C into exit code 130; a reader that closed the
 pipe (``hpo run ... | head -3``) or a closed stdout never stops a command: its output ends,
-the work goes on.
+the work goes on. An error in the arguments is one line too, the usage left to ``--help``.
+A disk that refuses a write (full, read-only, forbidden) is one line as well, naming the path
+and what to do, wherever in a command it happens: the places hpo writes name their own path
+(:class:`hpo.errors.StorageError`), and this is the net under them.
 """
 
 from __future__ import annotations
@@ -16,10 +19,10 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from hpo import __version__
-from hpo.errors import HpoError, UsageError
+from hpo.errors import STORAGE_ERRNOS, HpoError, StorageError, UsageError
 
 __all__ = ["build_parser", "main"]
 
@@ -31,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     from hpo.cli import models as cli_models
     from hpo.cli import runs as cli_runs
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="hpo",
         description="Tune LightGBM lambdarank runtime models for TpuGraphs with SMAC3.",
     )
@@ -53,12 +56,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         Arguments without the program name; ``None`` reads ``sys.argv``.
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    leaf = vars(args).pop(_LEAF, parser)
+    if extras:  # told by the (sub-)command they were given to, as argparse would not
+        leaf.error(f"unrecognized arguments: {' '.join(extras)}")
     real_stdout = sys.stdout
     sys.stdout = _SafeStdout(real_stdout)
     try:
         _check_folders(args)
         return int(args.handler(args))
+    except OSError as exc:  # a StorageError, or an unwritable path no write site named
+        if not isinstance(exc, StorageError) and exc.errno not in STORAGE_ERRNOS:
+            raise
+        err = exc if isinstance(exc, StorageError) else StorageError.of(exc)
+        print(f"hpo: error: {err.line(_option_holding(err.filename, args))}", file=sys.stderr)
+        return 2
     except HpoError as exc:
         print(f"hpo: error: {exc}", file=sys.stderr)
         return 2
@@ -67,6 +79,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     finally:
         sys.stdout = real_stdout
+
+
+#: Where :class:`_Parser` notes the (sub-)command parser that parsed last, the one to name in
+#: an error about arguments left over.
+_LEAF = "_hpo_parser"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose errors are one line (``hpo run: error: ... (see hpo run
+    --help)``) and exit code 2: the usage argparse prints first was up to 13 lines, burying
+    the error; ``--help`` is where it belongs. Sub-command parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:  # noqa: D102
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def parse_known_args(  # type: ignore[override]  # noqa: D102
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if not hasattr(parsed, _LEAF):  # a sub-command's parser finished first
+            setattr(parsed, _LEAF, self)
+        return parsed, extras
 
 
 class _SafeStdout(io.TextIOBase):
@@ -115,6 +149,29 @@ class _SafeStdout(io.TextIOBase):
     @property
     def encoding(self) -> str:  # type: ignore[override]
         return str(getattr(self._stream, "encoding", None) or "utf-8")
+
+
+#: Options naming a place hpo writes, and their flags.
+_WRITTEN = {"runs_dir": "--runs-dir", "cache_dir": "--cache-dir", "out": "--out"}
+
+
+def _option_holding(path: str | None, args: argparse.Namespace) -> str | None:
+    """The flag of the option whose place holds ``path`` (the nearest), for the line that says
+    where else to write; ``None`` when no option chose it."""
+    if path is None:
+        return None
+    found = Path(os.path.abspath(path))
+    best: tuple[int, str] | None = None
+    for attr, flag in _WRITTEN.items():
+        value = getattr(args, attr, None)
+        if not isinstance(value, (str, Path)):
+            continue
+        place = Path(os.path.abspath(value))
+        if (found == place or place in found.parents) and (
+            best is None or len(place.parts) > best[0]
+        ):
+            best = (len(place.parts), flag)
+    return None if best is None else best[1]
 
 
 #: Options naming a folder hpo creates when missing, and their flags.

@@ -166,7 +166,21 @@ def _cmd_export(args: argparse.Namespace) -> int:
             "(train+valid) at the largest budget; the run's score is its mean over the folds"
         )
     print(f"valid score {_f(val.get('score'))}{note}: {metrics}")
+    trial = (model.meta.get("run") or {}).get("trial")  # a per-subset run has one per subset
+    _note_live(run, "its incumbent so far" + ("" if trial is None else f" (trial {trial})"))
     return 0
+
+
+def _note_live(run: Any, what: str) -> None:
+    """One stderr line when the run exported is still running: the model is ``what`` (its
+    best so far), and a later export may differ. Printed after the export succeeded, as the
+    other notes are, so an error stays the only line on stderr."""
+    if run.state == "running":
+        print(
+            f"note: run '{run.name}' is still running: this is {what}; export again once it "
+            "ends for its final one",
+            file=sys.stderr,
+        )
 
 
 def _cmd_export_ensemble(args: argparse.Namespace, run: Any, out: Path) -> int:
@@ -209,6 +223,7 @@ def _cmd_export_ensemble(args: argparse.Namespace, run: Any, out: Path) -> int:
             "note: the ensemble scores below the incumbent on valid; `hpo export` without "
             "--ensemble writes the incumbent alone"
         )
+    _note_live(run, "an ensemble of its best configurations so far")
     return 0
 
 

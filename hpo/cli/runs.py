@@ -79,17 +79,20 @@ def _when(epoch: float | None) -> str:
 
 @contextlib.contextmanager
 def _progress(label: str) -> Iterator[Any]:
-    """A rich progress bar on stderr, handed out as a ``progress(done, total, label)``."""
+    """A rich progress bar on stderr, handed out as a ``progress(done, total, label)``; only on
+    a terminal (elsewhere rich drew nothing but an empty line, ahead of an error's one line)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    console = Console(stderr=True)
     with Progress(
         TextColumn("[bold]{task.fields[what]}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TextColumn("{task.description}"),
-        console=Console(stderr=True),
+        console=console,
         transient=True,
+        disable=not console.is_terminal,
     ) as bar:
         task = bar.add_task("", total=None, what=label)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hpo.data.graph_files import graph_file_problem
 from hpo.data.load import (
     COLLECTIONS,
     SPLITS,
@@ -114,6 +115,11 @@ def check_dataset(
             for path in sorted(folder.glob("*.npz")):
                 if on_file is not None:
                     on_file(path)
+                problem = graph_file_problem(path)  # what every command that lists says
+                if problem is not None:
+                    problems.append(problem)
+                    summary.bad += 1
+                    continue
                 try:
                     graph = load_graph(path, collection)
                     if isinstance(graph, LayoutGraph):

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from hpo.data.npyzip import ARCHIVE_ERRORS, check_member_size, iter_member_rows, read_member_header
+from hpo.data.graph_files import graph_file_problem, open_archive, read_key
+from hpo.data.npyzip import iter_member_rows, read_member_header
 from hpo.data.runtimes import validate_layout_runtimes, validate_tile_runtimes
 from hpo.data.segments import check_node_splits
 from hpo.data.values import (
@@ -122,15 +123,16 @@ def list_graphs(root: Path, collection: str, split: str) -> list[Path]:
     UsageError
         If the collection's folder does not exist under ``root``.
     DataFormatError
-        If an entry is not a readable file (a dangling or self-looping link).
+        If an entry cannot be a graph file (:func:`~hpo.data.graph_files.graph_file_problem`).
     """
     folder = collection_dir(root, collection, split)
     if not folder.is_dir():
         raise UsageError(f"{root}: no {collection} {split} data (missing folder {folder})")
     paths = sorted(folder.glob("*.npz"))
     for path in paths:
-        if not path.is_file():  # a dangling or looping link, or a folder named *.npz
-            raise DataFormatError(f"{path}: not a readable file (a broken link or a folder?)")
+        problem = graph_file_problem(path)
+        if problem is not None:
+            raise DataFormatError(problem)
     return paths
 
 
@@ -212,40 +214,17 @@ def _check(
         raise DataFormatError(f"{path}: key '{key}': expected shape {want_s}, found {arr.shape}")
 
 
-def _read(npz: np.lib.npyio.NpzFile, path: Path, key: str) -> np.ndarray:
-    if key not in npz.files:
-        raise DataFormatError(f"{path}: missing key '{key}' (found {', '.join(sorted(npz.files))})")
-    if npz.zip is not None:  # an archive np.load opened from a file always has one
-        check_member_size(npz.zip, path, key)
-    try:
-        return np.asarray(npz[key])
-    except ARCHIVE_ERRORS as exc:
-        raise DataFormatError(f"{path}: key '{key}': unreadable ({exc})") from exc
-
-
-def _open(path: Path) -> np.lib.npyio.NpzFile:
-    if not path.is_file():
-        raise DataFormatError(f"{path}: file not found")
-    try:
-        npz = np.load(path, allow_pickle=False)
-    except ARCHIVE_ERRORS as exc:
-        raise DataFormatError(f"{path}: not a readable .npz archive ({exc})") from exc
-    if not isinstance(npz, np.lib.npyio.NpzFile):
-        raise DataFormatError(f"{path}: expected an .npz archive, found a single .npy array")
-    return npz
-
-
 def _load_graph_keys(
     npz: np.lib.npyio.NpzFile, path: Path
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    node_feat = _read(npz, path, "node_feat")
+    node_feat = read_key(npz, path, "node_feat")
     _check(path, "node_feat", node_feat, _FLOAT_KINDS, (None, NODE_FEAT_DIM))
     n = node_feat.shape[0]
     if n == 0:
         raise DataFormatError(f"{path}: key 'node_feat': expected at least one node, found 0")
-    node_opcode = _read(npz, path, "node_opcode")
+    node_opcode = read_key(npz, path, "node_opcode")
     _check(path, "node_opcode", node_opcode, _INT_KINDS, (n,))
-    edge_index = _read(npz, path, "edge_index")
+    edge_index = read_key(npz, path, "edge_index")
     if edge_index.size == 0 and edge_index.ndim == 1:
         edge_index = edge_index.reshape(0, 2)
     _check(path, "edge_index", edge_index, _INT_KINDS, (None, 2))
@@ -275,7 +254,7 @@ def load_graph_structure(path: Path | str) -> tuple[np.ndarray, np.ndarray, np.n
         If one of the three keys is missing or malformed.
     """
     path = Path(path)
-    with _open(path) as npz:
+    with open_archive(path) as npz:
         return _load_graph_keys(npz, path)
 
 
@@ -289,15 +268,15 @@ def load_tile_graph(path: Path | str) -> TileGraph:
         a runtime or normalizer is NaN, infinite, fractional, negative or wrongly zero.
     """
     path = Path(path)
-    with _open(path) as npz:
+    with open_archive(path) as npz:
         node_feat, node_opcode, edge_index = _load_graph_keys(npz, path)
-        config_feat = _read(npz, path, "config_feat")
+        config_feat = read_key(npz, path, "config_feat")
         _check(path, "config_feat", config_feat, _FLOAT_KINDS, (None, TILE_CONFIG_DIM))
         c = config_feat.shape[0]
         check_feature_values(path, "config_feat", config_feat)
-        runtime = _read(npz, path, "config_runtime")
+        runtime = read_key(npz, path, "config_runtime")
         _check(path, "config_runtime", runtime, _INT_KINDS + _FLOAT_KINDS, (c,))
-        norm = _read(npz, path, "config_runtime_normalizers")
+        norm = read_key(npz, path, "config_runtime_normalizers")
         _check(path, "config_runtime_normalizers", norm, _INT_KINDS + _FLOAT_KINDS, (c,))
     if c == 0:
         raise DataFormatError(f"{path}: key 'config_feat': expected at least one config, found 0")
@@ -327,10 +306,10 @@ def load_layout_graph(path: Path | str) -> LayoutGraph:
         a runtime is NaN, infinite, fractional, negative, or zero in a labeled file.
     """
     path = Path(path)
-    with _open(path) as npz:
+    with open_archive(path) as npz:
         node_feat, node_opcode, edge_index = _load_graph_keys(npz, path)
         n = node_feat.shape[0]
-        ids = _read(npz, path, "node_config_ids")
+        ids = read_key(npz, path, "node_config_ids")
         _check(path, "node_config_ids", ids, _INT_KINDS, (None,))
         nc = ids.shape[0]
         if nc == 0:
@@ -343,12 +322,12 @@ def load_layout_graph(path: Path | str) -> LayoutGraph:
                 f"[{ids.min()}, {ids.max()}]"
             )
         check_config_ids(path, ids)
-        splits = _read(npz, path, "node_splits")
+        splits = read_key(npz, path, "node_splits")
         if splits.ndim == 1:
             splits = splits.reshape(1, -1)
         _check(path, "node_splits", splits, _INT_KINDS, (1, None))
         check_node_splits(path, splits, n)
-        runtime = _read(npz, path, "config_runtime")
+        runtime = read_key(npz, path, "config_runtime")
         _check(path, "config_runtime", runtime, _INT_KINDS + _FLOAT_KINDS, (None,))
         c = runtime.shape[0]
         if "node_config_feat" not in npz.files:

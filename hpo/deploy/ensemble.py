@@ -28,8 +28,6 @@ Single campaigns only: a per-subset or cross-validated run is refused.
 from __future__ import annotations
 
 import math
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,13 +45,14 @@ from hpo.deploy.model import (
     route_collections,
 )
 from hpo.deploy.model_files import write_model_file
-from hpo.deploy.out_folder import check_out_dir, install_model_folder
+from hpo.deploy.out_folder import check_out_dir, folder_beside, install_model_folder
 from hpo.deploy.retrain import ExportOptions, train_families
 from hpo.deploy.scored import copy_scored_boosters, score_on_run_rows
 from hpo.deploy.subsets import validation_entry
 from hpo.errors import ConfigError, UsageError
 from hpo.features import FeatureSpec, family_of
 from hpo.ranking.blend import standardized
+from hpo.runs.boosters import write_booster
 from hpo.runs.folder import (
     ENSEMBLE_FILE,
     jsonable,
@@ -202,7 +201,7 @@ def _write_member(
     )
     families: dict[str, dict[str, Any]] = {}
     for family, booster in trained.boosters.items():
-        booster.save_model(str(folder / f"{family}.txt"))
+        write_booster(booster, folder / f"{family}.txt")
         families[family] = {"file": f"{family}.txt", "columns": trained.columns[family]}
         if family in trained.priors:  # the learned prior the member blends, as export keeps it
             families[family]["prior"] = trained.priors[family]
@@ -239,13 +238,7 @@ def export_ensemble(
     check_out_dir(out)
     how = (options or ExportOptions()).for_run(history.settings)
     spec = history.settings.features
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    except OSError as exc:
-        raise UsageError(f"--out {out}: cannot write beside it ({exc.strerror})") from exc
-    tmp.chmod(0o755)
-    try:
+    with folder_beside(out) as tmp:
         entries = []
         for i, trial in enumerate(members):
             families, rounds, source = _write_member(history, trial, tmp / f"m{i}", spec, how)
@@ -273,9 +266,6 @@ def export_ensemble(
             older_metric=history.older_layout_metric,
         )
         write_model_file(tmp / MODEL_FILE, meta)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     install_model_folder(tmp, out)
     _record_in_run(history, out, meta)
     return out

@@ -40,8 +40,6 @@ its validation metrics are on valid, which was trained on (``in_training``).
 from __future__ import annotations
 
 import hashlib
-import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -52,7 +50,7 @@ from hpo.deploy.model import (
     load_model,
 )
 from hpo.deploy.model_files import write_model_file
-from hpo.deploy.out_folder import check_out_dir, install_model_folder
+from hpo.deploy.out_folder import check_out_dir, folder_beside, install_model_folder
 from hpo.deploy.retrain import TRAIN_SPLITS, ExportOptions, train_families
 from hpo.deploy.scored import copy_scored_boosters, score_on_run_rows
 from hpo.deploy.subsets import (
@@ -63,7 +61,7 @@ from hpo.deploy.subsets import (
 )
 from hpo.errors import ConfigError, UsageError
 from hpo.features import FeatureSpec
-from hpo.runs.boosters import budget_size, trial_budget
+from hpo.runs.boosters import budget_size, trial_budget, write_booster
 from hpo.runs.history import RunHistory, Trial
 from hpo.runs.nested import AnyRun, as_run
 
@@ -151,13 +149,7 @@ def export_model(
     how = (options or ExportOptions()).for_run(history.settings)
     root, progress = how.root, how.progress
     spec = next(iter(members.values())).settings.features
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    except OSError as exc:
-        raise UsageError(f"--out {out}: cannot write beside it ({exc.strerror})") from exc
-    tmp.chmod(0o755)  # mkdtemp's 0700 would make the model folder private
-    try:
+    with folder_beside(out) as tmp:
         written = {
             prefix: _write_member(
                 member, tmp, prefix, spec, retrain=retrain, splits=splits, options=how
@@ -189,9 +181,6 @@ def export_model(
             older_metric=history.older_layout_metric,
         )
         write_model_file(tmp / MODEL_FILE, meta)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     install_model_folder(tmp, out)
     return out
 
@@ -239,7 +228,7 @@ def _write_member(
         )
         families: dict[str, dict[str, Any]] = {}
         for family, booster in trained.boosters.items():
-            booster.save_model(str(folder / f"{family}.txt"))
+            write_booster(booster, folder / f"{family}.txt")
             families[family] = {
                 "file": f"{family}.txt",
                 "columns": trained.columns[family],

@@ -12,15 +12,23 @@ import contextlib
 import json
 import os
 import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from hpo.deploy.model import MODEL_FILE
 from hpo.deploy.model_files import is_member_name
-from hpo.errors import UsageError
-from hpo.ownership import check_replaceable, refuse_protected
+from hpo.errors import STORAGE_ERRNOS, StorageError, UsageError
+from hpo.ownership import (
+    TEMP_SUFFIX,
+    check_replaceable,
+    refuse_protected,
+    sweep_stale_temps,
+    temp_prefix,
+)
 
-__all__ = ["check_out_dir", "install_model_folder"]
+__all__ = ["check_out_dir", "folder_beside", "install_model_folder"]
 
 
 def _named_files(meta_file: Path) -> set[str] | None:
@@ -87,6 +95,45 @@ def check_out_dir(out_dir: Path) -> None:
             f"{out_dir}: holds files that no export wrote ({', '.join(foreign[:3])}"
             f"{', ...' if len(foreign) > 3 else ''}); move them or choose another --out"
         )
+
+
+@contextlib.contextmanager
+def folder_beside(out_dir: Path) -> Iterator[Path]:
+    """A new temporary folder beside ``out_dir`` to build an export in, removed if the body
+    fails; :func:`install_model_folder` swaps it in when whole.
+
+    The folder is named by :func:`hpo.ownership.temp_prefix`, and those a killed export left
+    beside ``out_dir`` are removed first. A disk that refuses a write into it (full,
+    read-only) is a :class:`~hpo.errors.StorageError` naming the file under ``out_dir``, the
+    place the user chose, not the temporary folder, which is gone by then.
+
+    Raises
+    ------
+    UsageError
+        If nothing can be written beside ``out_dir``.
+    """
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        sweep_stale_temps(out_dir.parent)
+        made = tempfile.mkdtemp(prefix=temp_prefix(out_dir), suffix=TEMP_SUFFIX, dir=out_dir.parent)
+        tmp = Path(made)
+    except OSError as exc:
+        raise UsageError(
+            f"--out {out_dir}: cannot write beside it ({exc.strerror}); choose another --out"
+        ) from exc
+    try:
+        tmp.chmod(0o755)  # mkdtemp's 0700 would make the model folder private
+        yield tmp
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        inside = exc.filename is not None and Path(exc.filename).is_relative_to(tmp)
+        if exc.errno in STORAGE_ERRNOS and inside:
+            where = out_dir / Path(exc.filename).relative_to(tmp)
+            raise StorageError.of(exc, where, option="--out") from exc
+        raise
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def install_model_folder(tmp: Path, out_dir: Path) -> None:

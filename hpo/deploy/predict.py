@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import io
 import os
 from collections.abc import Sequence
@@ -25,7 +26,7 @@ from hpo.data.load import is_layout, list_graphs
 from hpo.deploy.evaluate import model_collections
 from hpo.deploy.model import ExportedModel, ProgressFn
 from hpo.errors import UsageError
-from hpo.ownership import check_replaceable
+from hpo.ownership import TEMP_SUFFIX, check_replaceable, sweep_stale_temps, temp_prefix
 
 __all__ = ["HEADER", "DEFAULT_TOP_K", "format_row", "submission_id", "write_submission"]
 
@@ -108,13 +109,16 @@ def write_submission(
     out = Path(out_csv)
     _check_out(out, model.path)
     cache = Path(cache_dir) if cache_dir is not None else None
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    sweep_stale_temps(out.parent)  # a submission a killed predict was writing
+    tmp = out.with_name(f"{temp_prefix(out)}{TEMP_SUFFIX}")
     counts = dict.fromkeys(wanted, 0)
     try:
         try:
             fh = open(tmp, "w", encoding="utf-8", newline="\n")  # closed by the with below
         except OSError as exc:
-            raise UsageError(f"--out {out}: cannot write there ({exc.strerror})") from None
+            raise UsageError(
+                f"--out {out}: cannot write there ({exc.strerror}); choose another --out"
+            ) from None
         with fh:
             fh.write(HEADER + "\n")
             for i, (collection, path) in enumerate(files):
@@ -129,7 +133,11 @@ def write_submission(
     except OSError as exc:
         if exc.filename is not None and Path(exc.filename) not in (tmp, out):
             raise  # not the CSV's: the CLI names that file
-        raise UsageError(f"--out {out}: could not write the submission ({exc.strerror})") from None
+        full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+        raise UsageError(
+            f"--out {out}: could not write the submission ({exc.strerror}); "
+            f"{'free space there or ' if full else ''}choose another --out"
+        ) from None
     finally:
         with contextlib.suppress(OSError):  # a read-only or full disk: the error above says so
             tmp.unlink(missing_ok=True)

@@ -12,14 +12,13 @@ the feature switches.
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from hpo.deploy.retrain import ExportOptions
-from hpo.errors import UsageError
+from hpo.errors import UsageError, naming
 from hpo.features import FeatureSpec, by_family
 from hpo.features.store import read_rows
 from hpo.features.table import FeatureTable, feature_names
@@ -32,6 +31,8 @@ __all__ = ["booster_columns", "copy_scored_boosters", "score_on_run_rows", "used
 
 #: How far into a LightGBM text model its header's ``max_feature_idx`` is looked for.
 _HEADER_BYTES = 1 << 16
+#: Bytes of a booster file copied at a time.
+_COPY_BYTES = 1 << 20
 
 
 def used_columns(family: str, spec: FeatureSpec, hyperparameters: dict[str, Any]) -> list[str]:
@@ -72,6 +73,26 @@ def booster_columns(
     return used_columns(family, spec, hyperparameters)
 
 
+def _copy_booster(source: Path, dest: Path, what: str) -> None:
+    """Copy ``source`` to ``dest``, telling which side failed: a source that cannot be read
+    is a UsageError naming it; a destination the disk refuses (full, read-only) is a
+    :class:`~hpo.errors.StorageError` naming ``dest`` (the export names the place the user
+    chose, :func:`hpo.deploy.out_folder.folder_beside`)."""
+    try:
+        src = open(source, "rb")  # noqa: SIM115 (closed by the with below)
+    except OSError as exc:
+        raise UsageError(f"{source}: cannot copy {what} ({exc.strerror or exc})") from exc
+    with src, naming(dest), open(dest, "wb") as out:
+        while True:
+            try:
+                block = src.read(_COPY_BYTES)
+            except OSError as exc:
+                raise UsageError(f"{source}: cannot copy {what} ({exc.strerror or exc})") from exc
+            if not block:
+                break
+            out.write(block)
+
+
 def copy_scored_boosters(
     history: RunHistory, inc: Trial, seed: int, spec: FeatureSpec, tmp: Path
 ) -> dict[str, dict[str, Any]]:
@@ -94,13 +115,7 @@ def copy_scored_boosters(
                 f"{inc.budget}); the run predates kept boosters or they were deleted, so "
                 f"export with retrain (hpo export {history.name} --retrain)"
             )
-        try:
-            shutil.copyfile(source, tmp / f"{family}.txt")
-        except OSError as exc:  # name the run's file: the temporary folder is gone by now
-            raise UsageError(
-                f"{source}: cannot copy the {family} booster of trial {inc.trial} "
-                f"({exc.strerror or type(exc).__name__})"
-            ) from exc
+        _copy_booster(source, tmp / f"{family}.txt", f"the {family} booster of trial {inc.trial}")
         families[family] = {
             "file": f"{family}.txt",
             "columns": booster_columns(tmp / f"{family}.txt", family, spec, inc.config),

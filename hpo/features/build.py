@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,12 +32,14 @@ from hpo.features.table import (
     FeatureTable,
     GraphRef,
     cache_entry,
+    cache_folder,
     family_of,
     feature_names,
     rows_of_entry,
     version_columns,
 )
 from hpo.features.table_file import ARRAY_DTYPES, TableWriter, open_table_files, table_key
+from hpo.ownership import sweep_stale_temps
 
 _T = TypeVar("_T")
 
@@ -200,6 +203,7 @@ def build_tables(
     rules = {(c, s): caps.rule(s, is_layout(c), s in merge_duplicates_in) for c, s, _ in jobs}
     extracting = spec.extracting()
     entries: list[Path | None] = [None] * len(jobs)
+    _sweep_cache(how.cache_dir, collections)
     if how.cache_dir is not None:  # the per-file keys name the tables: hashed in parallel
         entries = list(
             Parallel(n_jobs=how.n_jobs)(
@@ -222,6 +226,7 @@ def build_tables(
         else:
             sinks[(family, split)] = reused
     todo = sorted(i for key in sinks for i in members[key])
+    results = None
     try:
         results = Parallel(n_jobs=how.n_jobs, return_as="generator")(
             delayed(in_worker)(
@@ -245,11 +250,27 @@ def build_tables(
                 family, split, sink, len(members[(family, split)]), spec
             )
     except BaseException:
+        if results is not None:  # stop the workers now; the error is the one line to show
+            with warnings.catch_warnings():
+                # joblib counts the tasks it drops, in a warning on stderr
+                warnings.filterwarnings("ignore", ".*adjusting the input task iterator")
+                results.close()
         for sink in sinks.values():
             if isinstance(sink, TableWriter):
                 sink.abort()  # drops the temporary file, if any is left
+        _sweep_cache(how.cache_dir, collections)  # what the cancelled workers were writing
         raise
     return {key: tables[key] for key in members}
+
+
+def _sweep_cache(cache_dir: Path | None, collections: Sequence[str]) -> None:
+    """Remove the temporary files that dead processes left in the cache folders of
+    ``collections`` and of the tables (a killed campaign, a cancelled extraction worker)."""
+    if cache_dir is None:
+        return
+    for collection in collections:
+        sweep_stale_temps(cache_folder(cache_dir, collection))
+    sweep_stale_temps(cache_dir / TABLES_DIR)
 
 
 def _reuse_or_plan(

@@ -11,6 +11,7 @@ caps on the same data extracts nothing.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import tempfile
@@ -23,13 +24,14 @@ import numpy as np
 
 from hpo.data.load import is_layout, load_layout_graph, load_tile_graph
 from hpo.data.npyzip import ARCHIVE_ERRORS
-from hpo.errors import DataFormatError
+from hpo.errors import DataFormatError, naming
 from hpo.features.layout import extract_layout_features, layout_feature_names
 from hpo.features.rows import GraphRows, extract_graph_rows
 from hpo.features.sampling import EVERY_CONFIG, SampleRule
 from hpo.features.spec import FeatureSpec
 from hpo.features.table_file import ARRAY_DTYPES, MappedArray, mapped_ref, reopen
 from hpo.features.tile import extract_tile_features, tile_feature_names
+from hpo.ownership import TEMP_SUFFIX, temp_prefix
 
 __all__ = [
     "FeatureTable",
@@ -185,7 +187,12 @@ def cache_entry(
     key = f"{_file_digest(path)}-{spec.cache_token()}"
     if rule is not None:
         key += f"-{rule.token()}"
-    return cache_dir / collection.replace(":", "_") / f"{path.stem}-{key}.npz"
+    return cache_folder(cache_dir, collection) / f"{path.stem}-{key}.npz"
+
+
+def cache_folder(cache_dir: Path, collection: str) -> Path:
+    """The folder of ``collection``'s per-file entries in the feature cache."""
+    return Path(cache_dir) / collection.replace(":", "_")
 
 
 def _read_rows_cache(path: Path) -> GraphRows | None:
@@ -204,11 +211,20 @@ def _read_rows_cache(path: Path) -> GraphRows | None:
 
 
 def _write_npz(path: Path, **arrays: np.ndarray) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
-    os.close(fd)
-    np.savez(tmp, allow_pickle=False, **arrays)
-    os.replace(tmp, path)
+    """Write a cache entry through a temporary file and a rename; a full or read-only cache
+    is a :class:`~hpo.errors.StorageError` naming the entry, and leaves no temporary file."""
+    with naming(path, option="--cache-dir"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix(path), suffix=TEMP_SUFFIX)
+        os.close(fd)
+        tmp = Path(name)
+        try:
+            with open(tmp, "wb") as fh:  # a file object: np.savez would add ".npz" to a name
+                np.savez(fh, allow_pickle=False, **arrays)
+            os.replace(tmp, path)
+        finally:
+            with contextlib.suppress(OSError):  # renamed, or never written
+                tmp.unlink(missing_ok=True)
 
 
 def extract_rows(

@@ -24,6 +24,7 @@ process with SIGBUS).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -37,7 +38,8 @@ from typing import Any
 import numpy as np
 from numpy.lib import format as npy_format
 
-from hpo.errors import UsageError
+from hpo.errors import UsageError, naming
+from hpo.ownership import TEMP_SUFFIX, temp_prefix
 
 __all__ = [
     "TABLE_FORMAT",
@@ -86,20 +88,34 @@ def _header(shape: tuple[int, ...], dtype: np.dtype) -> bytes:
 
 
 def _temp_beside(path: Path) -> tuple[int, Path]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with naming(path, option="--cache-dir"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix(path), suffix=TEMP_SUFFIX)
     return fd, Path(tmp)
 
 
 def _save_atomic(path: Path, array: np.ndarray) -> None:
     fd, tmp = _temp_beside(path)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            np.save(fh, array, allow_pickle=False)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        with naming(path, option="--cache-dir"):
+            with os.fdopen(fd, "wb") as fh:
+                np.save(fh, array, allow_pickle=False)
+            os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):  # renamed, or never written
+            tmp.unlink(missing_ok=True)
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = _temp_beside(path)
+    try:
+        with naming(path, option="--cache-dir"):
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):  # renamed, or never written
+            tmp.unlink(missing_ok=True)
 
 
 class TableWriter:
@@ -125,13 +141,23 @@ class TableWriter:
         fd, self._tmp = _temp_beside(_file(prefix, "X"))
         self._fh = os.fdopen(fd, "wb")
         self._header_bytes = len(_header((0, width), ARRAY_DTYPES["X"]))
-        self._fh.write(b"\0" * self._header_bytes)  # the header is written by finish()
+        try:
+            with self._naming():
+                self._fh.write(b"\0" * self._header_bytes)  # the header is written by finish()
+        except BaseException:
+            self.abort()
+            raise
+
+    def _naming(self) -> contextlib.AbstractContextManager[None]:
+        """A full or read-only cache, named by the table's ``X`` file (its final name)."""
+        return naming(_file(self.prefix, "X"), option="--cache-dir")
 
     def add(self, graph: dict[str, Any], X: np.ndarray, **per_row: np.ndarray) -> None:
         """Append one graph's rows; ``graph`` is its JSON record, ``per_row`` its small arrays."""
         if X.ndim != 2 or X.shape[1] != self.width:
             raise ValueError(f"{self.prefix.name}: rows of width {self.width}, got {X.shape}")
-        self._fh.write(np.ascontiguousarray(X, dtype=ARRAY_DTYPES["X"]).data)
+        with self._naming():
+            self._fh.write(np.ascontiguousarray(X, dtype=ARRAY_DTYPES["X"]).data)
         self._graphs.append({**graph, "rows": int(X.shape[0])})
         self._rows += int(X.shape[0])
         for name in PER_ROW:
@@ -142,10 +168,11 @@ class TableWriter:
         header = _header((self._rows, self.width), ARRAY_DTYPES["X"])
         if len(header) != self._header_bytes:  # numpy leaves room for 21 digits of rows
             raise ValueError(f"{self.prefix.name}: .npy header grew with {self._rows} rows")
-        self._fh.seek(0)
-        self._fh.write(header)
-        self._fh.close()
         try:
+            with self._naming():
+                self._fh.seek(0)
+                self._fh.write(header)
+                self._fh.close()
             sizes = [g["rows"] for g in self._graphs]
             group = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
             _save_atomic(_file(self.prefix, "group"), group)
@@ -153,18 +180,20 @@ class TableWriter:
                 parts = self._per_row[name]
                 merged = np.concatenate(parts) if parts else np.zeros(0)
                 _save_atomic(_file(self.prefix, name), merged.astype(ARRAY_DTYPES[name]))
-            fd, tmp = _temp_beside(_graphs_file(self.prefix))
-            with os.fdopen(fd, "w") as fh:
-                json.dump(self._graphs, fh)
-            os.replace(tmp, _graphs_file(self.prefix))
-            os.replace(self._tmp, _file(self.prefix, "X"))
+            graphs = json.dumps(self._graphs).encode()
+            _write_atomic(_graphs_file(self.prefix), graphs)
+            with self._naming():
+                os.replace(self._tmp, _file(self.prefix, "X"))
         finally:
-            self._tmp.unlink(missing_ok=True)
+            self.abort()
 
     def abort(self) -> None:
-        """Drop the temporary file (extraction failed)."""
-        self._fh.close()
-        self._tmp.unlink(missing_ok=True)
+        """Drop the temporary file (extraction failed, or the table is in place); a full disk
+        that fails the last flush does not keep it."""
+        with contextlib.suppress(OSError):
+            self._fh.close()
+        with contextlib.suppress(OSError):
+            self._tmp.unlink(missing_ok=True)
 
 
 def _checked_header(path: Path, dtype: np.dtype) -> tuple[int, ...] | None:

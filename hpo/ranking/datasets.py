@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from hpo.features.store import mapped_file
+from hpo.ownership import TEMP_SUFFIX, sweep_stale_temps, temp_prefix
 
 __all__ = ["DatasetCache", "binary_dataset", "binary_path", "rows_digest"]
 
@@ -152,7 +153,8 @@ def binary_dataset(path: Path, build: Callable[[], Any], load: Callable[[Path], 
             if saved is not None:
                 return saved
         dataset = build()
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        sweep_stale_temps(path.parent)  # what a killed campaign was writing
+        tmp = path.with_name(f"{temp_prefix(path)}{threading.get_ident()}{TEMP_SUFFIX}")
         try:
             dataset.save_binary(tmp)
             os.replace(tmp, path)

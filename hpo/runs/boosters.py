@@ -49,6 +49,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from hpo.errors import naming
+from hpo.ownership import TEMP_SUFFIX, temp_prefix
 from hpo.runs.incumbent import config_key
 
 __all__ = [
@@ -59,6 +61,7 @@ __all__ = [
     "budget_size",
     "folder_bytes",
     "trial_budget",
+    "write_booster",
 ]
 
 BOOSTERS_DIR = "boosters"
@@ -113,7 +116,7 @@ MAX_ADOPTED_BYTES = 1 << 30
 def _temp_beside(final: Path) -> Path:
     """A temporary name beside ``final``, one per process and thread: written, then renamed
     onto ``final``, so no reader (another trial, ``export``) sees a file half written."""
-    return final.parent / f".{final.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+    return final.parent / f"{temp_prefix(final)}{threading.get_ident()}{TEMP_SUFFIX}"
 
 
 def _prior_beside(booster: Path) -> Path:
@@ -139,6 +142,31 @@ def _copy_regular(source: Path, dest: Path, max_bytes: int) -> None:
         os.replace(tmp, dest)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _write_atomic(final: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary name beside ``final``, then rename it; on failure (a
+    full disk) the temporary file is removed and ``final`` is as it was."""
+    tmp = _temp_beside(final)
+    try:
+        with naming(final):
+            with tmp.open("wb") as fh:
+                fh.write(data)
+            os.replace(tmp, final)
+    finally:
+        with contextlib.suppress(OSError):  # renamed, or never written
+            tmp.unlink(missing_ok=True)
+
+
+def write_booster(booster: Any, path: Path) -> None:
+    """Save a LightGBM booster's text model at ``path`` atomically, as ``Booster.save_model``
+    writes it.
+
+    Written by Python, not by LightGBM's ``save_model``: on a full disk that raises a
+    LightGBMError and prints its own ``[Fatal]`` line; here the failure is a
+    :class:`~hpo.errors.StorageError` naming ``path``, and no partial file is left.
+    """
+    _write_atomic(Path(path), booster.model_to_string().encode("utf-8"))
 
 
 class BoosterStore:
@@ -182,18 +210,15 @@ class BoosterStore:
         first, so a booster on disk always has the prior it was scored with; without one a
         stale prior of the same name is removed.
         """
-        self.folder.mkdir(parents=True, exist_ok=True)
         final = self.path(key, size)
         side = self.prior_path(key, size)
-        if prior is None:
-            side.unlink(missing_ok=True)
-        else:
-            tmp_side = _temp_beside(side)
-            tmp_side.write_text(json.dumps(dict(prior)))
-            os.replace(tmp_side, side)
-        tmp = _temp_beside(final)
-        booster.save_model(str(tmp))
-        os.replace(tmp, final)
+        with naming(final):
+            self.folder.mkdir(parents=True, exist_ok=True)
+            if prior is None:
+                side.unlink(missing_ok=True)
+            else:
+                _write_atomic(side, json.dumps(dict(prior)).encode())
+        write_booster(booster, final)
         return final
 
     def warm_path(self, family: str, size: int) -> Path:

@@ -16,20 +16,23 @@ lives in :mod:`hpo.runs.lock`; its names are re-exported here with the other run
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import json
 import math
 import os
 import shutil
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from hpo.data.load import SPLITS, list_graphs
-from hpo.errors import ConfigError
+from hpo.errors import ConfigError, naming
+from hpo.ownership import TEMP_SUFFIX, sweep_stale_temps, temp_prefix
 from hpo.runs.incumbent import config_key
 from hpo.runs.lock import LOCK_FILE, RunLock, lock_is_held, read_lock, this_host, this_worker
 
@@ -52,9 +55,11 @@ __all__ = [
     "read_lock",
     "read_trials",
     "run_state",
+    "sweep_run_folder",
     "trial_key",
     "this_host",
     "this_worker",
+    "write_file_atomic",
     "write_json_atomic",
 ]
 
@@ -89,15 +94,41 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
+def write_file_atomic(
+    path: Path, write: Callable[[Path], object], *, option: str | None = None
+) -> None:
+    """Write ``path`` by ``write(tmp)`` to a temporary name beside it, then rename it, so no
+    reader sees it half written.
+
+    Raises
+    ------
+    StorageError
+        Naming ``path`` (and ``option``, the flag that chose it) when the disk refuses it
+        (full, read-only); the temporary file is removed, the file at ``path`` is left as it
+        was.
+    """
+    tmp = path.with_name(f"{temp_prefix(path)}{threading.get_ident()}{TEMP_SUFFIX}")
+    try:
+        with naming(path, option=option):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write(tmp)
+            os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):  # renamed, or never written
+            tmp.unlink(missing_ok=True)
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
-    """Write ``data`` as indented JSON to ``path`` through a temporary file and a rename."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    """Write ``data`` as indented JSON to ``path`` (:func:`write_file_atomic`), synced."""
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    write_file_atomic(path, write)
 
 
 def read_json(path: Path) -> Any:
@@ -221,6 +252,25 @@ def _without(record: dict[str, Any], key: str) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k != key}
 
 
+def _append_line(path: Path, line: bytes) -> None:
+    """Append ``line`` to ``path`` and fsync it; on a failed write (a full disk) the file is
+    cut back to where it ended, so no half line is left for a later append to follow."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        end = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, end)
+            raise
+    finally:
+        os.close(fd)
+
+
 class TrialLog:
     """Append-only ``trials.jsonl`` with de-duplication by :func:`trial_key`.
 
@@ -258,11 +308,8 @@ class TrialLog:
         if key in self._keys:
             return False
         record = {"trial": len(self.records) + 1, **_without(record, "trial")}
-        line = json.dumps(record) + "\n"
-        with open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(line)
-            fh.flush()
-            os.fsync(fh.fileno())
+        with naming(self.path):
+            _append_line(self.path, (json.dumps(record) + "\n").encode("utf-8"))
         self.records.append(record)
         self._keys.add(key)
         return True
@@ -277,6 +324,13 @@ def clear_run_dir(run_dir: Path) -> None:
             shutil.rmtree(child)
         else:
             child.unlink()
+
+
+def sweep_run_folder(run_dir: Path) -> int:
+    """Remove the temporary files a killed campaign left in its run folder (its own, SMAC's,
+    the booster store's); return how many. Called by the campaign that holds the lock."""
+    folders = [run_dir, run_dir / "boosters", *sorted((run_dir / SMAC_DIR).glob("*"))]
+    return sum(sweep_stale_temps(folder) for folder in folders if folder.is_dir())
 
 
 def discard_new_run(run_dir: Path, *, remove_folder: bool) -> None:

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hpo.errors import UsageError
+from hpo.errors import UsageError, naming
 
 __all__ = ["LOCK_FILE", "RunLock", "lock_is_held", "read_lock", "this_host", "this_worker"]
 
@@ -189,8 +189,13 @@ class RunLock:
                 time.sleep(0.01)
         assert self._fd is not None
         content = json.dumps({"pid": os.getpid(), "host": this_host(), "started": time.time()})
-        os.ftruncate(self._fd, 0)
-        os.pwrite(self._fd, (content + "\n").encode(), 0)
+        try:
+            with naming(self.path):
+                os.ftruncate(self._fd, 0)
+                os.pwrite(self._fd, (content + "\n").encode(), 0)
+        except OSError:  # a full disk: the lock is not taken, and no empty lock.json is left
+            self.release()
+            raise
 
     def release(self) -> None:
         """Remove ``lock.json`` and drop the lock, if this object holds it."""

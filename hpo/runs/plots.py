@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from hpo.errors import UsageError
+from hpo.runs.folder import write_file_atomic
 from hpo.runs.history import RunHistory, Trial
 from hpo.runs.importance import Importance, hyperparameter_importance
 from hpo.runs.nested import SubsetRun
@@ -37,17 +38,22 @@ def _pyplot() -> Any:
 
 
 def _save(fig: Any, out_png: Path | str) -> Path:
-    """Write ``fig`` to ``out_png`` (its suffix names the format), refusing a folder or a
-    suffix matplotlib cannot write (once matplotlib's ValueError), and close it."""
+    """Write ``fig`` to ``out_png`` (its suffix names the format; none: matplotlib's default,
+    added as matplotlib adds it), refusing a folder or a suffix matplotlib cannot write (once
+    matplotlib's ValueError), and close it. Written whole or not at all: a disk that refuses
+    it is one line (:func:`~hpo.runs.folder.write_file_atomic`)."""
     out = Path(out_png)
     formats = fig.canvas.get_supported_filetypes()
     if out.is_dir() or (out.suffix and out.suffix[1:].lower() not in formats):
         _pyplot().close(fig)
         what = "is a folder" if out.is_dir() else f"'{out.suffix}' is not an image format"
         raise UsageError(f"--out {out}: {what} (use .png, or one of {', '.join(formats)})")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out)
-    _pyplot().close(fig)
+    fmt = out.suffix[1:].lower() or str(_pyplot().rcParams["savefig.format"])
+    out = out if out.suffix else out.with_name(f"{out.name}.{fmt}")
+    try:
+        write_file_atomic(out, lambda tmp: fig.savefig(tmp, format=fmt), option="--out")
+    finally:
+        _pyplot().close(fig)
     return out
 
 
@@ -102,15 +108,8 @@ def _clip_outliers(ax: Any, ok: Sequence[Trial], x_of: Callable[[Trial], float])
     pad = 0.05 * (best - floor)
     ax.set_ylim(floor - pad, best + pad)
     label = f"{len(low)} trials below {floor:.2f} (min {scores.min():.2f})"
-    ax.scatter(
-        [x_of(t) for t in low],
-        [floor - pad / 2] * len(low),
-        marker="v",
-        color="0.35",
-        s=28,
-        zorder=3,
-        label=label,
-    )
+    xs, ys = [x_of(t) for t in low], [floor - pad / 2] * len(low)
+    ax.scatter(xs, ys, marker="v", color="0.35", s=28, zorder=3, label=label)
 
 
 def _panel_progress(ax: Any, run: RunHistory, over_time: bool, colors: tuple) -> Any:

@@ -17,7 +17,9 @@ timestamps, so two runs give byte-identical files.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from hpo.data.load import COLLECTIONS, SPLITS, collection_dir, is_layout
-from hpo.errors import UsageError
+from hpo.errors import UsageError, naming
 from hpo.ownership import check_replaceable
 from hpo.synth.law_family import LAW_FILE, LawConstants, law_record, resolve_law
 from hpo.synth.layout import write_layout_file
@@ -276,6 +278,20 @@ def _is_generated_root(root: Path) -> bool:
         return False
 
 
+def _write_law(root: Path, text: str) -> None:
+    """Write ``law.json`` whole or not at all: a truncated one (a full disk) would make the
+    root one this generator did not write, and refuse the run that fills it again."""
+    final, tmp = root / LAW_FILE, root / f".{LAW_FILE}.tmp"
+    try:
+        with naming(final, option="--out"):
+            root.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(text)
+            os.replace(tmp, final)
+    finally:
+        with contextlib.suppress(OSError):  # renamed, or never written
+            tmp.unlink(missing_ok=True)
+
+
 def generate_dataset(
     out: Path | str,
     scale: str = "tiny",
@@ -345,8 +361,7 @@ def generate_dataset(
         )
     for path in stale:
         path.unlink()
-    root.mkdir(parents=True, exist_ok=True)
-    (root / LAW_FILE).write_text(json.dumps(law_record(constants), indent=1) + "\n")
+    _write_law(root, json.dumps(law_record(constants), indent=1) + "\n")
 
     total = sum(len(s) for s in plan.values())
     summary: dict = {
@@ -364,7 +379,8 @@ def generate_dataset(
         summary["configs"][collection] = 0
         for si, split in enumerate(SPLITS):
             folder = collection_dir(root, collection, split)
-            folder.mkdir(parents=True, exist_ok=True)
+            with naming(folder, option="--out"):
+                folder.mkdir(parents=True, exist_ok=True)
             for gi, stem in enumerate(plan[(collection, split)]):
                 rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(ci, si, gi)))
                 path = folder / f"{stem}.npz"

@@ -15,6 +15,8 @@ from types import TracebackType
 
 import numpy as np
 
+from hpo.errors import naming
+
 __all__ = ["NpzWriter"]
 
 
@@ -31,7 +33,14 @@ class NpzWriter:
         # written under a temporary name and renamed when whole: a full disk or a kill never
         # leaves a truncated file under the final name
         self._tmp = self._path.with_name(f".{self._path.name}.tmp")
-        self._zf = zipfile.ZipFile(self._tmp, "w", compression=zipfile.ZIP_STORED, allowZip64=True)
+        with self._naming():
+            self._zf = zipfile.ZipFile(
+                self._tmp, "w", compression=zipfile.ZIP_STORED, allowZip64=True
+            )
+
+    def _naming(self) -> contextlib.AbstractContextManager[None]:
+        """A full or read-only disk, named by the file's final name (``--out``'s)."""
+        return naming(self._path, option="--out")
 
     def __enter__(self) -> NpzWriter:
         return self
@@ -43,8 +52,12 @@ class NpzWriter:
         tb: TracebackType | None,
     ) -> None:
         try:
-            self._zf.close()
-            if exc_type is None:
+            if exc_type is not None:
+                with contextlib.suppress(OSError):  # the error inside is the one to tell
+                    self._zf.close()
+                return
+            with self._naming():
+                self._zf.close()
                 os.replace(self._tmp, self._path)
         finally:
             with contextlib.suppress(OSError):
@@ -57,7 +70,7 @@ class NpzWriter:
 
     def add(self, key: str, array: np.ndarray) -> None:
         """Write one whole array as member ``key``."""
-        with self._zf.open(self._member(key), "w", force_zip64=True) as fh:
+        with self._naming(), self._zf.open(self._member(key), "w", force_zip64=True) as fh:
             np.lib.format.write_array(fh, np.ascontiguousarray(array), allow_pickle=False)
 
     def add_rows(
@@ -77,7 +90,7 @@ class NpzWriter:
             "shape": tuple(int(s) for s in shape),
         }
         rows = 0
-        with self._zf.open(self._member(key), "w", force_zip64=True) as fh:
+        with self._naming(), self._zf.open(self._member(key), "w", force_zip64=True) as fh:
             np.lib.format.write_array_header_1_0(fh, header)
             for block in blocks:
                 if block.dtype != dtype or block.shape[1:] != tuple(shape[1:]):

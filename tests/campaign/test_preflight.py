@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from disks import as_left_by, dead_pid
 from toy_objectives import toy_config
 
 from hpo.campaign import CampaignConfig, read_campaign
 from hpo.campaign.preflight import Start, campaign_record, check_saved, locked_run
 from hpo.errors import ConfigError, DataFormatError, UsageError
+from hpo.ownership import TEMP_SUFFIX, temp_prefix
 from hpo.ranking.metrics import LAYOUT_METRIC
 from hpo.ranking.spaces import load_space
 from hpo.runs.folder import CAMPAIGN_FILE, write_json_atomic
@@ -143,3 +145,27 @@ def test_raised_limits_extend_the_campaign_and_are_recorded(
         check_saved(dataclasses.replace(longer, walltime=90.0), logged.append)
     with pytest.raises(UsageError, match=r"--walltime none: .* a resumed campaign's limits"):
         check_saved(dataclasses.replace(longer, walltime=None), logged.append)
+
+
+def test_the_lock_holder_sweeps_what_a_killed_campaign_was_writing(
+    data_root: Path, tmp_path: Path
+) -> None:
+    """A campaign killed while it wrote left its temporary files (its own, SMAC's, the
+    booster store's) for good; the next campaign to hold the folder removes them."""
+    cfg = toy_config(tmp_path / "runs", data_root)
+    _new_run(cfg)
+    run_dir = cfg.run_dir
+    names = {
+        run_dir: "campaign.json",
+        run_dir / "smac" / "0": "runhistory.json",
+        run_dir / "boosters": "0123456789abcdef-27.txt",
+    }
+    left = []
+    for folder, name in names.items():
+        folder.mkdir(parents=True, exist_ok=True)
+        left.append(as_left_by(folder / f"{temp_prefix(folder / name)}1{TEMP_SUFFIX}", dead_pid()))
+        left[-1].write_text("half written")
+    with locked_run(cfg, Start(resume=True), None, lambda: True):
+        pass
+    assert [p for p in left if p.exists()] == []
+    assert (run_dir / CAMPAIGN_FILE).is_file()

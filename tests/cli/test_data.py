@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+from disks import FULL, disk_error, leftovers, one_line
 
 from hpo.cli import main
 
@@ -20,21 +23,56 @@ def test_synth_onto_a_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data.npz"]
 
 
-@pytest.mark.parametrize("link", ["dangling", "loop"])
-def test_a_bad_link_under_train_is_one_line(
-    tiny_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], link: str
+@pytest.mark.parametrize("entry", ["dangling", "loop", "folder"])
+def test_a_bad_entry_under_train_is_one_line_and_the_same_line_for_check(
+    tiny_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], entry: str
 ) -> None:
+    """``data check`` once said "file not found" of a folder named ``x.npz`` (and of a broken
+    link) where ``run`` said "a broken link or a folder?": one rule, one line, for both."""
     import shutil
 
     root = tmp_path / "root"
     shutil.copytree(tiny_root / "npz" / "tile", root / "npz" / "tile")
     bad = root / "npz" / "tile" / "xla" / "train" / "zz.npz"
-    os.symlink(tmp_path / "nowhere.npz" if link == "dangling" else bad, bad)
+    if entry == "folder":
+        bad.mkdir()
+        line = f"{bad}: a folder, not a graph file; move it out of {bad.parent}"
+    else:
+        os.symlink(tmp_path / "nowhere.npz" if entry == "dangling" else bad, bad)
+        line = f"{bad}: a broken link (its target is missing, or it loops); remove or fix it"
     runs = tmp_path / "runs"
     argv = ["run", "--data", str(root), "--collection", "tile", "--runs-dir", str(runs)]
     assert main([*argv, "--name", "r", "--trials", "2", "--quiet"]) == 2
-    err = capsys.readouterr().err
-    assert err == f"hpo: error: {bad}: not a readable file (a broken link or a folder?)\n"
+    assert capsys.readouterr().err == f"hpo: error: {line}\n"
     assert not runs.exists()
     assert main(["data", "check", str(root)]) == 1
-    assert f"hpo: bad file: {bad}: file not found" in capsys.readouterr().err
+    assert f"hpo: bad file: {line}\n" in capsys.readouterr().err
+
+
+def test_synth_on_a_full_disk_is_one_line_and_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A full disk once ended in a traceback (two, chained) that named no file; a second
+    synth, once there is room, fills the same root."""
+    import numpy as np
+
+    root = tmp_path / "d"
+
+    def full(*args: Any, **kwargs: Any) -> None:
+        raise disk_error(FULL)  # a write to an open file names none
+
+    monkeypatch.setattr(np.lib.format, "write_array", full)
+    assert main(["data", "synth", "--out", str(root), "--scale", "tiny", "--quiet"]) == 2
+    err = one_line(capsys.readouterr().err)
+    first = root / "npz" / "tile" / "xla" / "train"
+    assert re.fullmatch(
+        rf"hpo: error: {first}/\w+_[-\w]+\.npz: No space left on device; free space there or "
+        r"choose another --out\n",
+        err,
+    ), err
+    assert leftovers(root) == []
+    assert not list(root.rglob("*.npz"))
+    monkeypatch.undo()
+    monkeypatch.chdir(tmp_path)
+    assert main(["data", "synth", "--out", str(root), "--scale", "tiny", "--quiet"]) == 0
+    assert main(["data", "check", str(root), "--quick"]) == 0

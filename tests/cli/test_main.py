@@ -1,14 +1,24 @@
-"""The command line's own handling: folder options that name a file, and a closed pipe."""
+"""The command line's own handling: folder options that name a file, a closed pipe, and a
+disk that refuses a write."""
 
 from __future__ import annotations
 
+import argparse
+import errno
+import importlib
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from disks import FULL, READ_ONLY, disk_error, one_line
 
 from hpo.cli.main import main
+from hpo.errors import StorageError
+
+cli_main = importlib.import_module("hpo.cli.main")  # the package's `main` is the function
 
 
 @pytest.mark.parametrize(
@@ -69,3 +79,92 @@ def test_a_reader_that_closes_the_pipe_ends_it_quietly() -> None:
     err = child.stderr.read().decode()
     assert child.wait(timeout=60) == 0
     assert "Traceback" not in err, err
+
+
+def _parser_whose_command_raises(exc: OSError) -> Any:
+    def handler(args: argparse.Namespace) -> int:
+        raise exc
+
+    def build() -> argparse.ArgumentParser:
+        parser = argparse.ArgumentParser(prog="hpo")
+        parser.add_argument("--runs-dir", type=Path, default=Path("runs"))
+        parser.set_defaults(handler=handler)
+        return parser
+
+    return build
+
+
+@pytest.mark.parametrize(
+    ("code", "action"),
+    [
+        (FULL, "free space there or choose another --runs-dir"),
+        (READ_ONLY, "choose a --runs-dir on a writable file system"),
+        (errno.EACCES, "choose a --runs-dir you may write to"),
+        (errno.EDQUOT, "free space there (your quota is used up) or choose another --runs-dir"),
+    ],
+)
+def test_a_disk_that_refuses_a_write_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    code: int, action: str,
+) -> None:  # fmt: skip
+    """A full or read-only disk met anywhere in a command once ended in a traceback; the net
+    under every command names the path, the reason and, from the option that chose the
+    place, what to do."""
+    path = tmp_path / "runs" / "r" / "trials.jsonl"
+    monkeypatch.setattr(
+        cli_main, "build_parser", _parser_whose_command_raises(disk_error(code, path))
+    )
+    assert main(["--runs-dir", str(tmp_path / "runs")]) == 2
+    err = one_line(capsys.readouterr().err)
+    assert err == f"hpo: error: {path}: {os.strerror(code)}; {action}\n"
+
+
+def test_a_storage_error_keeps_its_own_words(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    exc = StorageError(FULL, os.strerror(FULL), "runs/r/run.png", option="--out")
+    monkeypatch.setattr(cli_main, "build_parser", _parser_whose_command_raises(exc))
+    assert main([]) == 2
+    assert capsys.readouterr().err == (
+        "hpo: error: runs/r/run.png: No space left on device; free space there or choose "
+        "another --out\n"
+    )
+
+
+def test_other_os_errors_are_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a disk that refuses a write is the user's to fix; anything else is a bug to see."""
+    exc = disk_error(errno.EBADF)
+    monkeypatch.setattr(cli_main, "build_parser", _parser_whose_command_raises(exc))
+    with pytest.raises(OSError, match="Bad file descriptor"):
+        main([])
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ["run", "--bogus"],
+            "hpo run: error: unrecognized arguments: --bogus (see hpo run --help)",
+        ),
+        (
+            ["predict", "--data", "d"],
+            "hpo predict: error: the following arguments are required: --model, --out (see hpo "
+            "predict --help)",
+        ),
+        ([], "hpo: error: the following arguments are required: COMMAND (see hpo --help)"),
+        (
+            ["run", "--walltime", "soon"],
+            "hpo run: error: argument --walltime: invalid duration 'soon' (expected seconds or "
+            "e.g. 90s, 30m, 2h, 1h30m) (see hpo run --help)",
+        ),
+    ],
+)
+def test_argument_errors_are_one_line(
+    argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """argparse printed its usage first (13 lines for ``hpo run``), burying the error."""
+    with pytest.raises(SystemExit, match="^2$"):
+        main(argv)
+    captured = capsys.readouterr()
+    assert captured.err == line + "\n"
+    assert captured.out == ""

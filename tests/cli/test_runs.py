@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -434,3 +435,82 @@ def test_bad_data_is_refused_by_evaluate_and_predict(
         "found nan in config 2"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["root"]
+
+
+@pytest.mark.parametrize("command", ["export", "evaluate", "predict"])
+def test_no_empty_line_on_stderr(
+    workspace: dict[str, Path], tiny_root: Path, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str], command: str,
+) -> None:  # fmt: skip
+    """Each once printed an empty line on stderr first: rich's progress bar, which off a
+    terminal draws nothing but that line when it stops, before an error's one line."""
+    model = ["--model", str(workspace["model"]), "--data", str(tiny_root)]
+    argv = {
+        "export": ["export", "hb", "--runs-dir", str(workspace["runs"]), "--out",
+                   str(tmp_path / "m"), "--jobs", "1", "--retrain"],
+        "evaluate": ["evaluate", *model, "--collections", "tile"],
+        "predict": ["predict", *model, "--out", str(tmp_path / "s.csv"), "--collections", "tile"],
+    }[command]  # fmt: skip
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert all(line.strip() for line in err.splitlines()), repr(err)
+
+
+def test_a_graph_name_that_is_not_utf8_gets_one_line_from_every_command(
+    workspace: dict[str, Path], tiny_root: Path, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """``data check`` passed such a name; ``run`` and ``predict`` failed on it in a traceback,
+    ``predict`` only after ranking every graph. Each command now refuses it, in the same
+    line, before reading a graph."""
+    from hpo.deploy.model import ExportedModel
+
+    root = tmp_path / "root"
+    shutil.copytree(tiny_root / "npz" / "tile", root / "npz" / "tile")
+    for split in ("train", "valid", "test"):
+        folder = root / "npz" / "tile" / "xla" / split
+        first = sorted(folder.glob("*.npz"))[0]
+        first.rename(os.fsdecode(bytes(folder) + b"/z\xff.npz"))
+    line = "the file name is not UTF-8 (graph ids are written as text); rename it"
+    ranked: list[Path] = []
+    real = ExportedModel.rank_graph
+    monkeypatch.setattr(
+        ExportedModel,
+        "rank_graph",
+        lambda self, p, *a, **k: ranked.append(p) or real(self, p, *a, **k),
+    )
+    model = ["--model", str(workspace["model"]), "--data", str(root)]
+    commands = {
+        "run": ["run", "--data", str(root), "--runs-dir", str(tmp_path / "runs"), "--trials", "2"],
+        "evaluate": ["evaluate", *model],
+        "predict": ["predict", *model, "--out", str(tmp_path / "s.csv")],
+    }
+    for split, argv in zip(("train", "valid", "test"), commands.values(), strict=True):
+        assert main(argv) == 2
+        bad = root / "npz" / "tile" / "xla" / split / "z\\xff.npz"
+        assert capsys.readouterr().err == f"hpo: error: {bad}: {line}\n", argv[0]
+    assert ranked == []
+    assert not (tmp_path / "s.csv").exists()
+    assert not (tmp_path / "runs").exists()
+    assert main(["data", "check", str(root)]) == 1
+    err = capsys.readouterr().err
+    assert err.count(f": {line}\n") == 3
+
+
+def test_exporting_a_live_run_says_it_is_the_incumbent_so_far(
+    workspace: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The export of a running campaign once said nothing of it: its incumbent may change."""
+    from hpo.runs.folder import RunLock
+
+    runs = workspace["runs"]
+    argv = ["export", "bo", "--runs-dir", str(runs), "--jobs", "1", "--retrain"]
+    with RunLock(runs / "bo"):  # held here, as the live campaign holds it
+        assert main([*argv, "--out", str(tmp_path / "live")]) == 0
+    assert re.fullmatch(
+        r"note: run 'bo' is still running: this is its incumbent so far \(trial \d+\); export "
+        r"again once it ends for its final one\n",
+        capsys.readouterr().err,
+    )
+    assert main([*argv, "--out", str(tmp_path / "done")]) == 0
+    assert capsys.readouterr().err == ""

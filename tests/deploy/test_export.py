@@ -9,13 +9,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from disks import FullFile, as_left_by, dead_pid
 from fake_runs import FAKE_COLLECTIONS, as_older_metric_run, build_fake_run
 
 from hpo.data.load import list_graphs
 from hpo.deploy.export import export_model, export_rounds
 from hpo.deploy.model import ExportedModel, load_model
 from hpo.deploy.retrain import ExportOptions
-from hpo.errors import ConfigError, UsageError
+from hpo.errors import ConfigError, StorageError, UsageError
 from hpo.features import FEATURE_VERSION, is_prior_only
 from hpo.ranking.metrics import LEGACY_LAYOUT_METRIC
 from hpo.runs.history import load_run
@@ -585,3 +586,64 @@ def test_out_under_a_file_is_one_line(exported: tuple[Path, Path], tmp_path: Pat
         )
     _one_line(exc)
     assert (tmp_path / "f").read_text() == "mine"
+
+
+@pytest.mark.slow
+def test_a_full_disk_names_the_model_folder_not_the_run(
+    real_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The copy of a booster onto a full disk once named the run's booster (the source) as
+    the file that failed; and the export's temporary folder was left behind."""
+    import builtins
+
+    import hpo.deploy.scored
+
+    def open_(path: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        fh = builtins.open(path, mode, *args, **kwargs)
+        return FullFile(fh) if "w" in mode else fh
+
+    monkeypatch.setattr(hpo.deploy.scored, "open", open_, raising=False)
+    out = tmp_path / "m"
+    with pytest.raises(
+        StorageError,
+        match=rf"^{re.escape(str(out))}/(tile|layout)\.txt: No space left on device; free space "
+        "there or choose another --out$",
+    ):
+        export_model(real_run, out, options=ExportOptions(n_jobs=1))
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_retrained_booster_on_a_full_disk_names_the_model_folder(
+    exported: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LightGBM's own save printed a "[Fatal]" line and raised an error naming no errno."""
+    import pathlib
+
+    real = pathlib.Path.open
+
+    def open_(self: Path, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        fh = real(self, mode, *args, **kwargs)
+        return FullFile(fh) if "w" in mode and self.name.endswith(".tmp") else fh
+
+    monkeypatch.setattr(pathlib.Path, "open", open_)
+    out = tmp_path / "m"
+    with pytest.raises(
+        StorageError, match=rf"^{re.escape(str(out))}/(tile|layout)\.txt: No space left on device"
+    ):
+        export_model(exported[0], out, retrain=True, options=ExportOptions(n_jobs=1))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_export_removes_what_a_killed_export_left_beside_its_folder(
+    exported: tuple[Path, Path], tmp_path: Path
+) -> None:
+    from hpo.ownership import TEMP_SUFFIX, temp_prefix
+
+    out = tmp_path / "m"
+    mine = tmp_path / f"{temp_prefix(out)}abc{TEMP_SUFFIX}"  # this process: alive, kept
+    dead = as_left_by(mine, dead_pid())
+    for folder in (mine, dead):
+        folder.mkdir()
+        (folder / "tile.txt").write_text("half a booster")
+    export_model(exported[0], out, retrain=True, options=ExportOptions(n_jobs=1))
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([mine.name, "m"])

@@ -142,10 +142,23 @@ def test_a_failed_booster_copy_names_the_runs_file(
     for family in {family_of(c) for c in run.collections}:
         store.path(booster_key(inc.config, seed, family), budget_size(inc.budget)).write_text("x")
 
-    def broken(src: object, dst: object) -> None:
-        raise OSError(5, "Input/output error")
+    class Unreadable:  # the run's booster: its disk fails on read
+        def read(self, *args: object) -> bytes:
+            raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(hpo.deploy.scored.shutil, "copyfile", broken)
+        def __enter__(self) -> Unreadable:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+    real = open
+    monkeypatch.setattr(
+        hpo.deploy.scored,
+        "open",
+        lambda path, mode="r", *a, **k: Unreadable() if mode == "rb" else real(path, mode, *a, **k),
+        raising=False,
+    )
     message = (
         rf"^{re.escape(str(store.folder))}/\w+-45\.txt: cannot copy the layout booster of "
         r"trial \d+ \(Input/output error\)$"

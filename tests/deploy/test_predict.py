@@ -4,11 +4,14 @@ import csv
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from disks import FULL, READ_ONLY, disk_error, leftovers, one_line
 from fake_runs import build_fake_run
 
+from hpo.cli import main
 from hpo.data.load import COLLECTIONS, is_layout, list_graphs, load_graph
 from hpo.deploy.export import export_model
 from hpo.deploy.model import ExportedModel, load_model
@@ -211,3 +214,46 @@ def test_out_replaces_only_a_submission(
     out.write_text(first + "tile:xla:extra,0\n")
     write_submission(model, tiny_root, out, collections=("tile:xla",))  # its own: replaced
     assert out.read_text() == first
+
+
+def test_a_full_cache_stops_predict_in_one_line(
+    model: ExportedModel, tiny_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """A full --cache-dir once ended predict in a traceback (its error named no file)."""
+    cache = tmp_path / "cache"
+
+    def full(file: Any, *args: Any, **kwargs: Any) -> None:
+        raise disk_error(FULL)
+
+    monkeypatch.setattr(np, "savez", full)
+    out = tmp_path / "s.csv"
+    argv = ["predict", "--model", str(model.path), "--data", str(tiny_root), "--out", str(out)]
+    assert main([*argv, "--cache-dir", str(cache), "--collections", "tile:xla"]) == 2
+    err = one_line(capsys.readouterr().err)
+    assert err.startswith(f"hpo: error: {cache / 'tile_xla'}/")
+    assert err.endswith(
+        ".npz: No space left on device; free space there or choose another --cache-dir\n"
+    )
+    assert not out.exists()
+    assert leftovers(tmp_path) == []
+
+
+def test_out_on_a_read_only_file_system_says_so_itself(
+    model: ExportedModel, tiny_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The temporary file's cleanup on a read-only file system once raised EROFS in place of
+    the message: the cleanup's error is dropped, the write's is the one told."""
+    out = tmp_path / "s.csv"
+
+    def refuse(path: Any, *args: Any, **kwargs: Any) -> Any:
+        raise disk_error(READ_ONLY, path)
+
+    monkeypatch.setattr("hpo.deploy.predict.open", refuse, raising=False)
+    monkeypatch.setattr(Path, "unlink", lambda self, missing_ok=False: refuse(self))
+    with pytest.raises(
+        UsageError,
+        match=rf"^--out {re.escape(str(out))}: cannot write there \(Read-only file system\); "
+        "choose another --out$",
+    ):
+        write_submission(model, tiny_root, out, collections=("tile:xla",))

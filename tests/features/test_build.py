@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -10,13 +11,17 @@ import sys
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from disks import FULL, FullFile, as_left_by, dead_pid, disk_error, leftovers, under
 from graphs import write_tile
 
 from hpo.data.load import collection_dir
+from hpo.errors import StorageError
 from hpo.features import ExtractOptions, FeatureSpec, SampleCaps, build_tables
+from hpo.ownership import TEMP_SUFFIX, temp_prefix
 
 COLLECTIONS = ("tile:xla", "layout:xla:default", "layout:nlp:random")
 SPLITS = ("train", "valid")
@@ -124,6 +129,55 @@ def test_a_failed_build_leaves_no_partial_files(
     assert not tables.exists() or not list(tables.iterdir())
 
 
+def test_a_full_cache_is_one_error_naming_the_entry_and_leaves_no_temporary_file(
+    tiny_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full cache once raised an OSError naming no file, and left ``tmp*.tmp.npz``."""
+    cache = tmp_path / "cache"
+
+    def full(file: Any, *args: Any, **kwargs: Any) -> None:
+        file.write(b"PK\x03\x04 the start of an archive")
+        raise disk_error(FULL)
+
+    monkeypatch.setattr(np, "savez", full)
+    folder = re.escape(str(cache / "tile_xla"))
+    with pytest.raises(
+        StorageError,
+        match=rf"^{folder}/[^/]+\.npz: No space left on device; free space there or choose "
+        r"another --cache-dir$",
+    ):
+        build_tables(
+            tiny_root,
+            ("tile:xla",),
+            SPLITS,
+            SPEC,
+            extract=ExtractOptions(cache_dir=cache, n_jobs=1),
+        )
+    assert leftovers(cache) == []
+
+
+def test_a_table_on_a_full_disk_is_named_and_leaves_no_temporary_file(
+    tiny_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table's ``X`` once stayed as a temporary file: dropping it flushed the write that
+    had failed, which failed again."""
+    cache = tmp_path / "cache"
+    _build(tiny_root, cache)  # every file's entry is cached: only the tables are written
+    shutil.rmtree(cache / "tables")
+    real = os.fdopen
+
+    def fdopen(fd: int, *args: Any, **kwargs: Any) -> Any:
+        fh = real(fd, *args, **kwargs)
+        return FullFile(fh) if under(fd, cache / "tables") else fh
+
+    monkeypatch.setattr(os, "fdopen", fdopen)
+    with pytest.raises(
+        StorageError, match=r"/tables/tile-train-[0-9a-f]+\.X\.npy: No space left on device"
+    ):
+        _build(tiny_root, cache)
+    assert leftovers(cache) == []
+
+
 def test_build_memory_is_bounded_by_a_file_not_the_table(tmp_path: Path) -> None:
     """Peak traced memory of a build from the per-file cache entries: a few files' rows, where
     gathering and concatenating the table held it twice (41 files' rows here, measured).
@@ -210,3 +264,21 @@ def _cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
     except OSError:
         return ""
+
+
+def test_a_build_removes_what_a_killed_build_left(tiny_root: Path, tmp_path: Path) -> None:
+    """A killed campaign (or an extraction worker cancelled with it) left its temporary cache
+    files for good; they name their process, and the next build removes a dead one's."""
+    cache = tmp_path / "cache"
+    left = []
+    for folder in (cache / "tile_xla", cache / "tables"):
+        folder.mkdir(parents=True)
+        left.append(
+            as_left_by(folder / f"{temp_prefix(folder / 'x.npz')}ab{TEMP_SUFFIX}", dead_pid())
+        )
+        left[-1].write_bytes(b"PK half an entry")
+    build_tables(
+        tiny_root, ("tile:xla",), SPLITS, SPEC, extract=ExtractOptions(cache_dir=cache, n_jobs=1)
+    )
+    assert [p for p in left if p.exists()] == []
+    assert leftovers(cache) == []

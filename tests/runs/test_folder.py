@@ -1,4 +1,5 @@
-"""The run lock: atomic between racing processes, freed by the kernel when its holder dies."""
+"""The run folder's files: the lock (atomic between racing processes, freed by the kernel when
+its holder dies), and its JSON files and trial log on a disk that fills."""
 
 from __future__ import annotations
 
@@ -16,17 +17,22 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from disks import FULL, disk_error, leftovers
 
 import hpo.runs.lock
-from hpo.errors import UsageError
+from hpo.errors import StorageError, UsageError
 from hpo.runs.folder import (
     CAMPAIGN_FILE,
     LOCK_FILE,
+    TRIALS_FILE,
     RunLock,
+    TrialLog,
     lock_is_held,
     read_lock,
+    read_trials,
     run_state,
     this_host,
+    write_json_atomic,
 )
 
 HOLDER = """
@@ -177,3 +183,52 @@ def test_racing_takers_exactly_one_wins_each_round(tmp_path: Path) -> None:
     assert [proc.exitcode for proc in procs] == [0] * racers
     winners = {r: sum(won) for r, won in outcomes.items()}
     assert winners == dict.fromkeys(range(rounds), 1)
+
+
+def _full(*args: object) -> None:
+    raise disk_error(FULL)
+
+
+def test_a_full_disk_leaves_a_json_file_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``campaign.json`` on a full disk once ended in a traceback and left its
+    ``.campaign.json.tmp`` behind."""
+    path = tmp_path / CAMPAIGN_FILE
+    write_json_atomic(path, {"a": 1})
+    monkeypatch.setattr(os, "fsync", _full)  # the bytes went out; the disk could not keep them
+    with pytest.raises(StorageError, match=rf"^{path}: No space left on device; free space there"):
+        write_json_atomic(path, {"a": 2})
+    assert json.loads(path.read_text()) == {"a": 1}
+    assert leftovers(tmp_path) == []
+
+
+def test_a_full_disk_leaves_no_half_trial_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A half-written line followed by the next append would make the log unreadable."""
+    path = tmp_path / TRIALS_FILE
+    log = TrialLog(path)
+    assert log.append({"config": {"x": 1}, "budget": 1.0, "seed": 0})
+    before = path.read_bytes()
+    monkeypatch.setattr(os, "fsync", _full)
+    with pytest.raises(StorageError, match=rf"^{path}: No space left on device"):
+        log.append({"config": {"x": 2}, "budget": 1.0, "seed": 0})
+    assert path.read_bytes() == before
+    assert len(log) == 1
+    monkeypatch.undo()
+    assert log.append({"config": {"x": 2}, "budget": 1.0, "seed": 0})
+    assert [r["trial"] for r in read_trials(path)] == [1, 2]
+
+
+def test_a_full_disk_takes_no_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lock once stayed held, and an empty ``lock.json`` stayed, when its note could not
+    be written."""
+    run_dir = tmp_path / "run"
+    monkeypatch.setattr(os, "pwrite", _full)
+    with pytest.raises(StorageError, match=rf"^{run_dir / LOCK_FILE}: No space left on device"):
+        RunLock(run_dir).acquire()
+    assert not (run_dir / LOCK_FILE).exists()
+    monkeypatch.undo()
+    with RunLock(run_dir):
+        assert lock_is_held(run_dir)

@@ -4,10 +4,13 @@ import dataclasses
 import json
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
+from disks import READ_ONLY, disk_error, leftovers, one_line
 from fake_runs import build_fake_run
 
+from hpo.cli import main
 from hpo.errors import UsageError
 from hpo.runs.history import RunHistory, load_run
 from hpo.runs.importance import Importance
@@ -131,3 +134,22 @@ def test_an_out_matplotlib_cannot_write_is_refused_before_writing(
     with pytest.raises(UsageError, match="is a folder"):
         plot_run(run, tmp_path)
     assert plot_run(run, tmp_path / "run.svg").read_text().startswith("<?xml")
+
+
+def test_runs_plot_into_a_read_only_run_folder_is_one_line(
+    run: RunHistory, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``runs plot`` writes into the run folder by default; a read-only one once ended in a
+    traceback. The line names the figure (not its temporary name) and ``--out``."""
+    from matplotlib.figure import Figure
+
+    def refuse(self: Figure, fname: Any, *args: Any, **kwargs: Any) -> None:
+        raise disk_error(READ_ONLY, fname)
+
+    monkeypatch.setattr(Figure, "savefig", refuse)
+    assert main(["runs", "plot", str(run.path)]) == 2
+    assert one_line(capsys.readouterr().err) == (
+        f"hpo: error: {run.path / 'run.png'}: Read-only file system; choose a --out on a "
+        "writable file system\n"
+    )
+    assert leftovers(run.path) == []
