@@ -1,0 +1,243 @@
+"""Judge hpo on the blind laws (bench/laws/blind_*): what a user gets on runtimes nobody here wrote.
+
+For every law two roots are generated at ``--scale``: one to tune on (``--data-seed``) and one of
+unseen graphs of the same law (data seed + 1000). Scores are on every labeled graph (train and
+valid) of the unseen root, per layout collection as a share of the noise ceiling: the mean
+Kendall tau (:func:`hpo.ranking.metrics.kendall_tau`) between the law's noise-free runtime
+(``ROOT/noiseless``, written by the law) and the measured one, i.e. what a perfect model of
+the law reaches. Tile is its mean top-5 score. The laws are run, never read.
+
+Two modes:
+
+``default``
+    The space's default configuration, with ``--set key=value`` overrides, trained on the
+    tuning root's train split at ``--rounds`` (the default campaign's largest budget) by the
+    one training path every trial takes (:func:`hpo.ranking.training.train_family`), once
+    with the prior blend as configured and once with it off (``--blend-off-too``). No
+    walltime: the figures do not depend on the machine's load.
+``campaign``
+    What a user runs: ``hpo run --data TUNING --walltime W`` (every other setting the
+    default), ``hpo export``, then the exported model scored on the unseen root. Timed by
+    walltime, so run it alone on the machine.
+
+    python bench/bench_blind.py --work /tmp/blind --mode default --blend-off-too --json d.json
+    python bench/bench_blind.py --work /tmp/blind --mode campaign --walltime 4m --json c.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hpo.data.load import COLLECTIONS, is_layout, list_graphs
+from hpo.features import ExtractOptions, FeatureSpec, build_tables
+from hpo.ranking.blend import BLEND_KEY, collection_weights
+from hpo.ranking.fit_options import FitOptions
+from hpo.ranking.metrics import kendall_tau
+from hpo.ranking.spaces import DEFAULT_SPACE, load_space
+from hpo.ranking.training import collection_means, score_table, train_family
+
+LAWS_DIR = Path(__file__).parent / "laws"
+LAYOUT = tuple(c for c in COLLECTIONS if is_layout(c))
+LABELED = ("train", "valid")
+UNSEEN_OFFSET = 1000
+CLI = "import sys; from hpo.cli.main import main; sys.exit(main())"
+
+
+def blind_laws(selection: str) -> list[str]:
+    """The law names (``blind_01`` ...) of ``selection``: ``all`` or a comma list."""
+    every = sorted(p.parent.name for p in LAWS_DIR.glob("blind_*/law.py"))
+    if selection == "all":
+        return every
+    wanted = [s.strip() for s in selection.split(",") if s.strip()]
+    unknown = [w for w in wanted if w not in every]
+    if unknown:
+        raise SystemExit(f"unknown law(s) {', '.join(unknown)} (have {', '.join(every)})")
+    return wanted
+
+
+def law_root(work: Path, law: str, seed: int, scale: str) -> Path:
+    """Generate (once) the root of ``law`` at ``seed``; a finished root has a ``done`` file."""
+    root = work / "data" / f"{law}-{scale}-{seed}"
+    if not (root / "done").is_file():
+        t0 = time.perf_counter()
+        script = LAWS_DIR / law / "law.py"
+        cmd = [sys.executable, str(script), "--out", str(root), "--seed", str(seed)]
+        subprocess.run([*cmd, "--scale", scale], check=True, capture_output=True)
+        (root / "done").write_text("")
+        print(f"  generated {root} in {time.perf_counter() - t0:.0f} s", flush=True)
+    return root
+
+
+def noise_ceiling(root: Path) -> dict[str, float]:
+    """Mean Kendall tau per layout collection between noise-free and measured runtimes."""
+    out: dict[str, float] = {}
+    for collection in LAYOUT:
+        taus = []
+        for split in LABELED:
+            for path in list_graphs(root, collection, split):
+                noiseless = np.load(root / "noiseless" / path.relative_to(root).with_suffix(".npy"))
+                with np.load(path) as npz:
+                    taus.append(kendall_tau(noiseless, npz["config_runtime"]))
+        out[collection] = float(np.mean(taus))
+    return out
+
+
+def parse_sets(items: list[str]) -> dict[str, Any]:
+    """``key=value`` overrides; values are read as JSON when they parse, else as text."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, _, text = item.partition("=")
+        try:
+            out[key] = json.loads(text)
+        except json.JSONDecodeError:
+            out[key] = text
+    return out
+
+
+def judge_default(tuning: Path, unseen: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Shares of the ceiling (and the tile score) of the default configuration with overrides."""
+    hp = {**dict(load_space(args.space).get_default_configuration()), **parse_sets(args.set)}
+    build = dict(spec=FeatureSpec(), extract=ExtractOptions(cache_dir=args.work / "cache"))
+    families = {"layout": LAYOUT, "tile": ("tile:xla",)}
+    ceiling = noise_ceiling(unseen)
+    out: dict[str, Any] = {"ceiling": ceiling, "shares": {}, "seconds": {}}
+    for family, collections in families.items():
+        tables = build_tables(tuning, collections, LABELED, **build)
+        other = build_tables(unseen, collections, LABELED, merge_duplicates_in=(), **build)
+        t0 = time.perf_counter()
+        fit = train_family(
+            tables[(family, "train")],
+            tables[(family, "valid")],
+            collections,
+            hp,
+            rounds=args.rounds,
+            seed=args.seed,
+            options=FitOptions(n_threads=args.threads),
+        )
+        out["seconds"][family] = time.perf_counter() - t0
+        settings = {"as set": collection_weights(hp, collections) if hp.get(BLEND_KEY) else 0.0}
+        if family == "layout" and args.blend_off_too and hp.get(BLEND_KEY):
+            settings["blend off"] = 0.0
+        valid: dict[str, dict[str, float]] = {}
+        for label, weight in settings.items():
+            scores = []
+            for split in LABELED:
+                table = other[(family, split)]
+                scores += score_table(
+                    fit.ranker, table, fit.columns, collections, weight=weight, prior=fit.prior
+                )
+            means = collection_means(scores, collections)
+            shares = out["shares"].setdefault(label, {})
+            for c, value in means.items():
+                shares[c] = value / ceiling[c] if is_layout(c) else value
+            valid[label] = collection_means(
+                score_table(fit.ranker, tables[(family, "valid")], fit.columns, collections,
+                            weight=weight, prior=fit.prior),
+                collections,
+            )  # fmt: skip
+        if len(settings) > 1:  # per collection, the setting that scores best on valid
+            chosen = out["shares"].setdefault("valid-chosen", {})
+            for c in collections:
+                best = max(settings, key=lambda label: valid[label][c])
+                chosen[c] = out["shares"][best][c]
+    return out
+
+
+def judge_campaign(law: str, tuning: Path, unseen: Path, args: argparse.Namespace) -> dict:
+    """The default campaign a user runs, exported and scored on the unseen graphs."""
+    from hpo.api import evaluate_model, export_model, load_model, load_run
+
+    name = f"{law}-s{args.seed}"
+    runs, models, cache = args.work / "runs", args.work / "models", args.work / "cache"
+    folder = runs / name
+    if not (folder / "result.json").is_file():
+        cmd = ["run", "--data", str(tuning), "--runs-dir", str(runs), "--name", name,
+               "--walltime", args.walltime, "--seed", str(args.seed), "--cache-dir", str(cache),
+               "--quiet", *(["--overwrite"] if folder.exists() else [])]  # fmt: skip
+        subprocess.run([sys.executable, "-c", CLI, *cmd], check=True, capture_output=True)
+    run = load_run(folder)
+    export_model(run, models / name)
+    model = load_model(models / name)
+    ceiling = noise_ceiling(unseen)
+    rows: list[dict[str, Any]] = []
+    for split in LABELED:
+        rows += evaluate_model(model, unseen, split, cache_dir=cache)["graphs"]
+    shares = {}
+    for c in COLLECTIONS:
+        values = [r["metric"] for r in rows if r["collection"] == c]
+        shares[c] = float(np.mean(values)) / ceiling[c] if is_layout(c) else float(np.mean(values))
+    base, inc = run.baseline, run.incumbent
+    return {
+        "ceiling": ceiling,
+        "shares": {"export": shares},
+        "trials": len(run.trials),
+        "valid_gain": None if base is None or inc is None else inc.score - base.score,
+        "incumbent": None if inc is None else inc.config,
+    }
+
+
+def summary(results: dict[str, dict[str, Any]]) -> list[str]:
+    """Markdown table per setting: each law's shares, then the median and the worst."""
+    lines: list[str] = []
+    settings = sorted({s for r in results.values() for s in r["shares"]})
+    for setting in settings:
+        lines += [f"### {setting}", "", "| law | " + " | ".join(COLLECTIONS) + " |",
+                  "|---|" + "---:|" * len(COLLECTIONS)]  # fmt: skip
+        table = {law: r["shares"][setting] for law, r in results.items() if setting in r["shares"]}
+        for law, shares in table.items():
+            cells = [f"{shares[c]:.3f}" if c in shares else "-" for c in COLLECTIONS]
+            lines.append(f"| {law} | " + " | ".join(cells) + " |")
+        for label, how in (("median", np.median), ("worst", np.min)):
+            cells = []
+            for c in COLLECTIONS:
+                vals = [s[c] for s in table.values() if c in s]
+                cells.append(f"{how(vals):.3f}" if vals else "-")
+            lines.append(f"| **{label}** | " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, required=True, help="roots, cache, runs")
+    parser.add_argument("--laws", default="all", help="all, or a comma list (blind_01,...)")
+    parser.add_argument("--mode", choices=("default", "campaign"), default="default")
+    parser.add_argument("--scale", default="small")
+    parser.add_argument("--data-seed", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0, help="training / campaign seed")
+    parser.add_argument("--space", default=DEFAULT_SPACE)
+    parser.add_argument("--set", action="append", default=[], help="key=value override")
+    parser.add_argument("--rounds", type=int, default=672)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--blend-off-too", action="store_true")
+    parser.add_argument("--walltime", default="4m")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    results: dict[str, dict[str, Any]] = {}
+    for law in blind_laws(args.laws):
+        print(f"{law}:", flush=True)
+        tuning = law_root(args.work, law, args.data_seed, args.scale)
+        unseen = law_root(args.work, law, args.data_seed + UNSEEN_OFFSET, args.scale)
+        if args.mode == "default":
+            results[law] = judge_default(tuning, unseen, args)
+        else:
+            results[law] = judge_campaign(law, tuning, unseen, args)
+        for setting, shares in results[law]["shares"].items():
+            shown = " ".join(f"{c.split(':', 1)[-1]}={v:.3f}" for c, v in shares.items())
+            print(f"  {setting}: {shown}", flush=True)
+    print("\n".join(summary(results)))
+    if args.json is not None:
+        record = {"args": {k: str(v) for k, v in vars(args).items()}, "results": results}
+        args.json.write_text(json.dumps(record, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
