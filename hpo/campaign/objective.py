@@ -41,7 +41,7 @@ import numpy as np
 
 from hpo.campaign.config import FIDELITIES, FIDELITY_BUDGETS, CampaignConfig
 from hpo.campaign.heap import release_freed_memory
-from hpo.campaign.warm_reuse import rescored
+from hpo.campaign.seeding.warm_reuse import rescored
 from hpo.errors import ConfigError, UsageError
 from hpo.features.table import FeatureTable, by_family
 from hpo.ranking.datasets import DatasetCache
@@ -105,9 +105,10 @@ class ObjectiveSettings:
         (:class:`hpo.ranking.fit_options.FitOptions`).
     reuse
         Boosters scored again instead of trained: ``(config_key, family, size, path)`` of a
-        warm start's baseline from a run of the same problem (:mod:`hpo.campaign.warm_reuse`).
-        The trial of that configuration at that size copies the file into the booster store
-        and scores it; one whose copy cannot be read or scored trains as any other.
+        warm start's baseline from a run of the same problem
+        (:mod:`hpo.campaign.seeding.warm_reuse`). The trial of that configuration at that size
+        copies the file into the booster store and scores it; one whose copy cannot be read or
+        scored trains as any other.
     """
 
     collections: tuple[str, ...]

@@ -339,9 +339,9 @@ def _present_collections(root: Path, spec: str, wanted: tuple[str, ...]) -> tupl
 
 def _resumed_config(args: argparse.Namespace) -> Any:
     """The saved settings of the run to resume, with the limits given raised (an extension,
-    checked against the saved ones by :func:`hpo.campaign.preflight.check_saved`)."""
+    checked against the saved ones by :func:`hpo.campaign.lifecycle.preflight.check_saved`)."""
     from hpo.campaign.config import read_campaign
-    from hpo.campaign.extend import LIMITS
+    from hpo.campaign.lifecycle.extend import LIMITS
     from hpo.runs.nested import is_subset_run
 
     given = [
@@ -391,7 +391,7 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 def run_command(args: argparse.Namespace) -> int:
     """Handle ``hpo run``; return 0, or 1 when no trial succeeded."""
-    from hpo.campaign.launch import run_campaign
+    from hpo.campaign.lifecycle.launch import run_campaign
 
     if args.resume and args.warm_start:
         raise UsageError("--warm-start seeds a new campaign; a resumed one keeps its seeds")

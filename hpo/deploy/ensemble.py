@@ -12,7 +12,7 @@ member dominates by its score range, and averaged.
 
 A member's boosters are *copied* from the run's store when the run kept them (a finished
 campaign keeps those of its top configurations at the largest budget, see
-:func:`hpo.campaign.run`), else retrained with the run's settings, as ``hpo export
+:func:`hpo.campaign.lifecycle.run`), else retrained with the run's settings, as ``hpo export
 --retrain`` would (older runs; ``model.json`` says which per member). The ensemble is scored
 on the valid rows the run's trials were scored on before the folder is installed; the score
 goes to ``model.json`` (``validation``) and to the run folder (``ensemble.json``), which

@@ -1,8 +1,8 @@
 """Score a saved booster again on a family's valid split, without training.
 
-A warm start from a run of the same problem (:mod:`hpo.campaign.warm_reuse`) takes the source's
-best booster as its first trial: trained again, it would start LightGBM's random streams from
-another seed and score differently (bench/README.md, "Warm against cold at 10 minutes": below
+A warm start from a run of the same problem (:mod:`hpo.campaign.seeding.warm_reuse`) takes the
+source's best booster as its first trial: trained again, it would start LightGBM's random streams
+from another seed and score differently (bench/README.md, "Warm against cold at 10 minutes": below
 its source in 2 seeds of 5), while the source's booster is a model already known to score what
 the source recorded. Scoring goes through :func:`hpo.ranking.scoring.score_valid`, the function
 that scored the trial that made the booster, so the same booster on the same rows gives the

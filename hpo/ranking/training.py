@@ -234,8 +234,8 @@ def save_family_dataset(
 
     Why: building a Dataset holds LightGBM's bin sample (about 0.7 GB at 200,000 rows of 301
     columns). A campaign builds its Datasets here, in a short-lived process, before its
-    workers start (:mod:`hpo.campaign.prebuild`), so no worker peaks with a sample; the workers
-    then only load the files (:func:`hpo.ranking.datasets.binary_dataset`), with the same
+    workers start (:mod:`hpo.campaign.lifecycle.prebuild`), so no worker peaks with a sample; the
+    workers then only load the files (:func:`hpo.ranking.datasets.binary_dataset`), with the same
     key as a trial of ``seed`` on every labeled row of ``collections`` (the ``rounds``
     fidelity, no folds).
 

@@ -223,7 +223,7 @@ class BoosterStore:
 
     def warm_path(self, family: str, size: int) -> Path:
         """Where a warm start's source booster of ``family`` is kept until the baseline scores
-        it (:mod:`hpo.campaign.warm_reuse`); :meth:`keep_only` removes it with the rest."""
+        it (:mod:`hpo.campaign.seeding.warm_reuse`); :meth:`keep_only` removes it with the rest."""
         return self.folder / f"warm-{family}-{int(size)}.txt"
 
     def adopt(self, source: Path, dest: Path, max_bytes: int = MAX_ADOPTED_BYTES) -> Path:

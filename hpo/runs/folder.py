@@ -10,7 +10,7 @@ Layout (see ``docs/ARCHITECTURE.md``)::
     result.json     the incumbent, written when the campaign ends
     ensemble.json   the last ensemble exported from the run (hpo export --ensemble), if any
 
-Nothing here knows about SMAC; :mod:`hpo.campaign.facades` fills the trial records. The lock
+Nothing here knows about SMAC; :mod:`hpo.campaign.smac.facades` fills the trial records. The lock
 lives in :mod:`hpo.runs.lock`; its names are re-exported here with the other run-folder files.
 """
 

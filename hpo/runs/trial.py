@@ -145,7 +145,7 @@ class Trial:
         a warm start's best, at the largest budget, evaluated first.
     finish
         Whether the campaign's finishing phase ran it: a promising configuration taken to
-        the largest budget after SMAC's loop (:mod:`hpo.campaign.finish`).
+        the largest budget after SMAC's loop (:mod:`hpo.campaign.lifecycle.finish`).
     instance
         The cross-validation fold scored (``fold0`` ...); ``None`` without folds and for a
         trial of :func:`combine_folds` (whose ``info["folds"]`` holds each fold's).

@@ -170,8 +170,8 @@ def test_the_campaigns_histogram_pool_reaches_every_booster(tiny_tables, tmp_pat
 
 
 def test_a_fold_trains_outside_it_and_scores_inside_it(tiny_tables) -> None:
+    from hpo.campaign.lifecycle.run import CampaignConfig
     from hpo.campaign.objective import cv_tables
-    from hpo.campaign.run import CampaignConfig
 
     cfg = CampaignConfig(data_root=Path("."), name="cv", cv=2)
     tables = cv_tables(tiny_tables, cfg)

@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def plain_random() -> Iterator[Optimizer]:
     """Random search under another name, registered for one test."""
-    from hpo.campaign.facade_builders import build_random
+    from hpo.campaign.smac.facade_builders import build_random
 
     entry = register(
         Optimizer(
