@@ -45,7 +45,7 @@ import numpy as np
 from hpo.api import evaluate_model, export_model, load_model, load_run
 from hpo.deploy.ensemble import ENSEMBLE_WITHIN, export_ensemble
 from hpo.errors import UsageError
-from hpo.runs.folder import run_state
+from hpo.runs.record.folder import run_state
 from hpo.synth.law_family import law_record, read_law
 
 sys.path.insert(0, str(Path(__file__).parent))

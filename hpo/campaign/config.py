@@ -30,12 +30,12 @@ from hpo.features.sampling import (
 from hpo.features.spec import FeatureSpec
 from hpo.ranking.spaces import DEFAULT_SPACE
 from hpo.ranking.training import DEFAULT_FIXED_ROUNDS
-from hpo.runs.campaign_file import read_campaign_file
-from hpo.runs.folder import CAMPAIGN_FILE, jsonable
-from hpo.runs.settings import FIDELITIES
-from hpo.runs.settings import check_int as _int
-from hpo.runs.settings import check_positive as _positive
-from hpo.runs.settings import setting_error as _bad
+from hpo.runs.record.campaign_file import read_campaign_file
+from hpo.runs.record.folder import CAMPAIGN_FILE, jsonable
+from hpo.runs.record.settings import FIDELITIES
+from hpo.runs.record.settings import check_int as _int
+from hpo.runs.record.settings import check_positive as _positive
+from hpo.runs.record.settings import setting_error as _bad
 
 __all__ = [
     "FIDELITIES",
@@ -366,7 +366,7 @@ def read_campaign(run_dir: Path) -> dict[str, Any]:
     ConfigError
         If the file is not a valid campaign file, or of a format this hpo does not read
         (format-1 files read with the settings of that time, see
-        :mod:`hpo.runs.campaign_file`).
+        :mod:`hpo.runs.record.campaign_file`).
     """
     path = Path(run_dir) / CAMPAIGN_FILE
     if not path.exists():

@@ -342,7 +342,7 @@ def _resumed_config(args: argparse.Namespace) -> Any:
     checked against the saved ones by :func:`hpo.campaign.lifecycle.preflight.check_saved`)."""
     from hpo.campaign.config import read_campaign
     from hpo.campaign.lifecycle.extend import LIMITS
-    from hpo.runs.nested import is_subset_run
+    from hpo.runs.views.nested import is_subset_run
 
     given = [
         f"--{o.replace('_', '-')}"

@@ -125,7 +125,7 @@ def _export_options(args: argparse.Namespace, progress: ProgressFn) -> ExportOpt
 def _cmd_export(args: argparse.Namespace) -> int:
     from hpo.deploy.export import export_model
     from hpo.deploy.model import load_model
-    from hpo.runs.nested import load_any
+    from hpo.runs.views.nested import load_any
 
     run = load_any(args.name, args.runs_dir)
     out = args.out if args.out is not None else Path("models") / run.name

@@ -21,9 +21,9 @@ from hpo.campaign.progress import stdout_console
 from hpo.cli.baseline import baseline_json, print_baseline, smac_line
 
 if TYPE_CHECKING:
-    from hpo.runs.history import RunHistory, Trial
-    from hpo.runs.importance import Importance
-    from hpo.runs.nested import SubsetRun
+    from hpo.runs.views.history import RunHistory, Trial
+    from hpo.runs.views.importance import Importance
+    from hpo.runs.views.nested import SubsetRun
 
 __all__ = ["add_parsers"]
 
@@ -103,7 +103,7 @@ def _progress(label: str) -> Iterator[Any]:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from hpo.runs.nested import list_runs
+    from hpo.runs.views.nested import list_runs
 
     runs = list_runs(args.runs_dir)
     if not runs:
@@ -163,7 +163,7 @@ def _folds_text(t: Trial) -> str:
 
 def _disk(run: RunHistory) -> dict[str, int]:
     """Bytes the run folder holds, and of those its booster store."""
-    from hpo.runs.boosters import BOOSTERS_DIR, folder_bytes
+    from hpo.runs.record.boosters import BOOSTERS_DIR, folder_bytes
 
     return {"total": folder_bytes(run.path), "boosters": folder_bytes(run.path / BOOSTERS_DIR)}
 
@@ -283,8 +283,8 @@ def _show_subsets(run: SubsetRun, as_json: bool) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    from hpo.runs.importance import hyperparameter_importance
-    from hpo.runs.nested import load_any
+    from hpo.runs.views.importance import hyperparameter_importance
+    from hpo.runs.views.nested import load_any
 
     run = load_any(args.name, args.runs_dir)
     if run.kind == "subsets":
@@ -377,8 +377,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from hpo.runs.nested import load_any
-    from hpo.runs.plots import plot_run, plot_subsets
+    from hpo.runs.views.nested import load_any
+    from hpo.runs.views.plots import plot_run, plot_subsets
 
     run = load_any(args.name, args.runs_dir)
     out_png = args.out if args.out is not None else run.path / "run.png"
@@ -388,8 +388,8 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from hpo.runs.nested import load_any
-    from hpo.runs.plots import plot_compare
+    from hpo.runs.views.nested import load_any
+    from hpo.runs.views.plots import plot_compare
 
     runs: list[RunHistory] = []
     for name in args.names:  # a per-subset run is one curve per subset, named run/subset

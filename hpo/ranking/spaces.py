@@ -23,7 +23,6 @@ from ConfigSpace.read_and_write.dictionary import (
 )
 
 from hpo.errors import ConfigError
-from hpo.ranking.blend import DEFAULT_WEIGHT_KEY, WEIGHT_KEY
 from hpo.ranking.hyperparameters import (
     HPO_SET_PARAMS,
     TILE_KEYS,
@@ -33,7 +32,8 @@ from hpo.ranking.hyperparameters import (
     lightgbm_refusal,
     route_hyperparameters,
 )
-from hpo.ranking.ranker import OBJECTIVES
+from hpo.ranking.model.ranker import OBJECTIVES
+from hpo.ranking.prior.blend import DEFAULT_WEIGHT_KEY, WEIGHT_KEY
 
 __all__ = [
     "DEFAULT_SPACE",

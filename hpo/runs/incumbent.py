@@ -61,7 +61,7 @@ def config_key(config: Mapping[str, Any] | None) -> str:
 
 
 class ScoredTrial(Protocol):
-    """What the rule reads of a trial (:class:`hpo.runs.history.Trial` has it)."""
+    """What the rule reads of a trial (:class:`hpo.runs.views.history.Trial` has it)."""
 
     @property
     def trial(self) -> int: ...  # noqa: D102

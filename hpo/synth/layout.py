@@ -247,7 +247,7 @@ def noiseless_layout_cost(path: Path, law: str | LawConstants = "second-order") 
     it from the root).
 
     The measured runtime is ``(base + scale * cost) * noise`` with a positive scale, so the
-    project's Kendall tau (:func:`hpo.ranking.metrics.kendall_tau`: the order of this cost,
+    project's Kendall tau (:func:`hpo.ranking.scoring.metrics.kendall_tau`: the order of this cost,
     configs of equal cost in a random order) against the stored runtimes is the best a
     ranker's order reaches in expectation: the noise ceiling the benchmarks compare against.
     """

@@ -28,8 +28,8 @@ from hpo.campaign.optimizers import (
 )
 from hpo.cli import main
 from hpo.errors import ConfigError
-from hpo.runs.folder import read_trials
-from hpo.runs.history import load_run
+from hpo.runs.record.folder import read_trials
+from hpo.runs.views.history import load_run
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 
 from hpo.runs.incumbent import config_key
-from hpo.runs.trial import Trial
+from hpo.runs.record.trial import Trial
 
 __all__ = ["PAIRWISE", "Candidate", "finish_candidates"]
 

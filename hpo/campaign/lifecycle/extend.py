@@ -29,8 +29,14 @@ from typing import Any
 
 from hpo.campaign.config import CampaignConfig
 from hpo.errors import UsageError
-from hpo.runs.campaign_file import CAMPAIGN_FORMAT
-from hpo.runs.folder import CAMPAIGN_FILE, RESULT_FILE, TRIALS_FILE, read_trials, write_json_atomic
+from hpo.runs.record.campaign_file import CAMPAIGN_FORMAT
+from hpo.runs.record.folder import (
+    CAMPAIGN_FILE,
+    RESULT_FILE,
+    TRIALS_FILE,
+    read_trials,
+    write_json_atomic,
+)
 
 __all__ = ["LIMITS", "check_extension", "record_extension"]
 

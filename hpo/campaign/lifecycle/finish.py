@@ -53,9 +53,9 @@ from hpo.campaign.smac.adapter import (
     tell_finished_trials,
 )
 from hpo.campaign.smac.state import optimize_resumably
-from hpo.runs.folder import TrialLog
 from hpo.runs.incumbent import config_key
-from hpo.runs.trial import Trial, baseline_record, trials_of
+from hpo.runs.record.folder import TrialLog
+from hpo.runs.record.trial import Trial, baseline_record, trials_of
 
 if TYPE_CHECKING:
     from smac.facade.abstract_facade import AbstractFacade

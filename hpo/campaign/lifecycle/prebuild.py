@@ -6,13 +6,13 @@ columns), far more than the binned Dataset it makes. A worker that builds its ow
 peaks that much higher at least once. Here one spawned process builds every Dataset the
 campaign's trials can ask for and exits, returning its memory to the machine, and the
 workers (and the campaign process itself) only load the binary files
-(:func:`hpo.ranking.datasets.binary_dataset`). In the `--scale real` runs of
+(:func:`hpo.ranking.model.datasets.binary_dataset`). In the `--scale real` runs of
 bench/README.md that process peaked at 720 MiB and each worker at 495 MiB. Most of a
-worker's former ~1 GB was the learned prior's fit (:mod:`hpo.ranking.prior`), fixed with
+worker's former ~1 GB was the learned prior's fit (:mod:`hpo.ranking.prior.fit`), fixed with
 this step, so what this step alone saves per worker was not measured separately.
 
 What "every Dataset" means: one per family and per combination of the values the space can
-give the hyperparameters that shape a Dataset (``max_bin`` ...; :data:`~hpo.ranking.ranker.
+give the hyperparameters that shape a Dataset (``max_bin`` ...; :data:`~hpo.ranking.model.ranker.
 DATASET_PARAMS`), all others at their defaults, on every labeled training row at the trials'
 seed. A space whose Dataset hyperparameters are numeric ranges, or have more than
 :data:`MAX_VARIANTS` combinations, gets the default's Dataset only; the rest are built by the
@@ -33,8 +33,8 @@ from typing import Any
 from ConfigSpace import ConfigurationSpace
 from ConfigSpace.hyperparameters import CategoricalHyperparameter, Constant, OrdinalHyperparameter
 
-from hpo.features.table import FeatureTable, by_family
-from hpo.ranking.ranker import DATASET_PARAMS
+from hpo.features.table.feature_table import FeatureTable, by_family
+from hpo.ranking.model.ranker import DATASET_PARAMS
 
 __all__ = ["MAX_VARIANTS", "PrebuildPlan", "dataset_variants", "prebuild_datasets", "trial_seed"]
 

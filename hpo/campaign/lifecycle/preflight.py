@@ -31,10 +31,10 @@ from hpo.campaign.lifecycle.extend import LIMITS, record_extension
 from hpo.data.overlap import find_shared_graphs
 from hpo.errors import ConfigError, HpoError, UsageError, naming
 from hpo.ownership import check_replaceable, refuse_protected
-from hpo.ranking.metrics import LAYOUT_METRIC, recorded_layout_metric
+from hpo.ranking.scoring.metrics import LAYOUT_METRIC, recorded_layout_metric
 from hpo.ranking.spaces import space_to_dict
-from hpo.runs.campaign_file import CAMPAIGN_FORMAT, is_run_folder
-from hpo.runs.folder import (
+from hpo.runs.record.campaign_file import CAMPAIGN_FORMAT, is_run_folder
+from hpo.runs.record.folder import (
     CAMPAIGN_FILE,
     RunLock,
     clear_run_dir,
@@ -181,7 +181,7 @@ def check_saved(cfg: CampaignConfig, log: Callable[[str], None]) -> dict[str, An
     The folder's place (``runs_dir``, ``name``) may differ: a moved, copied or renamed run
     folder is the same run. Package versions that changed are only logged: they rarely
     change results, and refusing would strand the finished trials. So is a run scored by an
-    older layout metric (:data:`hpo.ranking.metrics.LAYOUT_METRIC`): its scores differ only
+    older layout metric (:data:`hpo.ranking.scoring.metrics.LAYOUT_METRIC`): its scores differ only
     where a model tied configs.
 
     Raises

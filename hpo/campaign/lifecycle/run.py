@@ -1,7 +1,7 @@
 """One SMAC campaign over LightGBM lambdarank hyperparameters.
 
 :class:`CampaignConfig` holds every setting of a campaign; :func:`run_single_campaign` runs it
-in the run folder ``<runs_dir>/<name>/`` (see :mod:`hpo.runs.folder`), with SMAC assembled by
+in the run folder ``<runs_dir>/<name>/`` (see :mod:`hpo.runs.record.folder`), with SMAC assembled by
 :mod:`hpo.campaign.smac.facades` and the live view of :mod:`hpo.campaign.progress`. The target
 function is injectable: by default it is built by ``hpo.campaign.objective.build_objective``.
 """
@@ -39,11 +39,12 @@ from hpo.campaign.seeding.local_design import local_design_record, saved_local_d
 from hpo.campaign.seeding.warm_reuse import reuse_entries, reuse_record, settle_reuse
 from hpo.campaign.seeding.warm_start import WarmStart, warm_configs, warm_start_record
 from hpo.errors import UsageError
-from hpo.features.table import by_family
+from hpo.features.table.feature_table import by_family
 from hpo.ranking.spaces import load_space, space_from_dict
-from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
-from hpo.runs.campaign_file import update_campaign_file
-from hpo.runs.folder import (
+from hpo.runs.incumbent import choose_incumbent, combine_folds, config_key
+from hpo.runs.record.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
+from hpo.runs.record.campaign_file import update_campaign_file
+from hpo.runs.record.folder import (
     CAMPAIGN_FILE,
     RESULT_FILE,
     TRIALS_FILE,
@@ -52,9 +53,8 @@ from hpo.runs.folder import (
     read_trials,
     write_json_atomic,
 )
-from hpo.runs.history import Trial, baseline_record
-from hpo.runs.incumbent import choose_incumbent, combine_folds, config_key
-from hpo.runs.trial import baseline_origin, baseline_records, trials_of
+from hpo.runs.record.trial import baseline_origin, baseline_records, trials_of
+from hpo.runs.views.history import Trial, baseline_record
 
 if TYPE_CHECKING:
     from dask.distributed import Client
@@ -249,7 +249,7 @@ def _record_smac(run_dir: Path, smac: dict[str, Any]) -> None:
 
 def _record_resume(run_dir: Path, records: int) -> None:
     """Add this resume to ``campaign.json``'s ``resumes``: when, and how many trials were
-    logged by then. :meth:`hpo.runs.history.RunHistory.elapsed` leaves the idle time before
+    logged by then. :meth:`hpo.runs.views.history.RunHistory.elapsed` leaves the idle time before
     each resume out of the run's curves, as SMAC leaves it out of its walltime."""
     entry = {"at": time.time(), "records": records}
     update_campaign_file(run_dir, lambda data: {"resumes": [*data.get("resumes", []), entry]})
@@ -280,7 +280,7 @@ def _bin_ahead(
         trial_seed,
     )
     from hpo.campaign.objective import RankerObjective, default_threads
-    from hpo.features.store import mapped_file
+    from hpo.features.table.store import mapped_file
 
     if not isinstance(objective, RankerObjective):
         return

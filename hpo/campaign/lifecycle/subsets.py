@@ -53,9 +53,9 @@ from hpo.campaign.progress import stdout_console
 from hpo.campaign.result import CampaignResult
 from hpo.campaign.seeding.warm_start import matching_source
 from hpo.errors import ConfigError, UsageError
-from hpo.features.table import family_of
+from hpo.features.table.feature_table import family_of
 from hpo.ranking.spaces import load_space
-from hpo.runs.folder import (
+from hpo.runs.record.folder import (
     CAMPAIGN_FILE,
     RESULT_FILE,
     TRIALS_FILE,
@@ -63,7 +63,7 @@ from hpo.runs.folder import (
     read_trials,
     write_json_atomic,
 )
-from hpo.runs.nested import combine_subsets
+from hpo.runs.views.nested import combine_subsets
 
 __all__ = ["SubsetsResult", "plan_subsets", "run_subsets", "subset_config", "subset_name"]
 

@@ -30,7 +30,6 @@ from ConfigSpace.util import get_one_exchange_neighbourhood
 
 from hpo.data.load import is_layout
 from hpo.errors import ConfigError
-from hpo.ranking.blend import estimate_weight
 from hpo.ranking.hyperparameters import (
     BLEND_SETTINGS,
     TILE_OBJECTIVE_KEY,
@@ -38,7 +37,8 @@ from hpo.ranking.hyperparameters import (
     TRUNCATION_KEY,
     family_hyperparameters,
 )
-from hpo.runs.folder import jsonable
+from hpo.ranking.prior.blend import estimate_weight
+from hpo.runs.record.folder import jsonable
 
 __all__ = [
     "LOCAL_DESIGN_KEY",
@@ -60,7 +60,7 @@ def trained_view(config: Mapping[str, Any], collection: str) -> tuple[dict[str, 
     The family's hyperparameters (the tile keys resolved or dropped:
     :func:`hpo.ranking.hyperparameters.family_hyperparameters`; for tile without LightGBM's
     truncation unless it trains with lambdarank) and the collection's blend weight
-    (:func:`hpo.ranking.blend.estimate_weight`; 0 for tile, which is never blended). Two
+    (:func:`hpo.ranking.prior.blend.estimate_weight`; 0 for tile, which is never blended). Two
     configurations with equal views train the same booster for the collection (values
     compare with ``==``, so ConfigSpace's numpy scalars equal plain numbers).
     """

@@ -36,16 +36,16 @@ from typing import Any
 
 from hpo.campaign.config import read_campaign
 from hpo.errors import ConfigError, HpoError
-from hpo.features.table import FeatureTable, by_family
-from hpo.ranking.fit_options import FitOptions
+from hpo.features.table.feature_table import FeatureTable, by_family
+from hpo.ranking.model.fit_options import FitOptions
 from hpo.ranking.rescore import rescore_family
 from hpo.ranking.training import FamilyFit, booster_columns
-from hpo.runs.booster_text import check_booster_text
-from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
-from hpo.runs.campaign_file import update_campaign_file
-from hpo.runs.folder import CAMPAIGN_FILE, read_json
 from hpo.runs.incumbent import config_key
-from hpo.runs.trial import baseline_records
+from hpo.runs.record.booster_text import check_booster_text
+from hpo.runs.record.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
+from hpo.runs.record.campaign_file import update_campaign_file
+from hpo.runs.record.folder import CAMPAIGN_FILE, read_json
+from hpo.runs.record.trial import baseline_records
 
 __all__ = [
     "SAME_PROBLEM",
@@ -55,7 +55,7 @@ __all__ = [
     "settle_reuse",
 ]
 
-#: The model families a run keeps boosters of (:func:`hpo.features.table.by_family`).
+#: The model families a run keeps boosters of (:func:`hpo.features.table.feature_table.by_family`).
 FAMILIES = ("layout", "tile")
 
 #: The settings of ``campaign.json``'s ``config`` that decide what a trial at a budget trains
@@ -265,8 +265,8 @@ def rescored(
 
     ``at`` is the trial's booster key and size, ``problem`` its ``(train, valid, collections,
     hyperparameters)``. The matching booster is copied into ``store`` as ``at``, checked as
-    export checks a model folder's (:func:`hpo.runs.booster_text.check_booster_text`: LightGBM
-    trusts a text model's indices, and the file came from another run) and scored again. A
+    export checks a model folder's (:func:`hpo.runs.record.booster_text.check_booster_text`:
+    LightGBM trusts a text model's indices, and the file came from another run) and scored again. A
     copy that cannot be read, checked or loaded (LightGBM's or json's refusal, a prior that
     does not parse) is removed and the trial trains as any other; one whose scoring fails is
     removed and the trial fails as any trial does.

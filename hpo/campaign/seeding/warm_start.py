@@ -3,7 +3,7 @@
 A campaign normally starts from nothing; a user who runs again (more data, a new feature
 version, another collection, simply longer) already knows good configurations. Each source
 run gives its :data:`WARM_CONFIGS` best distinct configurations, ranked as the incumbent
-rule ranks them (:meth:`hpo.runs.history.RunHistory.top`: by the highest budget a
+rule ranks them (:meth:`hpo.runs.views.history.RunHistory.top`: by the highest budget a
 configuration reached, then its score there; crashed trials never count, and with
 cross-validation only configurations scored on every fold). They are mapped onto the new
 campaign's space (:func:`map_config`). The first source's best becomes the campaign's
@@ -54,7 +54,6 @@ from ConfigSpace.hyperparameters import NumericalHyperparameter
 from ConfigSpace.util import deactivate_inactive_hyperparameters
 
 from hpo.errors import ConfigError, HpoError
-from hpo.ranking.blend import DEFAULT_WEIGHT_KEY, WEIGHT_KEY
 from hpo.ranking.hyperparameters import (
     TILE_LABEL_LEVELS_KEY,
     TILE_OBJECTIVE_KEY,
@@ -62,11 +61,12 @@ from hpo.ranking.hyperparameters import (
     TRAINED_WITHOUT,
     TRUNCATION_KEY,
 )
-from hpo.runs.folder import CAMPAIGN_FILE
-from hpo.runs.history import load_run, resolve_run_dir
+from hpo.ranking.prior.blend import DEFAULT_WEIGHT_KEY, WEIGHT_KEY
 from hpo.runs.incumbent import config_key
-from hpo.runs.nested import is_subset_run
-from hpo.runs.trial import warm_baseline
+from hpo.runs.record.folder import CAMPAIGN_FILE
+from hpo.runs.record.trial import warm_baseline
+from hpo.runs.views.history import load_run, resolve_run_dir
+from hpo.runs.views.nested import is_subset_run
 
 __all__ = [
     "WARM_CONFIGS",
@@ -317,8 +317,8 @@ def warm_configs(
         "sources": out_sources,
         "baseline": baseline,
         "baseline_run": baseline_run,
-        # said beside the baseline's name (hpo.runs.trial.baseline_origin): the source's best,
-        # mapped onto this space, is its default (the source never beat it, or differed only
+        # said beside the baseline's name (hpo.runs.record.trial.baseline_origin): the source's
+        # best, mapped onto this space, is its default (the source never beat it, or differed only
         # where this space has no hyperparameter)
         "baseline_is_default": is_default,
         "baseline_trial": source_trial,

@@ -55,7 +55,7 @@ from hpo.campaign.smac.intensifiers import BaselineFirst, smac_class
 from hpo.campaign.smac.runners import CampaignDaskRunner, CampaignRunner, CampaignTarget
 from hpo.errors import naming
 from hpo.ranking.folds import fold_names
-from hpo.runs.folder import SMAC_DIR, jsonable
+from hpo.runs.record.folder import SMAC_DIR, jsonable
 
 if TYPE_CHECKING:
     from dask.distributed import Client

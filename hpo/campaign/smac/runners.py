@@ -32,9 +32,9 @@ from hpo.campaign.smac.adapter import (
     scattered_names,
 )
 from hpo.campaign.smac.state import keep_saved_state
-from hpo.runs.boosters import trial_budget
-from hpo.runs.folder import TrialLog, jsonable, this_worker
-from hpo.runs.trial import baseline_records
+from hpo.runs.record.boosters import trial_budget
+from hpo.runs.record.folder import TrialLog, jsonable, this_worker
+from hpo.runs.record.trial import baseline_records
 
 if TYPE_CHECKING:
     from dask.distributed import Client

@@ -33,7 +33,7 @@ from hpo.campaign.smac.adapter import (
 )
 from hpo.errors import STORAGE_ERRNOS, ConfigError, HpoError, StorageError, naming
 from hpo.ownership import TEMP_SUFFIX, temp_prefix
-from hpo.runs.folder import SMAC_DIR, read_json, write_json_atomic
+from hpo.runs.record.folder import SMAC_DIR, read_json, write_json_atomic
 
 __all__ = [
     "LOOP_FAILURE_FILE",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hpo.campaign.lifecycle.candidates import Candidate, finish_candidates
-from hpo.runs.trial import Trial
+from hpo.runs.record.trial import Trial
 
 
 def _trial(n: int, config: str, budget: float, score: float | None, **kw: Any) -> Trial:

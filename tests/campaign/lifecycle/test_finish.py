@@ -31,9 +31,9 @@ from hpo.campaign.smac.adapter import set_smbo_finished
 from hpo.campaign.smac.state import smac_output_dir
 from hpo.cli import main
 from hpo.errors import ConfigError
-from hpo.runs.folder import read_json, read_trials, trial_key
-from hpo.runs.history import load_run
 from hpo.runs.incumbent import config_key
+from hpo.runs.record.folder import read_json, read_trials, trial_key
+from hpo.runs.views.history import load_run
 
 #: The toy's (learning_rate, num_leaves) of least cost, away from the default (0.05, 31).
 BEST = (0.15, 90.0)

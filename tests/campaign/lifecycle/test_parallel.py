@@ -25,7 +25,7 @@ from toy_objectives import run_toy as _run
 
 from hpo.campaign import CampaignConfig, CampaignResult
 from hpo.campaign.smac.state import smac_output_dir
-from hpo.runs.folder import read_json, read_trials, trial_key, write_json_atomic
+from hpo.runs.record.folder import read_json, read_trials, trial_key, write_json_atomic
 
 TESTS = Path(__file__).resolve().parents[2]
 #: budgets 1, 3, 9 (eta 3): Hyperband's first bracket races 9, 3, 1 configurations, its second

@@ -15,9 +15,9 @@ from hpo.campaign import CampaignConfig, read_campaign
 from hpo.campaign.lifecycle.preflight import Start, campaign_record, check_saved, locked_run
 from hpo.errors import ConfigError, DataFormatError, UsageError
 from hpo.ownership import TEMP_SUFFIX, temp_prefix
-from hpo.ranking.metrics import LAYOUT_METRIC
+from hpo.ranking.scoring.metrics import LAYOUT_METRIC
 from hpo.ranking.spaces import load_space
-from hpo.runs.folder import CAMPAIGN_FILE, write_json_atomic
+from hpo.runs.record.folder import CAMPAIGN_FILE, write_json_atomic
 
 
 def _new_run(cfg: CampaignConfig) -> dict[str, Any]:

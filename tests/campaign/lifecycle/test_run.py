@@ -37,8 +37,8 @@ from hpo.campaign import CampaignConfig, read_campaign
 from hpo.campaign.smac.state import repair_smac_state, smac_output_dir, smac_usage
 from hpo.errors import ConfigError, UsageError
 from hpo.features import FeatureSpec
-from hpo.runs.campaign_file import CAMPAIGN_FORMAT
-from hpo.runs.folder import (
+from hpo.runs.record.campaign_file import CAMPAIGN_FORMAT
+from hpo.runs.record.folder import (
     LOCK_FILE,
     RunLock,
     TrialLog,
@@ -344,7 +344,7 @@ def test_resume_of_a_finished_campaign_runs_nothing(
 
 def test_a_format_1_run_resumes_with_the_settings_of_its_time(data_root: Path, runs: Path) -> None:
     from hpo.features import FeatureSpec
-    from hpo.runs.campaign_file import FORMAT_1_SETTINGS
+    from hpo.runs.record.campaign_file import FORMAT_1_SETTINGS
 
     # what format-1 runs were made with: feature version 1, no per-graph caps
     then = {k: v for k, v in FORMAT_1_SETTINGS.items() if k != "features"}

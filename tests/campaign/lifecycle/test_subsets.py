@@ -22,8 +22,8 @@ from toy_objectives import run_toy as _run
 from hpo.campaign import CampaignConfig, read_campaign
 from hpo.campaign.lifecycle.subsets import SubsetsResult, plan_subsets, subset_config
 from hpo.errors import ConfigError, UsageError
-from hpo.runs.folder import read_json, read_trials, run_state
-from hpo.runs.nested import load_any
+from hpo.runs.record.folder import read_json, read_trials, run_state
+from hpo.runs.views.nested import load_any
 
 TWO = ("tile:xla", "layout:xla:default")
 TESTS = Path(__file__).resolve().parents[2]

@@ -26,7 +26,7 @@ from hpo.data.load import COLLECTIONS
 from hpo.errors import ConfigError
 from hpo.ranking.hyperparameters import TILE_KEYS
 from hpo.ranking.spaces import load_space
-from hpo.runs.folder import read_trials
+from hpo.runs.record.folder import read_trials
 
 LAYOUT = tuple(c for c in COLLECTIONS if c.startswith("layout:"))
 

@@ -19,10 +19,10 @@ from hpo.campaign.seeding.warm_reuse import (
     settle_reuse,
 )
 from hpo.errors import ConfigError
-from hpo.ranking.fit_options import FitOptions
-from hpo.runs.boosters import BoosterStore
-from hpo.runs.folder import read_trials
-from hpo.runs.history import load_run
+from hpo.ranking.model.fit_options import FitOptions
+from hpo.runs.record.boosters import BoosterStore
+from hpo.runs.record.folder import read_trials
+from hpo.runs.views.history import load_run
 
 COLLECTIONS = ("tile:xla", "layout:xla:random")
 

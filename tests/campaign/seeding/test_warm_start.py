@@ -25,10 +25,10 @@ from hpo.campaign.seeding.warm_start import (
 from hpo.errors import ConfigError, UsageError
 from hpo.ranking.hyperparameters import TILE_OBJECTIVE_KEY
 from hpo.ranking.spaces import load_space, space_to_dict
-from hpo.runs.folder import read_trials
-from hpo.runs.history import load_run
 from hpo.runs.incumbent import config_key
-from hpo.runs.trial import baseline_origin
+from hpo.runs.record.folder import read_trials
+from hpo.runs.record.trial import baseline_origin
+from hpo.runs.views.history import load_run
 
 TWO = ("tile:xla", "layout:xla:default")
 

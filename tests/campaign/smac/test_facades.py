@@ -21,9 +21,9 @@ from hpo.campaign.config import OPTIMIZERS
 from hpo.campaign.smac.state import smac_output_dir
 from hpo.cli import main
 from hpo.ranking.spaces import load_space
-from hpo.runs.folder import read_trials
-from hpo.runs.history import load_run
-from hpo.runs.plots import plot_compare, plot_run
+from hpo.runs.record.folder import read_trials
+from hpo.runs.views.history import load_run
+from hpo.runs.views.plots import plot_compare, plot_run
 
 MAX_BUDGET = 27.0  # toy_config's budgets: 1, 3, 9, 27
 _MF = "multi_fidelity_facade.MultiFidelityFacade"
