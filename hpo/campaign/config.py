@@ -195,6 +195,11 @@ class CampaignConfig:
     # hpo.data.overlap); their valid scores then measure fit, and the summary says so
     allow_overlap: bool = False
 
+    @property
+    def distributed(self) -> bool:
+        """Whether trials run on Dask: a local cluster (``workers`` > 1) or a scheduler's."""
+        return self.workers > 1 or self.dask_scheduler is not None
+
     def __post_init__(self) -> None:
         put = object.__setattr__
         if isinstance(self.features, dict):

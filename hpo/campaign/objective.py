@@ -381,7 +381,7 @@ def build_objective(
         dataset_dir=str(Path(cfg.cache_dir) / DATASETS_DIR) if cfg.cache_dir else None,
         histogram_pool_mb=cfg.histogram_pool_mb,
     )
-    distributed = cfg.workers > 1 or bool(cfg.dask_scheduler)
+    distributed = cfg.distributed
     if distributed:
         # scattered once and kept there: the Dataset cache (sent empty to worker processes,
         # shared as it is by the thread workers of a local cluster)

@@ -72,7 +72,7 @@ DASK_WORKER_TIMEOUT = 60.0
 @contextlib.contextmanager
 def _dask_client(cfg: CampaignConfig, progress: CampaignProgress) -> Iterator[Client | None]:
     """A Dask client for ``--workers N`` (local cluster) or ``--dask-scheduler``, else None."""
-    if cfg.dask_scheduler is None and cfg.workers == 1:
+    if not cfg.distributed:
         yield None
         return
     from dask.distributed import Client, LocalCluster
@@ -295,8 +295,7 @@ def _bin_ahead(
     train = [t for (_, split), t in tables.items() if split == "train"]
     if not train or any(mapped_file(t.X) is None for t in train):
         return  # in-memory tables: nothing names their Datasets outside this process
-    parallel = cfg.workers > 1 or bool(cfg.dask_scheduler)
-    if not parallel and max(len(t.target) for t in train) < BIN_AHEAD_ROWS:
+    if not cfg.distributed and max(len(t.target) for t in train) < BIN_AHEAD_ROWS:
         return
     plan = PrebuildPlan(
         tables=tables,
@@ -319,6 +318,25 @@ def _as_started(cfg: CampaignConfig, saved: Mapping[str, Any]) -> CampaignConfig
     return dataclasses.replace(cfg, trials=first["trials"][0], walltime=first["walltime"][0])
 
 
+@dataclasses.dataclass(frozen=True)
+class _Stretch:
+    """What this stretch of the campaign (a start, a resume or an extension) starts from."""
+
+    saved: dict[str, Any]  # campaign.json as read (the warm start's reuse settled)
+    space: Any  # the run's saved search space
+    log: TrialLog  # trials.jsonl
+
+
+@dataclasses.dataclass(frozen=True)
+class _Seeds:
+    """Where the campaign's first trials come from, and the objective that scores them."""
+
+    objective: Any
+    warm: WarmStart
+    baseline: Configuration
+    reuse: tuple[tuple[str, str, int, str], ...]
+
+
 def _run_locked(
     cfg: CampaignConfig,
     progress: CampaignProgress,
@@ -327,26 +345,66 @@ def _run_locked(
     *,
     resume: bool,
 ) -> CampaignResult:
-    """The campaign itself, once the run folder is locked and campaign.json written."""
-    from hpo.campaign.lifecycle.finish import ReserveStop, optimize_and_finish
-    from hpo.campaign.smac.adapter import raise_limits
-    from hpo.campaign.smac.facades import describe_facade, make_facade, make_scenario
-    from hpo.campaign.smac.runners import CampaignTarget, TrialRecorder
-    from hpo.campaign.smac.state import repair_smac_state, smac_output_dir
+    """The campaign itself, once the run folder is locked and campaign.json written.
 
-    run_dir, smac_dir = cfg.run_dir, smac_output_dir(cfg.run_dir, cfg.seed)
-    saved = check_saved(cfg, progress.log) if resume else read_campaign(run_dir)
+    Its phases, in order: a resume's repair (or the result of a finished run), the stretch
+    this run starts from, the objective, the seeding, the Datasets binned ahead, SMAC's loop
+    and the finishing phase, and the incumbent with the result.
+    """
+    from hpo.campaign.smac.state import smac_output_dir
+
+    smac_dir = smac_output_dir(cfg.run_dir, cfg.seed)
+    saved = check_saved(cfg, progress.log) if resume else read_campaign(cfg.run_dir)
     if resume:
-        finished = _saved_result(cfg, smac_dir)
+        finished = _repair_resume(cfg, smac_dir, progress)
         if finished is not None:
-            progress.log(
-                f"campaign '{cfg.name}' has already finished (a resume with a higher "
-                "--walltime or --trials extends it)"
-            )
             return finished
-        dropped = repair_smac_state(smac_dir)
-        if dropped:
-            progress.log(f"{dropped} trial(s) running at the interruption will run again")
+    stretch = _open_stretch(cfg, saved, progress, resume=resume)
+    if objective is None:
+        from hpo.campaign.objective import build_objective
+
+        objective, data_to_scatter = build_objective(cfg, progress)
+    seeds = _seed(cfg, stretch, objective, progress)
+    ahead = [] if seeds.reuse else [seeds.baseline]  # a reused baseline is scored, not trained
+    _bin_ahead(
+        cfg,
+        stretch.space,
+        seeds.objective,
+        data_to_scatter,
+        stretch.log.records,
+        progress.log,
+        ahead,
+    )
+    incumbent = _optimize(cfg, stretch, seeds, data_to_scatter, progress, smac_dir, resume=resume)
+    return _conclude(cfg, stretch.log, incumbent)
+
+
+def _repair_resume(
+    cfg: CampaignConfig, smac_dir: Path, progress: CampaignProgress
+) -> CampaignResult | None:
+    """A resume's first phase: the result of a run SMAC marked finished, or ``None`` once SMAC's
+    saved state is repaired (the trials running at the interruption run again)."""
+    from hpo.campaign.smac.state import repair_smac_state
+
+    finished = _saved_result(cfg, smac_dir)
+    if finished is not None:
+        progress.log(
+            f"campaign '{cfg.name}' has already finished (a resume with a higher "
+            "--walltime or --trials extends it)"
+        )
+        return finished
+    dropped = repair_smac_state(smac_dir)
+    if dropped:
+        progress.log(f"{dropped} trial(s) running at the interruption will run again")
+    return None
+
+
+def _open_stretch(
+    cfg: CampaignConfig, saved: dict[str, Any], progress: CampaignProgress, *, resume: bool
+) -> _Stretch:
+    """The saved space and trial log, a resume recorded, the warm start's reuse settled, and
+    the trials logged so far shown."""
+    run_dir = cfg.run_dir
     space = space_from_dict(saved["space"], str(run_dir / CAMPAIGN_FILE))
     log = TrialLog(run_dir / TRIALS_FILE)
     if resume:
@@ -358,54 +416,79 @@ def _run_locked(
     )
     if cfg.n_local and not cfg.local_initial:
         progress.log(f"--n-local {cfg.n_local} is not used: {cfg.optimizer} draws at random")
-    if objective is None:
-        from hpo.campaign.objective import build_objective
+    return _Stretch(saved=saved, space=space, log=log)
 
-        objective, data_to_scatter = build_objective(cfg, progress)
-    # the baseline, SMAC's first trial (see facades): the space's default configuration, or a
-    # warm start's best
+
+def _seed(
+    cfg: CampaignConfig, stretch: _Stretch, objective: Any, progress: CampaignProgress
+) -> _Seeds:
+    """The baseline, SMAC's first trial (see facades): the space's default configuration, or a
+    warm start's best (its booster scored again where the problem matches), then the local
+    design around it."""
+    saved, space = stretch.saved, stretch.space
     warm = warm_start_record(saved, space, progress.log)
-    reuse = reuse_entries(saved, run_dir)
+    reuse = reuse_entries(saved, cfg.run_dir)
     objective = _with_reuse(objective, reuse)
     baseline = warm.first_trial(space)
     local = saved_local_design(saved, space, baseline, cfg.local_initial, cfg.collections, cfg.seed)
     warm = dataclasses.replace(warm, local=tuple(local))
-    ahead = [] if reuse else [baseline]  # a reused baseline is scored, not trained
-    _bin_ahead(cfg, space, objective, data_to_scatter, log.records, progress.log, ahead)
+    return _Seeds(objective=objective, warm=warm, baseline=baseline, reuse=reuse)
+
+
+def _optimize(
+    cfg: CampaignConfig,
+    stretch: _Stretch,
+    seeds: _Seeds,
+    data_to_scatter: dict[str, Any] | None,
+    progress: CampaignProgress,
+    smac_dir: Path,
+    *,
+    resume: bool,
+) -> Any:
+    """SMAC's loop up to the finishing reserve, then the finishing phase; SMAC's incumbent(s)."""
+    from hpo.campaign.lifecycle.finish import ReserveStop, optimize_and_finish
+    from hpo.campaign.smac.adapter import raise_limits
+    from hpo.campaign.smac.facades import describe_facade, make_facade, make_scenario
+    from hpo.campaign.smac.runners import CampaignTarget, TrialRecorder
+
+    run_dir, saved, log = cfg.run_dir, stretch.saved, stretch.log
     assert cfg.max_budget is not None
     with _dask_client(cfg, progress) as client:
         target = CampaignTarget(
-            objective,
+            seeds.objective,
             default_budget=cfg.max_budget,
             local_data=None if client is not None else data_to_scatter,
         )
-        recorder = TrialRecorder(log, progress, cfg.max_budget, baseline=dict(baseline))
+        recorder = TrialRecorder(log, progress, cfg.max_budget, baseline=dict(seeds.baseline))
         stop = ReserveStop(cfg, log, progress.log)  # SMAC's loop leaves time to finish
         started = _as_started(cfg, saved)  # SMAC is built as it started, then extended
         facade = make_facade(
             started,
-            make_scenario(started, space, run_dir),
+            make_scenario(started, stretch.space, run_dir),
             target,
             callbacks=[recorder, stop],
             resume=resume,
             baseline_records=baseline_records(log.records),
             dask_client=client,
-            warm=warm,
+            warm=seeds.warm,
         )
         raise_limits(facade, cfg.trials, cfg.walltime)
         _record_smac(run_dir, describe_facade(facade))
         scatter = data_to_scatter if client is not None and data_to_scatter else None
         since = (saved.get("extensions") or [{}])[-1].get("records", 0)  # this stretch's first
-        incumbent = optimize_and_finish(
-            facade, cfg, stop, recorder, progress, scatter, smac_dir, since
-        )
-    # one rule for the incumbent (hpo.runs.incumbent); SMAC's choice (None when no
-    # configuration reached the largest budget, as in a short campaign) settles ties
+        return optimize_and_finish(facade, cfg, stop, recorder, progress, scatter, smac_dir, since)
+
+
+def _conclude(cfg: CampaignConfig, log: TrialLog, incumbent: Any) -> CampaignResult:
+    """The incumbent by hpo's one rule, the result written, and the booster store pruned.
+
+    SMAC's choice (None when no configuration reached the largest budget, as in a short
+    campaign) settles ties (:mod:`hpo.runs.incumbent`)."""
     trials = trials_of(log.records)
     named = (incumbent[0] if incumbent else None) if isinstance(incumbent, list) else incumbent
     best = choose_incumbent(trials, None if named is None else dict(named), folds=cfg.cv)
     result = _result(cfg, best, trials)
-    write_json_atomic(run_dir / RESULT_FILE, result.to_dict())
+    write_json_atomic(cfg.run_dir / RESULT_FILE, result.to_dict())
     _keep_incumbent_boosters(cfg, best, trials)
     return result
 
