@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -205,20 +206,31 @@ def _note_absent(model: Any, args: argparse.Namespace) -> None:
         )
 
 
-def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from hpo.deploy.evaluate import evaluate_model
+def _serve(
+    args: argparse.Namespace, label: str, command: Callable[..., Any], **options: Any
+) -> tuple[Any, Any]:
+    """The model folder ``--model`` loaded, and what ``command`` (``evaluate_model`` or
+    ``write_submission``) returns on it over ``--data``, ``--split``, ``--collections`` and
+    ``--cache-dir``, with a progress bar named ``label``."""
     from hpo.deploy.model import load_model
 
     model = load_model(args.model)
-    with progress_bar("evaluate") as progress:
-        report = evaluate_model(
+    with progress_bar(label) as progress:
+        return model, command(
             model,
             args.data,
-            args.split,
-            _collections(args.collections),
+            split=args.split,
+            collections=_collections(args.collections),
             cache_dir=args.cache_dir,
             progress=progress,
+            **options,
         )
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from hpo.deploy.evaluate import evaluate_model
+
+    model, report = _serve(args, "evaluate", evaluate_model)
     if args.json:
         print(json.dumps(report, indent=2))
         _note_absent(model, args)
@@ -255,21 +267,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 def _cmd_predict(args: argparse.Namespace) -> int:
     from hpo.data.load import COLLECTIONS
-    from hpo.deploy.model import load_model
     from hpo.deploy.predict import write_submission
 
-    model = load_model(args.model)
-    with progress_bar("predict") as progress:
-        counts = write_submission(
-            model,
-            args.data,
-            args.out,
-            args.split,
-            progress,
-            collections=_collections(args.collections),
-            top_k=args.top_k,
-            cache_dir=args.cache_dir,
-        )
+    model, counts = _serve(args, "predict", write_submission, out_csv=args.out, top_k=args.top_k)
     parts = ", ".join(f"{c} {n}" for c, n in counts.items())
     print(f"wrote {args.out}: {sum(counts.values())} rows ({parts})")
     _note_absent(model, args)

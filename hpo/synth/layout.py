@@ -52,6 +52,7 @@ from hpo.synth.layout_draw import (
     random_perms,
 )
 from hpo.synth.layout_law import (
+    OperandFacts,
     SecondOrderProblem,
     second_order_cost_terms,
     second_order_problem,
@@ -76,23 +77,10 @@ PARTIAL_SHARE = 0.5
 
 
 @dataclass(frozen=True, eq=False)
-class LayoutProblem:
+class LayoutProblem(OperandFacts):
     """Per configurable node facts the cost law needs, derived from the stored arrays."""
 
     ids: np.ndarray
-    out_shape: np.ndarray
-    out_rank: np.ndarray
-    out_volume: np.ndarray
-    out_default: np.ndarray
-    in_shape: np.ndarray
-    in_rank: np.ndarray
-    in_volume: np.ndarray
-    in_default: np.ndarray
-    in_bytes: np.ndarray
-    kernel_shape: np.ndarray
-    kernel_rank: np.ndarray
-    kernel_volume: np.ndarray
-    kernel_default: np.ndarray
     elem_bytes: np.ndarray
     factor: np.ndarray
     bonus_dim: np.ndarray

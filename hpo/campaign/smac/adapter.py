@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -114,18 +114,8 @@ class FacadeParts:
 
 def facade_parts(facade: AbstractFacade) -> FacadeParts:
     """The components of ``facade`` (set before SMAC calls ``_get_optimizer``)."""
-    return FacadeParts(
-        scenario=facade._scenario,
-        runner=facade._runner,
-        runhistory=facade._runhistory,
-        intensifier=facade._intensifier,
-        overwrite=facade._overwrite,
-        initial_design=facade._initial_design,
-        random_design=facade._random_design,
-        model=facade._model,
-        acquisition_function=facade._acquisition_function,
-        config_selector=facade._config_selector,
-    )
+    # each part is the facade's attribute of the same name with a leading underscore
+    return FacadeParts(**{f.name: getattr(facade, f"_{f.name}") for f in fields(FacadeParts)})
 
 
 class CampaignFacadeHook(AbstractFacade):
@@ -264,24 +254,15 @@ def next_order_seed(intensifier: SuccessiveHalving) -> int | None:
 class PromotionHook(SuccessiveHalving):
     """Successive-halving mixin: SMAC's ``_get_best_configs`` asks :meth:`promote`."""
 
-    def promote(
-        self,
-        configs: list[Configuration],
-        bracket: int,
-        stage: int,
-        from_keys: list[InstanceSeedBudgetKey],
-    ) -> list[Configuration]:
-        """The configurations of a finished group that go on to the next stage."""
-        raise NotImplementedError
+    #: The configurations of a finished group that go on to the next stage: the subclass's
+    #: ``promote(configs, bracket, stage, from_keys)``.
+    promote: Callable[
+        [list[Configuration], int, int, list[InstanceSeedBudgetKey]], list[Configuration]
+    ]
 
-    def _get_best_configs(
-        self,
-        configs: list[Configuration],
-        bracket: int,
-        stage: int,
-        from_keys: list[InstanceSeedBudgetKey],
-    ) -> list[Configuration]:
-        return self.promote(configs, bracket, stage, from_keys)
+    def _get_best_configs(self, *args: Any) -> list[Configuration]:
+        # SMAC calls it with (configs, bracket, stage, from_keys), as promote takes them
+        return self.promote(*args)
 
 
 def runner_target(runner: TargetFunctionRunner) -> Any:

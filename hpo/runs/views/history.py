@@ -293,6 +293,19 @@ def resolve_run_dir(name_or_path: str | Path, runs_dir: str | Path | None = None
     raise UsageError(f"no run '{name_or_path}' in {runs}{hint}")
 
 
+def folder_fields(path: Path, campaign: dict[str, Any], settings: RunSettings) -> dict[str, Any]:
+    """What either kind of run reads off its folder besides its trials or subsets: its name,
+    path, settings, ``campaign.json``, state and result."""
+    return {
+        "name": path.name,
+        "path": path,
+        "settings": settings,
+        "campaign": campaign,
+        "state": run_state(path),
+        "result": read_result(path),
+    }
+
+
 def load_run(name_or_path: str | Path, runs_dir: str | Path | None = None) -> RunHistory:
     """Load a run folder.
 
@@ -326,15 +339,7 @@ def load_run(name_or_path: str | Path, runs_dir: str | Path | None = None) -> Ru
             continue
         seen.add(key)
         trials.append(trial)
-    return RunHistory(
-        name=path.name,
-        path=path,
-        settings=settings,
-        campaign=campaign,
-        state=run_state(path),
-        trials=tuple(trials),
-        result=read_result(path),
-    )
+    return RunHistory(**folder_fields(path, campaign, settings), trials=tuple(trials))
 
 
 def read_result(path: Path) -> dict[str, Any] | None:

@@ -25,8 +25,8 @@ from hpo.runs.record.trial import Trial, finite_float
 from hpo.runs.views.history import (
     DEFAULT_RUNS_DIR,
     RunHistory,
+    folder_fields,
     load_run,
-    read_result,
     resolve_run_dir,
 )
 
@@ -183,12 +183,7 @@ def load_subset_run(name_or_path: str | Path, runs_dir: str | Path | None = None
         raise UsageError(f"{path}: a single campaign, not a per-subset run")
     subsets = {k: load_run(path / k) for k in plan if (path / k / CAMPAIGN_FILE).is_file()}
     return SubsetRun(
-        name=path.name,
-        path=path,
-        settings=settings,
-        campaign=campaign,
-        state=run_state(path),
-        result=read_result(path),
+        **folder_fields(path, campaign, settings),
         plan=plan,
         subsets=subsets,
     )

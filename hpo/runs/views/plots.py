@@ -214,15 +214,7 @@ def _panel_metrics(ax: Any, run: RunHistory) -> None:
     ax.invert_yaxis()
     ax.axvline(0.0, color="0.3", lw=0.8)
     ax.set_xlabel("Kendall tau (layout) / top-5 tile score (tile)")
-    for bar, v in zip(bars, values, strict=True):
-        ax.text(
-            bar.get_width(),
-            bar.get_y() + bar.get_height() / 2,
-            f" {v:.3f}",
-            va="center",
-            ha="left" if v >= 0 else "right",
-            fontsize=8,
-        )
+    _label_bars(ax, bars, values, negative_ha="right")
     base = run.baseline
     if base is not None and base.metrics:  # the baseline (run.baseline_origin), per collection
         rows = [i for i, n in enumerate(names) if n in base.metrics]
@@ -238,6 +230,19 @@ def _panel_metrics(ax: Any, run: RunHistory) -> None:
         fontsize=10 if marked else None,
     )
     ax.grid(axis="x", alpha=0.3)
+
+
+def _label_bars(ax: Any, bars: Any, values: list[float], *, negative_ha: str) -> None:
+    """Write each bar's value at its end (left of it for a negative value: ``negative_ha``)."""
+    for bar, v in zip(bars, values, strict=True):
+        ax.text(
+            bar.get_width(),
+            bar.get_y() + bar.get_height() / 2,
+            f" {v:.3f}",
+            va="center",
+            ha="left" if v >= 0 else negative_ha,
+            fontsize=8,
+        )
 
 
 def _panel_importance(ax: Any, imp: Importance) -> None:
@@ -257,15 +262,7 @@ def _panel_importance(ax: Any, imp: Importance) -> None:
     names = list(imp.values)
     values = [imp.values[n] for n in names]
     bars = ax.barh(range(len(names)), values, color="tab:orange")
-    for bar, v in zip(bars, values, strict=True):
-        ax.text(
-            bar.get_width(),
-            bar.get_y() + bar.get_height() / 2,
-            f" {v:.3f}",
-            va="center",
-            ha="left",
-            fontsize=8,
-        )
+    _label_bars(ax, bars, values, negative_ha="left")
     ax.set_yticks(range(len(names)), labels=names)
     ax.invert_yaxis()
     ax.set_xlabel("share of explained score variance")
