@@ -315,10 +315,8 @@ def write_layout_file(
 
     Parameters
     ----------
-    path
-        The ``.npz`` file to write.
-    rng
-        The file's random generator (the file is a function of its state).
+    path, rng
+        As :func:`hpo.synth.tile.write_tile_file` takes them.
     collection
         ``layout:<source>:<search>``: source ``xla`` or ``nlp``; search ``default`` (few
         nodes changed, many duplicates, narrow runtime spread) or ``random`` (random

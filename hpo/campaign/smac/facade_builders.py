@@ -52,29 +52,31 @@ __all__ = [
 
 # The facade classes' names are part of SMAC's saved meta: keep them, or older runs of the
 # same optimizer can no longer resume.
-class _MultiFidelityFacade(CampaignFacadeHook, MultiFidelityFacade):
+class _CampaignFacade(CampaignFacadeHook):
+    """Every campaign facade's SMBO: atomic state files, and a resume checked first."""
+
     def campaign_smbo(self) -> SMBO:  # noqa: D102
         return campaign_optimizer(self)
 
 
-class _HyperbandFacade(CampaignFacadeHook, HyperbandFacade):
-    def campaign_smbo(self) -> SMBO:  # noqa: D102
-        return campaign_optimizer(self)
+class _MultiFidelityFacade(_CampaignFacade, MultiFidelityFacade):
+    pass
 
 
-class _SuccessiveHalvingFacade(CampaignFacadeHook, HyperbandFacade):
-    def campaign_smbo(self) -> SMBO:  # noqa: D102
-        return campaign_optimizer(self)
+class _HyperbandFacade(_CampaignFacade, HyperbandFacade):
+    pass
 
 
-class _BayesianFacade(CampaignFacadeHook, HyperparameterOptimizationFacade):
-    def campaign_smbo(self) -> SMBO:  # noqa: D102
-        return campaign_optimizer(self)
+class _SuccessiveHalvingFacade(_CampaignFacade, HyperbandFacade):
+    pass
 
 
-class _RandomFacade(CampaignFacadeHook, RandomFacade):
-    def campaign_smbo(self) -> SMBO:  # noqa: D102
-        return campaign_optimizer(self)
+class _BayesianFacade(_CampaignFacade, HyperparameterOptimizationFacade):
+    pass
+
+
+class _RandomFacade(_CampaignFacade, RandomFacade):
+    pass
 
 
 @dataclass(frozen=True)
