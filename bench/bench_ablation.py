@@ -52,12 +52,12 @@ from scipy.stats import kendalltau
 from hpo.data.load import COLLECTIONS, is_layout, list_graphs
 from hpo.deploy import load_model
 from hpo.features import ExtractOptions, FeatureSpec, build_tables, is_prior_only
-from hpo.features import layout as layout_features
 from hpo.features.groups import GROUP_PREFIX, GROUPS, group_of
-from hpo.features.layout_second_order import SECOND_ORDER_GROUPS, second_order_names
-from hpo.features.table import FeatureTable
-from hpo.ranking.blend import collection_weights
-from hpo.ranking.metrics import kendall_tau
+from hpo.features.layout import extract as layout_features
+from hpo.features.layout.second_order import SECOND_ORDER_GROUPS, second_order_names
+from hpo.features.table.feature_table import FeatureTable
+from hpo.ranking.prior.blend import collection_weights
+from hpo.ranking.scoring.metrics import kendall_tau
 from hpo.ranking.spaces import load_space
 from hpo.ranking.training import (
     GraphScore,
@@ -146,7 +146,7 @@ def noise_ceiling(root: Path, law: str | LawConstants, splits: Sequence[str]) ->
 
     ``law`` is the root's (``hpo.synth.layout_law.read_law`` reads a generated root's).
 
-    The tau is the project's metric (:func:`hpo.ranking.metrics.kendall_tau`): the order a
+    The tau is the project's metric (:func:`hpo.ranking.scoring.metrics.kendall_tau`): the order a
     submission would write from the noiseless cost, configs of equal cost in a random order.
     That is the best a ranker's order reaches in expectation: among configs the law prices
     alike the runtimes differ by noise alone.

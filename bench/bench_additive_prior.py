@@ -2,7 +2,7 @@
 
 Run it with the code *before* the additive prior on the path (a frozen worktree: its
 ``train_family`` fits the standardized prior, "product"), and point ``--additive`` at the
-additive fit to judge (``hpo/ranking/additive.py`` of the tree that ships it; the module needs
+additive fit to judge (``hpo/ranking/prior/additive.py`` of the tree that ships it; the module needs
 numpy only). For every law (as :mod:`bench_laws`: a tuning root and an unseen root), the
 space's default configuration is trained once (672 rounds, booster seed 0, 1 thread), so every
 prior below shares the trees, and each blend is scored on every labeled graph of the unseen
@@ -11,7 +11,7 @@ root as a share of the noise ceiling:
 - ``trees``: the booster alone (blend off);
 - ``product``: the booster blended with the standardized prior at the default weights;
 - ``converged``: blended with the additive prior the ``--additive`` module fits, on the
-  trial's live byte totals (per-graph sums as :func:`hpo.ranking.prior.family_equations`
+  trial's live byte totals (per-graph sums as :func:`hpo.ranking.prior.fit.family_equations`
   makes them; the random collections' own weights read the ``oc_`` totals, the pooled ones
   do not); ``x3``, ``x10`` and ``x1/3``: the same at 3, 10 and 1/3 times the default
   weights; ``alone``: the prior alone;
@@ -41,12 +41,12 @@ from bench_ablation import noise_ceiling  # noqa: E402
 from bench_laws import LABELED, LAYOUT, law_roots  # noqa: E402
 
 from hpo.features import ExtractOptions, FeatureSpec, build_tables, is_prior_only
-from hpo.ranking.blend import BLEND_KEY, collection_weights, is_default_collection
-from hpo.ranking.fit_options import FitOptions
-from hpo.ranking.learned_prior import basis_design
-from hpo.ranking.metrics import kendall_tau
-from hpo.ranking.prior import prior_basis
-from hpo.ranking.scoring import blended_predict, valid_rows
+from hpo.ranking.model.fit_options import FitOptions
+from hpo.ranking.prior.blend import BLEND_KEY, collection_weights, is_default_collection
+from hpo.ranking.prior.fit import prior_basis
+from hpo.ranking.prior.learned import basis_design
+from hpo.ranking.scoring.metrics import kendall_tau
+from hpo.ranking.scoring.valid import blended_predict, valid_rows
 from hpo.ranking.spaces import DEFAULT_SPACE, load_space
 from hpo.ranking.training import train_family
 from hpo.synth.law_family import read_law
@@ -105,8 +105,8 @@ def load_additive(path: Path) -> ModuleType:
 
 
 def fit_new(table, colls, positions, ridge=0.01):
-    """The shipped fit: per-graph sums as hpo.ranking.prior._graph_grams makes them, solved
-    by the shipped solve_additive (a copy of hpo/ranking/additive.py)."""
+    """The shipped fit: per-graph sums as hpo.ranking.prior.fit._graph_grams makes them, solved
+    by the shipped solve_additive (a copy of hpo/ranking/prior/additive.py)."""
     X = np.asarray(table.X)
     gs = graphs_of(table, colls)
     grams = AD.GraphGrams.empty(len(gs), len(positions))

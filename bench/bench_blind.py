@@ -3,7 +3,7 @@
 For every law two roots are generated at ``--scale``: one to tune on (``--data-seed``) and one of
 unseen graphs of the same law (data seed + 1000). Scores are on every labeled graph (train and
 valid) of the unseen root, per layout collection as a share of the noise ceiling: the mean
-Kendall tau (:func:`hpo.ranking.metrics.kendall_tau`) between the law's noise-free runtime
+Kendall tau (:func:`hpo.ranking.scoring.metrics.kendall_tau`) between the law's noise-free runtime
 (``ROOT/noiseless``, written by the law) and the measured one, i.e. what a perfect model of
 the law reaches. Tile is its mean top-5 score. The laws are run, never read.
 
@@ -38,9 +38,9 @@ import numpy as np
 
 from hpo.data.load import COLLECTIONS, is_layout, list_graphs
 from hpo.features import ExtractOptions, FeatureSpec, build_tables
-from hpo.ranking.blend import BLEND_KEY, collection_weights
-from hpo.ranking.fit_options import FitOptions
-from hpo.ranking.metrics import kendall_tau
+from hpo.ranking.model.fit_options import FitOptions
+from hpo.ranking.prior.blend import BLEND_KEY, collection_weights
+from hpo.ranking.scoring.metrics import kendall_tau
 from hpo.ranking.spaces import DEFAULT_SPACE, load_space
 from hpo.ranking.training import collection_means, score_table, train_family
 

@@ -8,7 +8,7 @@ Usage::
 ``CACHE/tables/layout-train-KEY`` (its ``.X.npy``, ``.target.npy`` and ``.group.npy``). The
 rows are read into memory (the whole table: meant for tables of up to a few GB, unlike the
 ranker, which reads them in chunks), put in graph order, labelled and cut into sub-queries
-as :class:`hpo.ranking.ranker.LambdaRanker` does (16 label levels), binned once
+as :class:`hpo.ranking.model.ranker.LambdaRanker` does (16 label levels), binned once
 (``max_bin`` 255; the sub-queries are set per variant), and boosted for ``--rounds`` rounds
 with the default configuration's tree settings (63 leaves, learning rate 0.05, feature
 fraction 0.8, ``lambda_l2`` 1, 20 rows per leaf) under each objective below, per thread
@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as hpo.ranking.ranker sets it
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as hpo.ranking.model.ranker sets it
 
 #: (label, extra LightGBM parameters, max_group_size)
 VARIANTS = (
@@ -61,7 +61,7 @@ def lambdarank_pairs(sizes: np.ndarray, truncation: int) -> int:
 def main(argv: list[str] | None = None) -> int:
     import lightgbm as lgb
 
-    from hpo.ranking.ranker import relevance_labels, split_large_groups, sub_group_sizes
+    from hpo.ranking.model.ranker import relevance_labels, split_large_groups, sub_group_sizes
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("prefix")

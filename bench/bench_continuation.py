@@ -20,7 +20,7 @@ import numpy as np
 from hpo.campaign import read_campaign
 from hpo.campaign.objective import ObjectiveSettings, RankerObjective
 from hpo.features import ExtractOptions, FeatureSpec, build_tables
-from hpo.runs.folder import TRIALS_FILE, read_trials
+from hpo.runs.record.folder import TRIALS_FILE, read_trials
 
 
 def main() -> None:

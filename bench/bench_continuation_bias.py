@@ -4,7 +4,7 @@ A multi-fidelity campaign's baseline trains straight to the largest budget, whil
 other configuration reaches it by continuing its booster from the lower budgets (LightGBM
 ``init_model``). LightGBM starts its per-round random streams again at each continuation
 (before 0b2881f from their seeds, since then from seeds of the rounds done:
-``hpo.ranking.lightgbm_adapter.continued_seeds``). If continuing costs score, challengers
+``hpo.ranking.model.lightgbm_adapter.continued_seeds``). If continuing costs score, challengers
 are judged against the baseline with a handicap. Per finished run (``rounds`` fidelity, no
 folds) this trains, in a scratch booster folder:
 
@@ -31,7 +31,7 @@ import numpy as np
 
 from hpo.campaign import read_campaign
 from hpo.campaign.objective import RankerObjective, build_objective
-from hpo.runs.folder import TRIALS_FILE, read_trials
+from hpo.runs.record.folder import TRIALS_FILE, read_trials
 
 sys.path.insert(0, str(Path(__file__).parent))
 from optuna_peer import rung_budgets  # noqa: E402  (SMAC's rungs, as the campaigns ran them)

@@ -34,10 +34,10 @@ import numpy as np
 
 from hpo.features import is_prior_only
 from hpo.features.groups import GROUP_PREFIX, GROUPS, group_of
-from hpo.ranking.blend import BLEND_KEY, collection_weights
-from hpo.ranking.fit_options import FitOptions
-from hpo.ranking.prior import family_equations
-from hpo.ranking.scoring import select_rows
+from hpo.ranking.model.fit_options import FitOptions
+from hpo.ranking.prior.blend import BLEND_KEY, collection_weights
+from hpo.ranking.prior.fit import family_equations
+from hpo.ranking.scoring.valid import select_rows
 from hpo.ranking.spaces import DEFAULT_SPACE, load_space
 from hpo.ranking.training import train_family
 from hpo.synth.law_family import read_law

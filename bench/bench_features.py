@@ -17,8 +17,8 @@ import numpy as np
 
 from hpo.data.load import COLLECTIONS, is_layout, iter_config_chunks, list_graphs, load_graph
 from hpo.features import ExtractOptions, FeatureSpec, build_tables
-from hpo.features.table import FeatureTable, GraphRef, family_of
-from hpo.ranking.fit_options import FitOptions
+from hpo.features.table.feature_table import FeatureTable, GraphRef, family_of
+from hpo.ranking.model.fit_options import FitOptions
 from hpo.ranking.training import train_family
 
 HP = {"learning_rate": 0.05, "num_leaves": 31, "min_data_in_leaf": 20, "label_levels": 16}

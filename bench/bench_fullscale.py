@@ -100,7 +100,7 @@ def _ladder(args: argparse.Namespace) -> int:
                 "run",
                 "--data",
                 str(root),
-                "--collection",
+                "--collections",
                 LADDER_COLLECTION,
                 "--trials",
                 str(args.trials),

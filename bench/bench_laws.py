@@ -13,7 +13,7 @@ ceiling before the metric scored orders) with
 
 - the prior off (``estimate_blend`` false), and
 - the space's default configuration (``default``: blend on, each collection at its default
-  weight, :func:`hpo.ranking.blend.collection_weights`),
+  weight, :func:`hpo.ranking.prior.blend.collection_weights`),
 - the learned prior on at each weight of ``--weights`` for every collection,
 - the learned prior alone (weight 1e6: what the ridge orders without the trees),
 - ``written w=3``: the blend before issue 19, the hand-written ``est_log_total_bytes`` at the
@@ -45,8 +45,8 @@ import numpy as np
 
 from hpo.data.load import COLLECTIONS, is_layout
 from hpo.features import ExtractOptions, FeatureSpec, build_tables
-from hpo.ranking.blend import BLEND_KEY, WEIGHT_KEY, collection_weights
-from hpo.ranking.fit_options import FitOptions
+from hpo.ranking.model.fit_options import FitOptions
+from hpo.ranking.prior.blend import BLEND_KEY, WEIGHT_KEY, collection_weights
 from hpo.ranking.spaces import DEFAULT_SPACE, load_space
 from hpo.ranking.training import collection_means, score_table, train_family
 from hpo.synth.dataset import generate_dataset

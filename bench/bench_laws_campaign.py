@@ -6,7 +6,7 @@ the default, and does the model it exports hold on graphs no trial saw? For ever
 
 1. the tuning root and the unseen root of ``bench_laws.law_roots`` (generated once, shared
    with ``bench_laws.py`` when ``--work`` is the same folder);
-2. ``hpo run --data TUNING --collection layout --walltime W --seed S`` through the command
+2. ``hpo run --data TUNING --collections layout --walltime W --seed S`` through the command
    line (the default optimizer, budgets and caps: what a user gets), whose first trial is the
    default configuration at the largest budget (the run's baseline);
 3. on valid: the incumbent's score against that baseline's, per layout collection too;
@@ -45,7 +45,7 @@ import numpy as np
 from hpo.api import evaluate_model, export_model, load_model, load_run
 from hpo.deploy.ensemble import ENSEMBLE_WITHIN, export_ensemble
 from hpo.errors import UsageError
-from hpo.runs.folder import run_state
+from hpo.runs.record.folder import run_state
 from hpo.synth.law_family import law_record, read_law
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -62,7 +62,7 @@ def run_campaign(tuning: Path, work: Path, name: str, args: argparse.Namespace) 
     if folder.is_dir() and run_state(folder) == "finished":
         print(f"  {name}: finished earlier, kept", flush=True)
         return folder
-    cmd = [sys.executable, "-c", CLI, "run", "--data", str(tuning), "--collection", "layout",
+    cmd = [sys.executable, "-c", CLI, "run", "--data", str(tuning), "--collections", "layout",
            "--walltime", args.walltime, "--seed", str(args.seed), "--name", name,
            "--runs-dir", str(runs_dir), "--cache-dir", str(work / "cache"), "--quiet",
            "--overwrite", *args.extra]  # fmt: skip

@@ -47,7 +47,7 @@ from hpo.campaign.progress import format_duration  # noqa: E402
 from hpo.cli.campaign import parse_duration  # noqa: E402
 from hpo.data.load import resolve_collections  # noqa: E402
 from hpo.errors import HpoError, UsageError  # noqa: E402
-from hpo.runs.folder import run_state  # noqa: E402
+from hpo.runs.record.folder import run_state  # noqa: E402
 
 OPTUNA = "optuna"
 MANIFEST = "bench.json"

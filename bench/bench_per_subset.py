@@ -58,7 +58,7 @@ def parse_modes(text: str) -> list[str]:
 
 def selection_metrics(run: Any) -> dict[str, float]:
     """The valid metrics each collection's incumbent was selected by (single or per-subset)."""
-    from hpo.runs.history import RunHistory
+    from hpo.runs.views.history import RunHistory
 
     if isinstance(run, RunHistory):
         inc = run.incumbent
@@ -163,8 +163,8 @@ def run_mode(args: argparse.Namespace, mode: str, seed: int) -> list[dict[str, A
     from hpo.deploy.export import export_model
     from hpo.deploy.model import load_model
     from hpo.deploy.retrain import ExportOptions
-    from hpo.runs.folder import run_state
-    from hpo.runs.nested import load_any
+    from hpo.runs.record.folder import run_state
+    from hpo.runs.views.nested import load_any
 
     per, cv = parse_mode(mode)
     cfg = CampaignConfig(

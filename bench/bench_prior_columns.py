@@ -35,10 +35,10 @@ from typing import Any
 import numpy as np
 
 from hpo.features import ExtractOptions, FeatureSpec, build_tables, is_prior_only
-from hpo.ranking.blend import BLEND_KEY, collection_weights, is_default_collection
-from hpo.ranking.fit_options import FitOptions
-from hpo.ranking.prior import LearnedPrior, PriorEquations, family_equations
-from hpo.ranking.scoring import select_rows
+from hpo.ranking.model.fit_options import FitOptions
+from hpo.ranking.prior.blend import BLEND_KEY, collection_weights, is_default_collection
+from hpo.ranking.prior.fit import LearnedPrior, PriorEquations, family_equations
+from hpo.ranking.scoring.valid import select_rows
 from hpo.ranking.spaces import DEFAULT_SPACE, load_space
 from hpo.ranking.training import collection_means, score_table, train_family
 from hpo.synth.law_family import read_law

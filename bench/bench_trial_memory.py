@@ -31,11 +31,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--trials", type=int, default=2)
     a = p.parse_args(argv)
 
-    import hpo.ranking.ranker as ranker
+    import hpo.ranking.model.ranker as ranker
     import hpo.ranking.training as training
     from hpo.campaign.config import CampaignConfig
     from hpo.campaign.objective import build_objective
-    from hpo.ranking.datasets import DatasetCache
+    from hpo.ranking.model.datasets import DatasetCache
 
     rss = PeakRss(0.05).start()
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from hpo.runs.history import load_run
+from hpo.runs.views.history import load_run
 
 __all__ = [
     "Evaluation",
@@ -56,7 +56,7 @@ def hpo_evaluations(run_dir: Path) -> list[Evaluation]:
     """Evaluations of an hpo campaign folder (``trials.jsonl``), timed from its first start.
 
     A resumed campaign (extended with ``hpo run --resume NAME --walltime ...``, say) is
-    timed on its own clock (:meth:`hpo.runs.history.RunHistory.elapsed`): the idle time
+    timed on its own clock (:meth:`hpo.runs.views.history.RunHistory.elapsed`): the idle time
     between the two commands is not counted, the second start-up is.
     """
     run = load_run(run_dir)

@@ -24,10 +24,10 @@ from hpo.deploy.export import export_model
 from hpo.deploy.model import ExportedModel, load_model
 from hpo.deploy.predict import write_submission
 from hpo.deploy.retrain import ExportOptions
-from hpo.runs.history import RunHistory, load_run
-from hpo.runs.importance import Importance, hyperparameter_importance
-from hpo.runs.nested import RunSummary, list_runs
-from hpo.runs.plots import plot_compare, plot_run
+from hpo.runs.views.history import RunHistory, load_run
+from hpo.runs.views.importance import Importance, hyperparameter_importance
+from hpo.runs.views.nested import RunSummary, list_runs
+from hpo.runs.views.plots import plot_compare, plot_run
 
 __all__ = [
     "ExportOptions",

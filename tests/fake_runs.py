@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 
 from hpo.campaign import CampaignConfig, CampaignResult
-from hpo.ranking.metrics import LAYOUT_METRIC
+from hpo.ranking.scoring.metrics import LAYOUT_METRIC
 from hpo.ranking.spaces import load_space, space_to_dict
-from hpo.runs.campaign_file import CAMPAIGN_FORMAT
-from hpo.runs.folder import (
+from hpo.runs.record.campaign_file import CAMPAIGN_FORMAT
+from hpo.runs.record.folder import (
     data_fingerprint,
     package_versions,
     write_json_atomic,

@@ -32,7 +32,7 @@ def test_profile_runs_on_a_tiny_table(tmp_path: Path, capsys: pytest.CaptureFixt
     assert module.main([str(prefix), "--rounds", "2", "--threads", "1"]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
     assert len(rows) == 1 + len(module.VARIANTS)  # header and one row per objective
-    from hpo.ranking.ranker import sub_group_sizes
+    from hpo.ranking.model.ranker import sub_group_sizes
 
     for row, (label, extra, group_size) in zip(rows[1:], module.VARIANTS, strict=True):
         cells = [c.strip() for c in row.strip("|").split("|")]

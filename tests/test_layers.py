@@ -1,5 +1,10 @@
 """The stages import one way: a lower stage never imports a higher one, and modules form no cycle.
 
+Inside a stage the same holds for its subpackages (``hpo.campaign.smac``, ``hpo.runs.record``
+...): each has a rank and imports only its stage's own modules and subpackages of a lower rank.
+A package folder holds at most ten modules: one that grows past that is cut by concept into
+subpackages (STYLE.md), not by a line count.
+
 Every ``import`` counts, including those inside functions and under ``TYPE_CHECKING``: a
 type-only import still ties two modules together for a reader, and a function-level import
 still loads the higher stage at run time.
@@ -133,8 +138,95 @@ def test_lower_stages_load_without_heavy_dependencies(module: str, forbidden: tu
     assert out.stdout.strip() == "", f"importing {module} loaded {out.stdout.strip()}"
 
 
-@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: p.name)
-def test_no_module_over_400_lines(path: Path) -> None:
-    """A module that grows past this is split by concept (STYLE.md), not left to grow."""
-    lines = len(path.read_text().splitlines())
-    assert lines <= 400, f"{path.relative_to(PACKAGE.parent)} has {lines} lines"
+#: Largest number of modules (``__init__.py`` not counted) one package folder may hold.
+MAX_MODULES_PER_FOLDER = 10
+
+
+def _folders() -> list[Path]:
+    return sorted(
+        p for p in [PACKAGE, *PACKAGE.rglob("*")] if p.is_dir() and (p / "__init__.py").exists()
+    )
+
+
+@pytest.mark.parametrize("folder", _folders(), ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_no_package_folder_holds_more_than_ten_modules(folder: Path) -> None:
+    """A folder that grows past this is cut by concept into subpackages (STYLE.md)."""
+    modules = sorted(p.name for p in folder.glob("*.py") if p.name != "__init__.py")
+    assert len(modules) <= MAX_MODULES_PER_FOLDER, (
+        f"{folder.relative_to(PACKAGE.parent)} holds {len(modules)} modules: cut it by concept"
+    )
+
+
+#: Rank of each subpackage inside its stage; a subpackage may import its stage's own modules and
+#: subpackages of a lower rank. Subpackages of equal rank must not import each other.
+SUBPACKAGE_RANKS = {
+    "campaign": {"seeding": 1, "smac": 2, "lifecycle": 3},
+    "ranking": {"model": 1, "prior": 1, "scoring": 2},
+    "features": {"layout": 1, "table": 2},
+    "runs": {"record": 1, "views": 2},
+}
+
+
+def _unit(module: str) -> tuple[str, str] | None:
+    """``(stage, part)``: the subpackage or top-level module of its stage that ``module`` is in."""
+    parts = module.split(".")
+    return (parts[1], parts[2]) if len(parts) > 2 else None
+
+
+def _subpackages() -> set[tuple[str, str]]:
+    return {
+        (p.parent.name, p.name)
+        for p in PACKAGE.glob("*/*")
+        if p.is_dir() and (p / "__init__.py").exists()
+    }
+
+
+def test_every_subpackage_has_a_rank() -> None:
+    ranked = {(stage, sub) for stage, subs in SUBPACKAGE_RANKS.items() for sub in subs}
+    assert _subpackages() == ranked
+
+
+@pytest.mark.parametrize(
+    "module", sorted(m for m in MODULES if (u := _unit(m)) is not None and u in _subpackages())
+)
+def test_subpackages_import_down(module: str) -> None:
+    stage, own = _unit(module) or ("", "")
+    ranks = SUBPACKAGE_RANKS[stage]
+    wrong = sorted(
+        target
+        for target in MODULES[module]
+        if (unit := _unit(target)) is not None
+        and unit[0] == stage
+        and unit[1] != own
+        and unit[1] in ranks
+        and ranks[unit[1]] >= ranks[own]
+    )
+    assert not wrong, f"{module} ({stage}.{own}) imports a subpackage at or above its own: {wrong}"
+
+
+def test_no_cycles_between_the_parts_of_a_stage() -> None:
+    """Top-level modules and subpackages of one stage, taken as wholes, form no cycle."""
+    graph: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for module, targets in MODULES.items():
+        own = _unit(module)
+        if own is None:
+            continue
+        edges = graph.setdefault(own, set())
+        for target in targets:
+            unit = _unit(target)
+            if unit is not None and unit[0] == own[0] and unit != own:
+                edges.add(unit)
+    done: set[tuple[str, str]] = set()
+
+    def visit(node: tuple[str, str], path: list[tuple[str, str]]) -> None:
+        if node in path:
+            cycle = path[path.index(node) :] + [node]
+            pytest.fail("cycle: " + " -> ".join(".".join(u) for u in cycle))
+        if node in done:
+            return
+        for nxt in sorted(graph.get(node, ())):
+            visit(nxt, [*path, node])
+        done.add(node)
+
+    for node in sorted(graph):
+        visit(node, [])

@@ -12,7 +12,7 @@ import os
 import time
 from typing import Any
 
-from hpo.runs.folder import this_worker
+from hpo.runs.record.folder import this_worker
 
 TOY_COLLECTIONS = ("tile:xla", "layout:xla:default")
 

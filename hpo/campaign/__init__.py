@@ -1,15 +1,20 @@
 """Stage 5, campaigns: SMAC runs the objective and the run folder is written as it goes.
 
-SMAC is imported by the modules that assemble and run it (``facades``, ``facade_builders``,
-``intensifiers``, ``runners``, ``smac_state``, ``smac_adapter``), which the public names here
-load on first use; SMAC's private names are used in ``smac_adapter`` only. ``OPTIMIZERS`` is a
-view of the optimizer table (:mod:`hpo.campaign.optimizers`), read when asked for.
+The package is cut by concept:
 
-Here are a new campaign's settings (:class:`CampaignConfig`, saved in ``campaign.json``; the
-readers of a recorded run take them from :class:`hpo.runs.settings.RunSettings`), the target
-function (:mod:`~hpo.campaign.objective`), SMAC's assembly per optimizer, per-subset and
-warm-started runs, and the live progress view. Search spaces live in :mod:`hpo.ranking.spaces`.
-Importing this package (settings, objective, progress) loads neither SMAC nor Dask.
+- here: the settings (:class:`CampaignConfig`, saved in ``campaign.json``; the readers of a
+  recorded run take them from :class:`hpo.runs.record.settings.RunSettings`), the target function
+  (:mod:`~hpo.campaign.objective`), the optimizer table (:mod:`~hpo.campaign.optimizers`), the
+  live progress view and the result;
+- :mod:`hpo.campaign.smac`: SMAC's assembly per optimizer, its intensifiers, runners and saved
+  state; SMAC's private names are used in :mod:`hpo.campaign.smac.adapter` only;
+- :mod:`hpo.campaign.seeding`: warm starts and the local initial design;
+- :mod:`hpo.campaign.lifecycle`: launch, preflight, the SMAC loop, per-subset runs, extend and
+  finish.
+
+``OPTIMIZERS`` is a view of the optimizer table, read when asked for. Search spaces live in
+:mod:`hpo.ranking.spaces`. Importing this package (settings, objective, progress) loads neither
+SMAC nor Dask.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from hpo.campaign.config import (
     CampaignConfig,
     read_campaign,
 )
-from hpo.campaign.launch import run_campaign
+from hpo.campaign.lifecycle.launch import run_campaign
 from hpo.campaign.objective import (
     ObjectiveSettings,
     RankerObjective,

@@ -1,6 +1,6 @@
 """The settings of a campaign: :class:`CampaignConfig`, saved in ``campaign.json``.
 
-Kept apart from :mod:`hpo.campaign.run` (which re-exports it) so that reading a run folder
+Kept apart from :mod:`hpo.campaign.lifecycle.run` (which re-exports it) so that reading a run folder
 needs neither SMAC nor Dask.
 """
 
@@ -30,12 +30,12 @@ from hpo.features.sampling import (
 from hpo.features.spec import FeatureSpec
 from hpo.ranking.spaces import DEFAULT_SPACE
 from hpo.ranking.training import DEFAULT_FIXED_ROUNDS
-from hpo.runs.campaign_file import read_campaign_file
-from hpo.runs.folder import CAMPAIGN_FILE, jsonable
-from hpo.runs.settings import FIDELITIES
-from hpo.runs.settings import check_int as _int
-from hpo.runs.settings import check_positive as _positive
-from hpo.runs.settings import setting_error as _bad
+from hpo.runs.record.campaign_file import read_campaign_file
+from hpo.runs.record.folder import CAMPAIGN_FILE, jsonable
+from hpo.runs.record.settings import FIDELITIES
+from hpo.runs.record.settings import check_int as _int
+from hpo.runs.record.settings import check_positive as _positive
+from hpo.runs.record.settings import setting_error as _bad
 
 __all__ = [
     "FIDELITIES",
@@ -65,20 +65,21 @@ FIDELITY_BUDGETS: dict[str, tuple[float, float]] = {
     "configs": (27.0, 432.0),
 }
 #: ``per``: one campaign for all collections (``none``), one per family (tile, layout) or one
-#: per collection, each tuned on its own rows and metric (see :mod:`hpo.campaign.subsets`).
+#: per collection, each tuned on its own rows and metric (see
+#: :mod:`hpo.campaign.lifecycle.subsets`).
 PER_MODES = ("none", "family", "collection")
 #: Initial random configurations of the model-based optimizers, chosen by measurement.
 DEFAULT_N_INIT = 8
 #: Results a budget needs before the surrogate is fitted on it, chosen by measurement.
 DEFAULT_MIN_TRIALS = 5
 #: Of the initial configurations, those that are neighbours of the baseline
-#: (:mod:`hpo.campaign.local_design`).
+#: (:mod:`hpo.campaign.seeding.local_design`).
 DEFAULT_N_LOCAL = 0
 #: LightGBM's histogram pool per trial in MiB; 0: unbounded (bench/README.md, "The
 #: histogram pool").
 DEFAULT_HISTOGRAM_POOL_MB = 0
 #: Configurations a multi-fidelity campaign takes to the largest budget in its reserve
-#: (:mod:`hpo.campaign.finish`).
+#: (:mod:`hpo.campaign.lifecycle.finish`).
 DEFAULT_FINISH = 3
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
@@ -116,11 +117,11 @@ class CampaignConfig:
     ``fixed_rounds`` (boosting rounds of every trial with the ``configs`` fidelity),
     ``fast_bias`` (bias toward fast configs when sampling configs per graph), ``space`` and
     ``seed``. ``per`` splits the run into one campaign per family or per collection
-    (:data:`PER_MODES`, :mod:`hpo.campaign.subsets`). ``cv`` = K >= 2 scores each trial on
+    (:data:`PER_MODES`, :mod:`hpo.campaign.lifecycle.subsets`). ``cv`` = K >= 2 scores each trial on
     one of K folds of the labeled train+valid graphs instead of on the valid split; every
     trial then trains at ``max_budget`` (multi-fidelity optimizers race over folds instead of
     budgets, so ``min_budget`` is unused and ``eta`` applies to folds: see
-    :mod:`hpo.campaign.facades`).
+    :mod:`hpo.campaign.smac.facades`).
 
     Raises
     ------
@@ -150,7 +151,7 @@ class CampaignConfig:
     # model picks
     n_init: int | None = DEFAULT_N_INIT
     # n_local: how many of the initial configurations are neighbours of the baseline, one
-    # hyperparameter changed each (hpo.campaign.local_design), instead of random draws; at
+    # hyperparameter changed each (hpo.campaign.seeding.local_design), instead of random draws; at
     # most n_init of them (see local_initial)
     n_local: int = DEFAULT_N_LOCAL
     random_prob: float = 0.2
@@ -187,11 +188,17 @@ class CampaignConfig:
     cv: int = 0
     # the most promising configurations that did not reach max_budget, taken there in a
     # reserve kept back from the walltime (or the last trials); 0: none (runs made before
-    # it read as 0). Only multi-fidelity optimizers without cv have any (hpo.campaign.finish)
+    # it read as 0). Only multi-fidelity optimizers without cv have any
+    # (hpo.campaign.lifecycle.finish)
     finish: int = DEFAULT_FINISH
     # run on a root whose valid or test graphs are also in train (by content,
     # hpo.data.overlap); their valid scores then measure fit, and the summary says so
     allow_overlap: bool = False
+
+    @property
+    def distributed(self) -> bool:
+        """Whether trials run on Dask: a local cluster (``workers`` > 1) or a scheduler's."""
+        return self.workers > 1 or self.dask_scheduler is not None
 
     def __post_init__(self) -> None:
         put = object.__setattr__
@@ -364,7 +371,7 @@ def read_campaign(run_dir: Path) -> dict[str, Any]:
     ConfigError
         If the file is not a valid campaign file, or of a format this hpo does not read
         (format-1 files read with the settings of that time, see
-        :mod:`hpo.runs.campaign_file`).
+        :mod:`hpo.runs.record.campaign_file`).
     """
     path = Path(run_dir) / CAMPAIGN_FILE
     if not path.exists():

@@ -24,7 +24,7 @@ labeled graph.
 
 With a ``model_dir``, every trial's boosters are saved (both fidelities) in the run's booster
 store, so ``hpo export`` can ship exactly the booster that was scored; a successful trial
-prunes the smaller boosters of its configuration (see :mod:`hpo.runs.boosters`).
+prunes the smaller boosters of its configuration (see :mod:`hpo.runs.record.boosters`).
 """
 
 from __future__ import annotations
@@ -41,12 +41,12 @@ import numpy as np
 
 from hpo.campaign.config import FIDELITIES, FIDELITY_BUDGETS, CampaignConfig
 from hpo.campaign.heap import release_freed_memory
-from hpo.campaign.warm_reuse import rescored
+from hpo.campaign.seeding.warm_reuse import rescored
 from hpo.errors import ConfigError, UsageError
-from hpo.features.table import FeatureTable, by_family
-from hpo.ranking.datasets import DatasetCache
-from hpo.ranking.fit_options import FitOptions
+from hpo.features.table.feature_table import FeatureTable, by_family
 from hpo.ranking.folds import assign_folds, fold_index, fold_rows, labeled_table
+from hpo.ranking.model.datasets import DatasetCache
+from hpo.ranking.model.fit_options import FitOptions
 from hpo.ranking.training import (
     DEFAULT_FIXED_ROUNDS,
     booster_columns,
@@ -54,8 +54,14 @@ from hpo.ranking.training import (
     select_rows,
     train_family,
 )
-from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size, trial_budget
-from hpo.runs.folder import this_worker
+from hpo.runs.record.boosters import (
+    BOOSTERS_DIR,
+    BoosterStore,
+    booster_key,
+    budget_size,
+    trial_budget,
+)
+from hpo.runs.record.folder import this_worker
 
 __all__ = [
     "ObjectiveSettings",
@@ -86,7 +92,7 @@ class ObjectiveSettings:
     fast_bias
         Bias toward fast configs when sampling configs per graph.
     model_dir
-        The run's booster store (:class:`hpo.runs.boosters.BoosterStore`): every trial's
+        The run's booster store (:class:`hpo.runs.record.boosters.BoosterStore`): every trial's
         boosters are saved there for export, and with the ``rounds`` fidelity a higher budget
         continues the booster of a lower one; ``None`` keeps nothing.
     n_threads
@@ -98,16 +104,17 @@ class ObjectiveSettings:
         The campaign seed the folds are drawn from (the same on every worker).
     dataset_dir
         Where binned training Datasets are saved and shared by the workers of a machine
-        (:func:`hpo.ranking.datasets.binary_dataset`; only those of memory-mapped tables);
+        (:func:`hpo.ranking.model.datasets.binary_dataset`; only those of memory-mapped tables);
         ``None``: each worker process bins its own.
     histogram_pool_mb
         LightGBM's histogram pool per trial in MiB, 0 unbounded
-        (:class:`hpo.ranking.fit_options.FitOptions`).
+        (:class:`hpo.ranking.model.fit_options.FitOptions`).
     reuse
         Boosters scored again instead of trained: ``(config_key, family, size, path)`` of a
-        warm start's baseline from a run of the same problem (:mod:`hpo.campaign.warm_reuse`).
-        The trial of that configuration at that size copies the file into the booster store
-        and scores it; one whose copy cannot be read or scored trains as any other.
+        warm start's baseline from a run of the same problem
+        (:mod:`hpo.campaign.seeding.warm_reuse`). The trial of that configuration at that size
+        copies the file into the booster store and scores it; one whose copy cannot be read or
+        scored trains as any other.
     """
 
     collections: tuple[str, ...]
@@ -374,7 +381,7 @@ def build_objective(
         dataset_dir=str(Path(cfg.cache_dir) / DATASETS_DIR) if cfg.cache_dir else None,
         histogram_pool_mb=cfg.histogram_pool_mb,
     )
-    distributed = cfg.workers > 1 or bool(cfg.dask_scheduler)
+    distributed = cfg.distributed
     if distributed:
         # scattered once and kept there: the Dataset cache (sent empty to worker processes,
         # shared as it is by the thread workers of a local cluster)

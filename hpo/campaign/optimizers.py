@@ -4,7 +4,7 @@ and the docs.
 Each :class:`Optimizer` names its facade builder, whether it races budgets (multi-fidelity),
 the names older ``campaign.json`` files hold for it, and one line for ``hpo run --help``.
 :class:`hpo.campaign.config.CampaignConfig` checks a name against the table,
-:func:`hpo.campaign.facades.make_facade` calls the builder, ``hpo run --optimizer`` offers the
+:func:`hpo.campaign.smac.facades.make_facade` calls the builder, ``hpo run --optimizer`` offers the
 names, and ``tests/campaign/test_optimizers.py`` checks that README.md lists every offered
 one. Adding an optimizer is one :func:`register` call (that test adds one and runs a
 campaign with it).
@@ -50,9 +50,9 @@ class Optimizer:
         halving or Hyperband); False when every trial runs at ``max_budget``.
     facade
         The facade builder, ``builder(request) -> AbstractFacade`` with a
-        :class:`hpo.campaign.facade_builders.FacadeRequest`, or its ``"module:function"``
+        :class:`hpo.campaign.smac.facade_builders.FacadeRequest`, or its ``"module:function"``
         path (imported on first use, so the table loads without SMAC). The facade's
-        intensifier must be a :class:`hpo.campaign.intensifiers.BaselineFirst`.
+        intensifier must be a :class:`hpo.campaign.smac.intensifiers.BaselineFirst`.
     description
         One line for the CLI's help.
     aliases
@@ -82,7 +82,7 @@ class Optimizer:
         return built
 
 
-_BUILDERS = "hpo.campaign.facade_builders"
+_BUILDERS = "hpo.campaign.smac.facade_builders"
 # the order is the CLI's and the docs': the default first
 _TABLE: dict[str, Optimizer] = {}
 

@@ -302,7 +302,7 @@ def print_summary(
     """Print the incumbent, its per-collection validation metrics and the run folder.
 
     ``baseline`` (the trials.jsonl record of the baseline at the largest budget, with its
-    ``origin``: :func:`hpo.runs.trial.baseline_origin`) adds its metrics and what tuning
+    ``origin``: :func:`hpo.runs.record.trial.baseline_origin`) adds its metrics and what tuning
     gained over it: incumbent minus baseline. With ``cv`` folds, successes and no incumbent
     mean no configuration was scored on every fold yet. ``notes`` are printed last, before
     the run folder (what the scores do not mean, say).

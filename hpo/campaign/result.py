@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hpo.runs.folder import jsonable
+from hpo.runs.record.folder import jsonable
 
 __all__ = ["CampaignResult"]
 

@@ -14,12 +14,12 @@ from rich.table import Table
 
 from hpo.campaign.progress import format_budget as _b
 from hpo.campaign.progress import format_number as _f
-from hpo.runs.trial import warm_baseline
+from hpo.runs.record.trial import warm_baseline
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from hpo.runs.history import RunHistory
+    from hpo.runs.views.history import RunHistory
 
 __all__ = ["baseline_json", "print_baseline", "smac_line"]
 

@@ -8,6 +8,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hpo.cli.options import add_options
+from hpo.errors import UsageError
+
 __all__ = ["add_parsers"]
 
 
@@ -21,33 +24,7 @@ def add_parsers(sub: Any) -> None:
         help="write a synthetic dataset in the exact TpuGraphs format",
         description="Write all five collections and three splits of synthetic TpuGraphs files.",
     )
-    synth.add_argument("--out", type=Path, required=True, help="dataset root to create")
-    synth.add_argument(
-        "--scale",
-        choices=("tiny", "small", "full", "real"),
-        default="small",
-        help="tiny: seconds, for tests; small: the demo; full: real statistics scaled down; "
-        "real: real per-graph sizes, about 11 GB (default: small)",
-    )
-    synth.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    synth.add_argument(
-        "--law",
-        choices=("second-order", "first-order", "random"),
-        default="second-order",
-        help="hidden layout cost law: second-order adds element-type tiles, matrix-unit "
-        "layouts, bitcasts and mismatch classes; first-order is padding and copies only; "
-        "random draws a member of the second-order family (constants x0.2-x5, effects on or "
-        "off) from --law-seed; the law is written to law.json in the root "
-        "(default: second-order)",
-    )
-    synth.add_argument(
-        "--law-seed",
-        type=int,
-        default=None,
-        help="seed of a random law (default: --seed); keep it and change --seed for unseen "
-        "graphs of the same law",
-    )
-    synth.add_argument("--quiet", action="store_true", help="print only the final line")
+    add_options(synth, "out-root", "scale", "seed-synth", "law", "law-seed", "quiet-synth")
     synth.set_defaults(handler=_cmd_synth)
 
     check = data_sub.add_parser(
@@ -55,12 +32,7 @@ def add_parsers(sub: Any) -> None:
         help="validate every file of a dataset root and print a summary",
         description="Validate every file; exit 1 with one line per bad file.",
     )
-    check.add_argument("root", type=Path, help="dataset root (holding npz/)")
-    check.add_argument(
-        "--quick",
-        action="store_true",
-        help="skip streaming node_config_feat of layout files (headers are still checked)",
-    )
+    add_options(check, "root", "data-to-check", "quick")
     check.set_defaults(handler=_cmd_check)
 
 
@@ -89,14 +61,15 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from hpo.campaign.progress import stdout_console
     from hpo.data.check import absent_line, check_dataset, summary_rows
 
+    root = _root_to_check(args)
     err = Console(stderr=True)
     with err.status("checking") as status:
         report = check_dataset(
-            args.root,
+            root,
             deep=not args.quick,
             on_file=lambda p: status.update(f"checking {p.parent.name}/{p.name}"),
         )
-    table = Table(title=f"TpuGraphs data under {args.root}")
+    table = Table(title=f"TpuGraphs data under {root}")
     for col in ("collection", "split", "graphs", "unlabeled", "bad"):
         table.add_column(col, justify="left" if col in ("collection", "split") else "right")
     for col in ("nodes min/med/max", "cfg nodes min/med/max", "configs min/med/max"):
@@ -122,6 +95,16 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print(f"hpo: {len(report.problems)} bad file(s)", file=sys.stderr)
         return 1
     if not report.ok:
-        print(f"hpo: no graph files found under {args.root}", file=sys.stderr)
+        print(f"hpo: no graph files found under {root}", file=sys.stderr)
         return 1
     return 0
+
+
+def _root_to_check(args: argparse.Namespace) -> Path:
+    """The dataset root of ``hpo data check``: ``ROOT`` or ``--data ROOT``, once."""
+    if args.root is not None and args.data is not None and args.root != args.data:
+        raise UsageError(f"data check takes one dataset root: {args.root} or --data {args.data}")
+    root = args.root if args.root is not None else args.data
+    if root is None:
+        raise UsageError("data check needs a dataset root: hpo data check --data ROOT")
+    return Path(root)

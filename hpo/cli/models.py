@@ -6,13 +6,16 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
+from hpo.campaign.progress import format_number as _f
 from hpo.campaign.progress import stdout_console
-from hpo.cli.runs import _RUNS_HELP, _f, _progress
+from hpo.cli.options import add_options
+from hpo.cli.progress_bar import progress_bar
 from hpo.errors import UsageError
 
 if TYPE_CHECKING:
@@ -21,80 +24,38 @@ if TYPE_CHECKING:
 
 __all__ = ["add_parsers"]
 
+#: What ``evaluate`` and ``predict`` read: a model folder and a dataset root.
+MODEL_DATA_OPTIONS = ("model", "data-required", "collections-of-model", "cache-dir-of-model")
+
 
 def add_parsers(sub: Any) -> None:
     """Add ``export``, ``evaluate`` and ``predict`` to the top-level sub-parsers."""
     p = sub.add_parser(
         "export", help="write a model folder of a run's incumbent (the boosters it was scored with)"
     )
-    p.add_argument("name", help="run name (or path of a run folder)")
-    p.add_argument("--runs-dir", type=Path, default=Path("runs"), help=_RUNS_HELP)
-    p.add_argument("--out", type=Path, help="model folder (default: models/NAME)")
-    p.add_argument(
-        "--retrain",
-        action="store_true",
-        help="train the incumbent again instead of copying the boosters it was scored with",
-    )
-    p.add_argument(
-        "--train-on",
-        choices=("train", "train+valid"),
-        default="train",
-        help="splits to train on; train+valid retrains (default: train; a --cv run always "
-        "retrains on train+valid)",
-    )
-    p.add_argument("--data", type=Path, help="dataset root (default: the campaign's)")
-    p.add_argument("--cache-dir", type=Path, help="feature cache (default: the campaign's)")
-    p.add_argument(
-        "--threads",
-        type=int,
-        default=None,
-        help="LightGBM threads for --retrain (default: every core)",
-    )
-    p.add_argument("--jobs", type=int, help="feature extraction processes (default: CPUs, <= 4)")
-    p.add_argument(
-        "--ensemble",
-        type=int,
-        metavar="K",
-        help="one model averaging the K best distinct configurations at the largest budget "
-        "(per-graph standardized scores), scored on valid before it is written",
-    )
-    p.add_argument(
-        "--ensemble-within",
-        type=float,
-        metavar="D",
-        default=None,
-        help="with --ensemble: members score at most D below the incumbent on valid "
-        "(default: 0.01; inf takes the K best whatever their score)",
+    add_options(
+        p,
+        "name",
+        "runs-dir",
+        "out-model",
+        "retrain",
+        "train-on",
+        "data-of-run",
+        "cache-dir-of-run",
+        "threads-export",
+        "jobs",
+        "ensemble",
+        "ensemble-within",
     )
     p.set_defaults(handler=_cmd_export)
 
     p = sub.add_parser("evaluate", help="score a model folder on a labeled split")
-    _model_data_args(p, "valid")
-    p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    add_options(p, *MODEL_DATA_OPTIONS, "split-valid", "json")
     p.set_defaults(handler=_cmd_evaluate)
 
     p = sub.add_parser("predict", help="write a submission CSV from a model folder")
-    _model_data_args(p, "test")
-    p.add_argument("--out", type=Path, required=True, help="submission CSV to write")
-    p.add_argument("--top-k", type=int, default=5, help="configs per tile graph (default: 5)")
+    add_options(p, *MODEL_DATA_OPTIONS, "split-test", "out-csv", "top-k")
     p.set_defaults(handler=_cmd_predict)
-
-
-def _model_data_args(p: argparse.ArgumentParser, split: str) -> None:
-    p.add_argument("--model", type=Path, required=True, help="model folder (from hpo export)")
-    p.add_argument("--data", type=Path, required=True, help="dataset root (holding npz/)")
-    p.add_argument(
-        "--split",
-        choices=("train", "valid", "test"),
-        default=split,
-        help=f"split (default: {split})",
-    )
-    p.add_argument(
-        "--collections",
-        help="comma-separated subset, each must be in the data (default: the model's that the "
-        "data holds; the absent ones are named on stderr)",
-    )
-    p.add_argument("--cache-dir", type=Path, help="feature cache (default: none)")
 
 
 def _collections(spec: str | None) -> tuple[str, ...] | None:
@@ -125,7 +86,7 @@ def _export_options(args: argparse.Namespace, progress: ProgressFn) -> ExportOpt
 def _cmd_export(args: argparse.Namespace) -> int:
     from hpo.deploy.export import export_model
     from hpo.deploy.model import load_model
-    from hpo.runs.nested import load_any
+    from hpo.runs.views.nested import load_any
 
     run = load_any(args.name, args.runs_dir)
     out = args.out if args.out is not None else Path("models") / run.name
@@ -133,7 +94,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         return _cmd_export_ensemble(args, run, out)
     if args.ensemble_within is not None:
         raise UsageError("--ensemble-within: only with --ensemble K")
-    with _progress("export") as progress:
+    with progress_bar("export") as progress:
         export_model(
             run,
             out,
@@ -189,7 +150,7 @@ def _cmd_export_ensemble(args: argparse.Namespace, run: Any, out: Path) -> int:
 
     if args.retrain or args.train_on != "train":
         raise UsageError("--ensemble copies the scored boosters; drop --retrain / --train-on")
-    with _progress("export") as progress:
+    with progress_bar("export") as progress:
         export_ensemble(
             run,
             out,
@@ -245,20 +206,31 @@ def _note_absent(model: Any, args: argparse.Namespace) -> None:
         )
 
 
-def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from hpo.deploy.evaluate import evaluate_model
+def _serve(
+    args: argparse.Namespace, label: str, command: Callable[..., Any], **options: Any
+) -> tuple[Any, Any]:
+    """The model folder ``--model`` loaded, and what ``command`` (``evaluate_model`` or
+    ``write_submission``) returns on it over ``--data``, ``--split``, ``--collections`` and
+    ``--cache-dir``, with a progress bar named ``label``."""
     from hpo.deploy.model import load_model
 
     model = load_model(args.model)
-    with _progress("evaluate") as progress:
-        report = evaluate_model(
+    with progress_bar(label) as progress:
+        return model, command(
             model,
             args.data,
-            args.split,
-            _collections(args.collections),
+            split=args.split,
+            collections=_collections(args.collections),
             cache_dir=args.cache_dir,
             progress=progress,
+            **options,
         )
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from hpo.deploy.evaluate import evaluate_model
+
+    model, report = _serve(args, "evaluate", evaluate_model)
     if args.json:
         print(json.dumps(report, indent=2))
         _note_absent(model, args)
@@ -295,21 +267,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 def _cmd_predict(args: argparse.Namespace) -> int:
     from hpo.data.load import COLLECTIONS
-    from hpo.deploy.model import load_model
     from hpo.deploy.predict import write_submission
 
-    model = load_model(args.model)
-    with _progress("predict") as progress:
-        counts = write_submission(
-            model,
-            args.data,
-            args.out,
-            args.split,
-            progress,
-            collections=_collections(args.collections),
-            top_k=args.top_k,
-            cache_dir=args.cache_dir,
-        )
+    model, counts = _serve(args, "predict", write_submission, out_csv=args.out, top_k=args.top_k)
     parts = ", ".join(f"{c} {n}" for c, n in counts.items())
     print(f"wrote {args.out}: {sum(counts.values())} rows ({parts})")
     _note_absent(model, args)

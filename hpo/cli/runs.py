@@ -3,31 +3,26 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import json
 import sys
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
 from rich.table import Table
 
 from hpo.campaign.progress import format_budget as _b
 from hpo.campaign.progress import format_number as _f
 from hpo.campaign.progress import stdout_console
 from hpo.cli.baseline import baseline_json, print_baseline, smac_line
+from hpo.cli.options import add_options
 
 if TYPE_CHECKING:
-    from hpo.runs.history import RunHistory, Trial
-    from hpo.runs.importance import Importance
-    from hpo.runs.nested import SubsetRun
+    from hpo.runs.views.history import RunHistory, Trial
+    from hpo.runs.views.importance import Importance
+    from hpo.runs.views.nested import SubsetRun
 
 __all__ = ["add_parsers"]
-
-_RUNS_HELP = "folder of the run folders (default: runs)"
 
 
 def add_parsers(sub: Any) -> None:
@@ -36,27 +31,19 @@ def add_parsers(sub: Any) -> None:
     runs_sub = runs.add_subparsers(dest="runs_command", metavar="SUBCOMMAND", required=True)
 
     p = runs_sub.add_parser("list", help="one line per run: state, trials, best score")
-    p.add_argument("--runs-dir", type=Path, default=Path("runs"), help=_RUNS_HELP)
+    add_options(p, "runs-dir")
     p.set_defaults(handler=_cmd_list)
 
     p = runs_sub.add_parser("show", help="settings, incumbent, trajectory, failures of one run")
-    p.add_argument("name", help="run name (or path of a run folder)")
-    p.add_argument("--runs-dir", type=Path, default=Path("runs"), help=_RUNS_HELP)
-    p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    add_options(p, "name", "runs-dir", "json")
     p.set_defaults(handler=_cmd_show)
 
     p = runs_sub.add_parser("plot", help="draw the progress / incumbent / importance figure")
-    p.add_argument("name", help="run name (or path of a run folder)")
-    p.add_argument("--runs-dir", type=Path, default=Path("runs"), help=_RUNS_HELP)
-    p.add_argument("--out", type=Path, help="PNG to write (default: <run folder>/run.png)")
+    add_options(p, "name", "runs-dir", "out-png")
     p.set_defaults(handler=_cmd_plot)
 
     p = runs_sub.add_parser("compare", help="overlay the best-score-over-time curves of runs")
-    p.add_argument("names", nargs="+", metavar="NAME", help="runs to compare")
-    p.add_argument("--runs-dir", type=Path, default=Path("runs"), help=_RUNS_HELP)
-    p.add_argument(
-        "--out", type=Path, default=Path("compare.png"), help="PNG to write (default: compare.png)"
-    )
+    add_options(p, "names", "runs-dir", "out-compare")
     p.set_defaults(handler=_cmd_compare)
 
 
@@ -77,33 +64,8 @@ def _when(epoch: float | None) -> str:
     return "-" if epoch is None else time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch))
 
 
-@contextlib.contextmanager
-def _progress(label: str) -> Iterator[Any]:
-    """A rich progress bar on stderr, handed out as a ``progress(done, total, label)``; only on
-    a terminal (elsewhere rich drew nothing but an empty line, ahead of an error's one line)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    console = Console(stderr=True)
-    with Progress(
-        TextColumn("[bold]{task.fields[what]}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.description}"),
-        console=console,
-        transient=True,
-        disable=not console.is_terminal,
-    ) as bar:
-        task = bar.add_task("", total=None, what=label)
-
-        def update(done: int, total: int, text: str) -> None:
-            bar.update(task, completed=done, total=total, description=text)
-
-        yield update
-
-
 def _cmd_list(args: argparse.Namespace) -> int:
-    from hpo.runs.nested import list_runs
+    from hpo.runs.views.nested import list_runs
 
     runs = list_runs(args.runs_dir)
     if not runs:
@@ -163,7 +125,7 @@ def _folds_text(t: Trial) -> str:
 
 def _disk(run: RunHistory) -> dict[str, int]:
     """Bytes the run folder holds, and of those its booster store."""
-    from hpo.runs.boosters import BOOSTERS_DIR, folder_bytes
+    from hpo.runs.record.boosters import BOOSTERS_DIR, folder_bytes
 
     return {"total": folder_bytes(run.path), "boosters": folder_bytes(run.path / BOOSTERS_DIR)}
 
@@ -283,8 +245,8 @@ def _show_subsets(run: SubsetRun, as_json: bool) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    from hpo.runs.importance import hyperparameter_importance
-    from hpo.runs.nested import load_any
+    from hpo.runs.views.importance import hyperparameter_importance
+    from hpo.runs.views.nested import load_any
 
     run = load_any(args.name, args.runs_dir)
     if run.kind == "subsets":
@@ -377,8 +339,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from hpo.runs.nested import load_any
-    from hpo.runs.plots import plot_run, plot_subsets
+    from hpo.runs.views.nested import load_any
+    from hpo.runs.views.plots import plot_run, plot_subsets
 
     run = load_any(args.name, args.runs_dir)
     out_png = args.out if args.out is not None else run.path / "run.png"
@@ -388,8 +350,8 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from hpo.runs.nested import load_any
-    from hpo.runs.plots import plot_compare
+    from hpo.runs.views.nested import load_any
+    from hpo.runs.views.plots import plot_compare
 
     runs: list[RunHistory] = []
     for name in args.names:  # a per-subset run is one curve per subset, named run/subset

@@ -137,22 +137,28 @@ def list_graphs(root: Path, collection: str, split: str) -> list[Path]:
 
 
 @dataclass(frozen=True, eq=False)
-class TileGraph:
-    """One validated tile:xla graph; each row of ``config_feat`` is one configuration."""
+class _Graph:
+    """What a graph of either family holds: its file, nodes and edges."""
 
     path: Path
     node_feat: np.ndarray
     node_opcode: np.ndarray
     edge_index: np.ndarray
-    config_feat: np.ndarray
-    config_runtime: np.ndarray
-    config_runtime_normalizers: np.ndarray
-    labeled: bool
 
     @property
     def n_nodes(self) -> int:
         """Number of nodes."""
         return int(self.node_feat.shape[0])
+
+
+@dataclass(frozen=True, eq=False)
+class TileGraph(_Graph):
+    """One validated tile:xla graph; each row of ``config_feat`` is one configuration."""
+
+    config_feat: np.ndarray
+    config_runtime: np.ndarray
+    config_runtime_normalizers: np.ndarray
+    labeled: bool
 
     @property
     def n_configs(self) -> int:
@@ -166,22 +172,13 @@ class TileGraph:
 
 
 @dataclass(frozen=True, eq=False)
-class LayoutGraph:
+class LayoutGraph(_Graph):
     """One validated layout graph; configurations are streamed with :func:`iter_config_chunks`."""
 
-    path: Path
-    node_feat: np.ndarray
-    node_opcode: np.ndarray
-    edge_index: np.ndarray
     node_config_ids: np.ndarray
     node_splits: np.ndarray
     config_runtime: np.ndarray
     labeled: bool
-
-    @property
-    def n_nodes(self) -> int:
-        """Number of nodes."""
-        return int(self.node_feat.shape[0])
 
     @property
     def n_configs(self) -> int:

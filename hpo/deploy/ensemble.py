@@ -7,12 +7,12 @@ configurations *at the largest budget* (the budget the incumbent rule compares a
 :mod:`hpo.runs.incumbent`), the incumbent first. Each member scores a graph's configs as its
 single-configuration model would (:meth:`hpo.deploy.model.FamilyModel.predict`, blend
 included, and whatever that method returns in future), the scores are standardized over the
-graph's rows (:func:`hpo.ranking.blend.standardized`, the blend's own z-scoring) so no
+graph's rows (:func:`hpo.ranking.prior.blend.standardized`, the blend's own z-scoring) so no
 member dominates by its score range, and averaged.
 
 A member's boosters are *copied* from the run's store when the run kept them (a finished
 campaign keeps those of its top configurations at the largest budget, see
-:func:`hpo.campaign.run`), else retrained with the run's settings, as ``hpo export
+:func:`hpo.campaign.lifecycle.run`), else retrained with the run's settings, as ``hpo export
 --retrain`` would (older runs; ``model.json`` says which per member). The ensemble is scored
 on the valid rows the run's trials were scored on before the folder is installed; the score
 goes to ``model.json`` (``validation``) and to the run folder (``ensemble.json``), which
@@ -51,16 +51,16 @@ from hpo.deploy.scored import copy_scored_boosters, score_on_run_rows
 from hpo.deploy.subsets import validation_entry
 from hpo.errors import ConfigError, UsageError
 from hpo.features import FeatureSpec, family_of
-from hpo.ranking.blend import standardized
-from hpo.runs.boosters import write_booster
-from hpo.runs.folder import (
+from hpo.ranking.prior.blend import standardized
+from hpo.runs.incumbent import config_key
+from hpo.runs.record.boosters import write_booster
+from hpo.runs.record.folder import (
     ENSEMBLE_FILE,
     jsonable,
     write_json_atomic,
 )
-from hpo.runs.history import RunHistory, Trial
-from hpo.runs.incumbent import config_key
-from hpo.runs.nested import AnyRun, as_run
+from hpo.runs.views.history import RunHistory, Trial
+from hpo.runs.views.nested import AnyRun, as_run
 
 __all__ = [
     "ENSEMBLE_WITHIN",

@@ -18,7 +18,7 @@ import numpy as np
 from hpo.data.load import SPLITS, collection_dir, list_graphs
 from hpo.deploy.model import ExportedModel, ProgressFn
 from hpo.errors import UsageError
-from hpo.ranking.metrics import collection_metric, metric_name, overall_score, topk_error
+from hpo.ranking.scoring.metrics import collection_metric, metric_name, overall_score, topk_error
 
 __all__ = ["TOP_K", "evaluate_model", "graph_metrics", "model_collections"]
 

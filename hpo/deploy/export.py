@@ -10,12 +10,12 @@ A model folder ``models/<name>/`` holds
 - ``tile.txt`` / ``layout.txt``: one LightGBM text model per family the collections need.
 
 By default the incumbent's boosters are *copied* from the run's booster store
-(:mod:`hpo.runs.boosters`): the model that ships is the model that was scored, at the budget
+(:mod:`hpo.runs.record.boosters`): the model that ships is the model that was scored, at the budget
 it was validated at (the campaign's largest budget, where the incumbent is chosen; see
 :mod:`hpo.runs.incumbent`). Retraining would not give it back: when a trial continued a
 lower-budget booster, its new rounds drew their column, row and ``rank_xendcg`` samples
 from streams LightGBM started again (seeded from the seed and the rounds done since
-:func:`hpo.ranking.lightgbm_adapter.continued_seeds`; restarted from the seed before), not
+:func:`hpo.ranking.model.lightgbm_adapter.continued_seeds`; restarted from the seed before), not
 from where a straight training's streams would be, and
 for two trials in ``bench/README.md`` a fresh training moved the score by more than 0.05. The
 copy's validation metrics therefore equal the trial's recorded ones (``model.json`` keeps
@@ -61,9 +61,9 @@ from hpo.deploy.subsets import (
 )
 from hpo.errors import ConfigError, UsageError
 from hpo.features import FeatureSpec
-from hpo.runs.boosters import budget_size, trial_budget, write_booster
-from hpo.runs.history import RunHistory, Trial
-from hpo.runs.nested import AnyRun, as_run
+from hpo.runs.record.boosters import budget_size, trial_budget, write_booster
+from hpo.runs.views.history import RunHistory, Trial
+from hpo.runs.views.nested import AnyRun, as_run
 
 __all__ = ["export_model", "export_rounds", "run_folds"]
 

@@ -47,8 +47,8 @@ from hpo.features import (
     feature_names,
 )
 from hpo.features.groups import live_columns
-from hpo.ranking.blend import blend_scores, estimate_position, estimate_weight
-from hpo.ranking.learned_prior import LearnedPrior
+from hpo.ranking.prior.blend import blend_scores, estimate_position, estimate_weight
+from hpo.ranking.prior.learned import LearnedPrior
 
 __all__ = [
     "MODEL_FILE",
@@ -79,12 +79,12 @@ class FamilyModel:
     """The booster of one family, the feature columns it reads and its estimate blend.
 
     ``estimate_weight`` is the blend weight of the collections it is routed to
-    (:mod:`hpo.ranking.blend`; 0 for models exported before the blend): a family's model is
+    (:mod:`hpo.ranking.prior.blend`; 0 for models exported before the blend): a family's model is
     at ``estimate_weight``, and a copy at ``estimate_weight_default_collections`` serves the
     default layout collections (:func:`route_collections`). ``estimate_column`` is the index
     of the estimate among the family's columns (``None``: the booster does not read it, so
     no blend), so a prediction is scored exactly as the campaign scored the trial. ``prior``
-    is the learned cost prior the trial blended (:mod:`hpo.ranking.prior`; ``None`` for
+    is the learned cost prior the trial blended (:mod:`hpo.ranking.prior.fit`; ``None`` for
     models exported before it, which blend the estimate column) and ``prior_columns`` its
     basis among the family's columns.
     """
@@ -288,8 +288,8 @@ def route_collections(
 
     A joint layout model blends the default collections with
     ``estimate_weight_default_collections`` when the configuration has it
-    (:func:`hpo.ranking.blend.estimate_weight`), and a random collection with its own prior
-    weights when the prior has them (:meth:`hpo.ranking.prior.LearnedPrior.for_collection`),
+    (:func:`hpo.ranking.prior.blend.estimate_weight`), and a random collection with its own prior
+    weights when the prior has them (:meth:`hpo.ranking.prior.fit.LearnedPrior.for_collection`),
     and a collection its trial ranked by the trees alone (the prior's ``off``) with weight 0,
     so those routes are copies of the family's model with that weight and prior: a graph is
     scored as its trial scored it.

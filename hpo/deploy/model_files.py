@@ -2,7 +2,7 @@
 
 A model folder may come from someone else, and whoever edits a booster edits ``model.json``
 (its SHA-256) too: a file named there must lie inside the folder, and a booster's text is
-checked (:func:`hpo.runs.booster_text.check_booster_text`) before LightGBM, which trusts
+checked (:func:`hpo.runs.record.booster_text.check_booster_text`) before LightGBM, which trusts
 the indices in it, parses it.
 """
 
@@ -17,8 +17,8 @@ from typing import Any
 
 from hpo.data.load import COLLECTIONS
 from hpo.errors import ConfigError
-from hpo.runs.booster_text import check_booster_text
-from hpo.runs.folder import jsonable, write_json_atomic
+from hpo.runs.record.booster_text import check_booster_text
+from hpo.runs.record.folder import jsonable, write_json_atomic
 
 __all__ = [
     "CONTENT_KEY",
@@ -65,7 +65,7 @@ def read_booster(model_file: Path, sha256: Any, n_columns: int) -> Any:
 
     LightGBM trusts the indices in a text model (a bad one crashes or hangs the process) and
     aborts on some truncated files instead of raising, so the text is checked first
-    (:func:`hpo.runs.booster_text.check_booster_text`).
+    (:func:`hpo.runs.record.booster_text.check_booster_text`).
     """
     import lightgbm as lgb
 

@@ -70,23 +70,17 @@ def write_submission(
 
     Parameters
     ----------
-    model
-        A loaded model folder.
-    data_root
-        Dataset root.
+    model, data_root, progress, cache_dir
+        As :func:`hpo.deploy.evaluate.evaluate_model` takes them.
     out_csv
         The CSV to write (replaced atomically).
     split
         Split to predict (``test`` for a submission).
-    progress
-        ``progress(done, total, label)`` after each graph.
     collections
         Collections to predict (default: every collection the model serves that ``data_root``
         holds for ``split``; :func:`hpo.deploy.evaluate.model_collections` names the others).
     top_k
         Configs listed per tile graph (at least 1).
-    cache_dir
-        Feature cache (``None``: extract without caching).
 
     Returns
     -------

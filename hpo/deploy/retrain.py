@@ -17,7 +17,7 @@ from typing import Any
 from hpo.deploy.model import ProgressFn
 from hpo.errors import UsageError
 from hpo.features import ExtractOptions, FeatureSpec, SampleCaps, by_family, extraction_jobs
-from hpo.runs.settings import RunSettings
+from hpo.runs.record.settings import RunSettings
 
 __all__ = ["TRAIN_SPLITS", "ExportOptions", "Trained", "train_families"]
 

@@ -1,6 +1,6 @@
 """The boosters a run scored, read back for export: which ones, where, and what they read.
 
-The objective saves every trial's boosters in the run's store (:mod:`hpo.runs.boosters`);
+The objective saves every trial's boosters in the run's store (:mod:`hpo.runs.record.boosters`);
 :func:`copy_scored_boosters` finds the incumbent's, one per family, at the budget it was
 scored at, and the feature columns each reads: every column of the family but those only the
 learned prior reads (boosters trained on one Dataset of those columns, the switched-off ones
@@ -20,12 +20,12 @@ import numpy as np
 from hpo.deploy.retrain import ExportOptions
 from hpo.errors import UsageError, naming
 from hpo.features import FeatureSpec, by_family
-from hpo.features.store import read_rows
-from hpo.features.table import FeatureTable, feature_names
+from hpo.features.table.feature_table import FeatureTable, feature_names
+from hpo.features.table.store import read_rows
 from hpo.ranking.training import booster_columns as table_booster_columns
 from hpo.ranking.training import feature_columns
-from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
-from hpo.runs.history import RunHistory, Trial
+from hpo.runs.record.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
+from hpo.runs.views.history import RunHistory, Trial
 
 __all__ = ["booster_columns", "copy_scored_boosters", "score_on_run_rows", "used_columns"]
 
@@ -138,7 +138,7 @@ def score_on_run_rows(
     its trial. The sample is rebuilt from the run's caps and seed, from the feature cache.
     """
     from hpo.features import build_tables
-    from hpo.ranking.metrics import collection_metric
+    from hpo.ranking.scoring.metrics import collection_metric
 
     tables = build_tables(
         options.root,

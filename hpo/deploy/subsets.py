@@ -1,7 +1,7 @@
 """The per-subset side of ``hpo export``: which runs a model folder is made of, and its
 ``model.json`` (format 2, see :mod:`hpo.deploy.model`).
 
-A per-subset run (:class:`hpo.runs.nested.SubsetRun`) exports as one folder with one member
+A per-subset run (:class:`hpo.runs.views.nested.SubsetRun`) exports as one folder with one member
 per subset: the subset's incumbent boosters under ``<subset>/``, each with its own
 hyperparameters, rounds and feature columns. :func:`hpo.deploy.export.export_model` writes
 the members; this module names them and describes the folder.
@@ -18,9 +18,9 @@ import numpy as np
 
 from hpo.deploy.model import SUBSETS_MODEL_FORMAT
 from hpo.features import FeatureSpec
-from hpo.runs.folder import data_fingerprint, package_versions
-from hpo.runs.history import RunHistory, Trial
-from hpo.runs.nested import SubsetRun
+from hpo.runs.record.folder import data_fingerprint, package_versions
+from hpo.runs.views.history import RunHistory, Trial
+from hpo.runs.views.nested import SubsetRun
 
 __all__ = ["Member", "data_provenance", "subsets_meta", "validation_entry"]
 

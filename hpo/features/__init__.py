@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from hpo.features.build import ExtractOptions, build_tables
-from hpo.features.layout import extract_layout_features, layout_feature_names
-from hpo.features.layout_op_class import is_prior_only
+from hpo.features.layout.extract import extract_layout_features, layout_feature_names
+from hpo.features.layout.op_class import is_prior_only
 from hpo.features.relative import relative_features
-from hpo.features.rows import GraphRows
 from hpo.features.sampling import SampleCaps, SampleRule
 from hpo.features.spec import FEATURE_VERSION, READABLE_VERSIONS, FeatureSpec
-from hpo.features.table import (
+from hpo.features.table.build import ExtractOptions, build_tables
+from hpo.features.table.feature_table import (
     FeatureTable,
     GraphRef,
     by_family,
@@ -20,6 +19,7 @@ from hpo.features.table import (
     family_of,
     feature_names,
 )
+from hpo.features.table.rows import GraphRows
 from hpo.features.tile import extract_tile_features, tile_feature_names
 
 __all__ = [

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from hpo.errors import ConfigError
-from hpo.features.layout import LAYOUT_GROUPS
-from hpo.features.layout_second_order import SECOND_ORDER_GROUPS
+from hpo.features.layout.extract import LAYOUT_GROUPS
+from hpo.features.layout.second_order import SECOND_ORDER_GROUPS
 from hpo.features.relative import relative_base
 from hpo.features.tile import TILE_GROUPS
 

@@ -140,7 +140,7 @@ class SampleCaps:
         """The caps of a campaign: its ``train_configs``, ``valid_configs``, ``keep_fastest``
         and ``seed`` (a :class:`~hpo.campaign.config.CampaignConfig`).
 
-        A recorded run's caps are :attr:`hpo.runs.settings.RunSettings.caps` (a run recorded
+        A recorded run's caps are :attr:`hpo.runs.record.settings.RunSettings.caps` (a run recorded
         before caps existed has none).
         """
         return cls(

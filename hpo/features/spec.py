@@ -34,7 +34,7 @@ FEATURE_VERSION = 8
 #: is no change); so models of versions 1-3 stay readable. Version 5 added the tile ``tp_*``
 #: columns (padding and working set under the other reading of a tile's dims, and a working
 #: set with a tile of each kernel input) and left version 4's unchanged. Version 6 added the
-#: per-op-class byte totals ``oc_*`` (:mod:`hpo.features.layout_op_class`), read only by the
+#: per-op-class byte totals ``oc_*`` (:mod:`hpo.features.layout.op_class`), read only by the
 #: learned prior, and left version 5's unchanged. Version 7 added the conv
 #: kernels' padded bytes ``kp_*`` (the ``kernel_padding`` group) and left version 6's unchanged.
 #: Version 8 supersedes the tile columns that read a contracting (K) dim
@@ -144,7 +144,7 @@ class FeatureSpec:
 
         The extractors compute the columns of every readable version; the rows of a version
         (this one too) leave out those added after it and those it or an earlier version
-        superseded (:meth:`drops`; :func:`hpo.features.table.version_columns`).
+        superseded (:meth:`drops`; :func:`hpo.features.table.feature_table.version_columns`).
         """
         return dataclasses.replace(self, version=FEATURE_VERSION)
 
@@ -182,15 +182,20 @@ ROW_SOURCES: tuple[str, ...] = ("features", "data")
 
 
 def row_source_files() -> list[Path]:
-    """The source files hashed into every cache key, in a fixed order."""
+    """The source files hashed into every cache key, subpackages included, in a fixed order."""
     package = Path(__file__).resolve().parent.parent
-    return [path for sub in ROW_SOURCES for path in sorted((package / sub).glob("*.py"))]
+    return [path for sub in ROW_SOURCES for path in sorted((package / sub).rglob("*.py"))]
+
+
+def _source_name(path: Path) -> str:
+    """``path`` relative to the ``hpo`` package folder, as ``features/layout/extract.py``."""
+    return path.resolve().relative_to(Path(__file__).resolve().parent.parent).as_posix()
 
 
 @functools.cache
 def _source_digest() -> str:
     h = hashlib.blake2b(digest_size=6)
     for path in row_source_files():
-        h.update(f"{path.parent.name}/{path.name}\0".encode())
+        h.update(f"{_source_name(path)}\0".encode())
         h.update(path.read_bytes())
     return h.hexdigest()

@@ -7,8 +7,6 @@ The objective, export and the benchmarks all train and score through
 
 from __future__ import annotations
 
-from hpo.ranking.datasets import DatasetCache
-from hpo.ranking.fit_options import FitOptions
 from hpo.ranking.folds import (
     FOLD_PREFIX,
     assign_folds,
@@ -21,20 +19,22 @@ from hpo.ranking.hyperparameters import (
     RoutedHyperparameters,
     route_hyperparameters,
 )
-from hpo.ranking.metrics import (
+from hpo.ranking.model.datasets import DatasetCache
+from hpo.ranking.model.fit_options import FitOptions
+from hpo.ranking.model.ranker import (
+    LIGHTGBM_QUERY_LIMIT,
+    LambdaRanker,
+    relevance_labels,
+    split_large_groups,
+    sub_group_sizes,
+)
+from hpo.ranking.scoring.metrics import (
     collection_metric,
     kendall_tau,
     overall_score,
     score_collection,
     tile_score,
     topk_error,
-)
-from hpo.ranking.ranker import (
-    LIGHTGBM_QUERY_LIMIT,
-    LambdaRanker,
-    relevance_labels,
-    split_large_groups,
-    sub_group_sizes,
 )
 from hpo.ranking.spaces import (
     DEFAULT_SPACE,

@@ -2,10 +2,10 @@
 
 Why (issue 20): at the real dataset's size the valid rows' selected columns, or the float64
 design of every training row, are gigabytes; scoring and fitting must hold one bounded chunk
-(:data:`hpo.features.store.CHUNK_BYTES`) at a time, read with
-:func:`hpo.features.store.read_rows`. Both standardize within a graph (the blend,
-:mod:`hpo.ranking.blend`; the prior, :mod:`hpo.ranking.prior`), so a chunk holds whole graphs:
-the cuts are taken among the graph bounds, and a graph larger than a chunk is a chunk of its
+(:data:`hpo.features.table.store.CHUNK_BYTES`) at a time, read with
+:func:`hpo.features.table.store.read_rows`. Both standardize within a graph (the blend,
+:mod:`hpo.ranking.prior.blend`; the prior, :mod:`hpo.ranking.prior.fit`), so a chunk holds whole
+graphs: the cuts are taken among the graph bounds, and a graph larger than a chunk is a chunk of its
 own.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hpo.features import store
+from hpo.features.table import store
 
 __all__ = ["MIN_PIECE_ROWS", "graph_bounds", "graph_chunks", "row_spans"]
 
@@ -39,7 +39,7 @@ def graph_chunks(bounds: np.ndarray, row_bytes: int, chunk_bytes: int | None = N
     row_bytes
         Bytes a row costs the caller while its chunk is held.
     chunk_bytes
-        Budget of a chunk; default :data:`hpo.features.store.CHUNK_BYTES`, read at call time.
+        Budget of a chunk; default :data:`hpo.features.table.store.CHUNK_BYTES`, read at call time.
 
     Returns
     -------

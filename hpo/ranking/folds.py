@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hpo.errors import ConfigError
-from hpo.features.table import FeatureTable, GraphRef
+from hpo.features.table.feature_table import FeatureTable, GraphRef
 from hpo.ranking.training import select_rows
 
 __all__ = [

@@ -6,7 +6,7 @@ A configuration (a point of a search space) is one flat mapping. Each key has on
   feature columns (:mod:`hpo.ranking.training`) and the tile family's own objective, levels
   and truncation (:data:`TILE_KEYS`, :func:`family_hyperparameters`);
 - ``blend`` (:data:`BLEND_SETTINGS`): the blend of scores with the cost prior
-  (:mod:`hpo.ranking.blend`);
+  (:mod:`hpo.ranking.prior.blend`);
 - ``groups``: ``use_group_<name>`` switches a feature group (:mod:`hpo.features.groups`);
 - ``lightgbm``: every other key, if LightGBM knows it (a parameter or one of its aliases) and
   it is not one hpo sets itself (:data:`HPO_SET_PARAMS`: rounds come from the budget, threads
@@ -33,7 +33,7 @@ from typing import Any
 from hpo.data.load import is_layout
 from hpo.errors import ConfigError
 from hpo.features.groups import GROUP_PREFIX, GROUPS
-from hpo.ranking.blend import BLEND_KEY, DEFAULT_WEIGHT_KEY, SELECT_KEY, WEIGHT_KEY
+from hpo.ranking.prior.blend import BLEND_KEY, DEFAULT_WEIGHT_KEY, SELECT_KEY, WEIGHT_KEY
 
 __all__ = [
     "BLEND_SETTINGS",
@@ -61,7 +61,7 @@ TRUNCATION_KEY = "lambdarank_truncation_level"
 #: while the layout collections, scored on the whole order, need a deep one. The packaged
 #: spaces search it from the layout default (256), only while tile trains with lambdarank.
 TILE_TRUNCATION_KEY = "tile_truncation_level"
-#: The tile family's ranking objective (:data:`hpo.ranking.ranker.OBJECTIVES`); the layout
+#: The tile family's ranking objective (:data:`hpo.ranking.model.ranker.OBJECTIVES`); the layout
 #: family always trains with lambdarank. Why its own: at 31 label levels (its own too,
 #: :data:`TILE_LABEL_LEVELS_KEY`) ``rank_xendcg`` fits tile about 3x faster than lambdarank on
 #: small generated roots and 9x at real size, and ranks its top 5 as well (bench/README.md,
@@ -90,7 +90,7 @@ RANKER_SETTINGS = (
     "relative_features",
     *TILE_KEYS,
 )
-#: The settings of the blend with the cost prior (:mod:`hpo.ranking.blend`).
+#: The settings of the blend with the cost prior (:mod:`hpo.ranking.prior.blend`).
 BLEND_SETTINGS = (WEIGHT_KEY, DEFAULT_WEIGHT_KEY, BLEND_KEY, SELECT_KEY)
 #: The owners a key can have, in the order :func:`route_hyperparameters` asks them.
 OWNERS = ("hpo", "blend", "groups", "lightgbm")

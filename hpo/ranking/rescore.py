@@ -1,11 +1,11 @@
 """Score a saved booster again on a family's valid split, without training.
 
-A warm start from a run of the same problem (:mod:`hpo.campaign.warm_reuse`) takes the source's
-best booster as its first trial: trained again, it would start LightGBM's random streams from
-another seed and score differently (bench/README.md, "Warm against cold at 10 minutes": below
+A warm start from a run of the same problem (:mod:`hpo.campaign.seeding.warm_reuse`) takes the
+source's best booster as its first trial: trained again, it would start LightGBM's random streams
+from another seed and score differently (bench/README.md, "Warm against cold at 10 minutes": below
 its source in 2 seeds of 5), while the source's booster is a model already known to score what
-the source recorded. Scoring goes through :func:`hpo.ranking.scoring.score_valid`, the function
-that scored the trial that made the booster, so the same booster on the same rows gives the
+the source recorded. Scoring goes through :func:`hpo.ranking.scoring.valid.score_valid`, the
+function that scored the trial that made the booster, so the same booster on the same rows gives the
 same score.
 """
 
@@ -16,11 +16,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hpo.errors import ConfigError
-from hpo.features.table import FeatureTable
-from hpo.ranking.blend import collection_weights
-from hpo.ranking.fit_options import FitOptions
-from hpo.ranking.learned_prior import LearnedPrior
-from hpo.ranking.scoring import score_valid, valid_view_of
+from hpo.features.table.feature_table import FeatureTable
+from hpo.ranking.model.fit_options import FitOptions
+from hpo.ranking.prior.blend import collection_weights
+from hpo.ranking.prior.learned import LearnedPrior
+from hpo.ranking.scoring.valid import score_valid, valid_view_of
 from hpo.ranking.training import FamilyFit, booster_columns, feature_columns, make_ranker
 
 __all__ = ["rescore_family"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hpo.features.table import FeatureTable
+from hpo.features.table.feature_table import FeatureTable
 
 __all__ = ["sample_configs"]
 

@@ -23,7 +23,6 @@ from ConfigSpace.read_and_write.dictionary import (
 )
 
 from hpo.errors import ConfigError
-from hpo.ranking.blend import DEFAULT_WEIGHT_KEY, WEIGHT_KEY
 from hpo.ranking.hyperparameters import (
     HPO_SET_PARAMS,
     TILE_KEYS,
@@ -33,7 +32,8 @@ from hpo.ranking.hyperparameters import (
     lightgbm_refusal,
     route_hyperparameters,
 )
-from hpo.ranking.ranker import OBJECTIVES
+from hpo.ranking.model.ranker import OBJECTIVES
+from hpo.ranking.prior.blend import DEFAULT_WEIGHT_KEY, WEIGHT_KEY
 
 __all__ = [
     "DEFAULT_SPACE",
@@ -104,12 +104,7 @@ def _check_structure(source: str, data: Any) -> None:
     for i, hp in enumerate(hps):
         if not isinstance(hp, dict) or not isinstance(hp.get("name"), str):
             raise ConfigError(f"{source}: hyperparameter #{i}: expected an object with a 'name'")
-        kind = hp.get("type")
-        if kind not in HYPERPARAMETER_DECODERS:
-            raise ConfigError(
-                f"{source}: hyperparameter '{hp['name']}': unknown type {kind!r} (expected one "
-                f"of {', '.join(sorted(HYPERPARAMETER_DECODERS))})"
-            )
+        _check_type(source, f"hyperparameter '{hp['name']}'", hp, HYPERPARAMETER_DECODERS)
         if hp["name"] in names:
             raise ConfigError(f"{source}: hyperparameter '{hp['name']}' is defined twice")
         names.add(hp["name"])
@@ -127,17 +122,22 @@ def _check_structure(source: str, data: Any) -> None:
             _check_clause(source, f"{key[:-1]} #{i}", item, decoders, names)
 
 
-def _check_clause(
-    source: str, where: str, item: Any, decoders: dict[str, Any], names: set[str]
-) -> None:
-    if not isinstance(item, dict):
-        raise ConfigError(f"{source}: {where}: expected an object")
+def _check_type(source: str, where: str, item: dict[str, Any], decoders: dict[str, Any]) -> None:
+    """Refuse an entry whose ``type`` no decoder reads, naming the ones there are."""
     kind = item.get("type")
     if kind not in decoders:
         raise ConfigError(
             f"{source}: {where}: unknown type {kind!r} (expected one of "
             f"{', '.join(sorted(decoders))})"
         )
+
+
+def _check_clause(
+    source: str, where: str, item: Any, decoders: dict[str, Any], names: set[str]
+) -> None:
+    if not isinstance(item, dict):
+        raise ConfigError(f"{source}: {where}: expected an object")
+    _check_type(source, where, item, decoders)
     for ref_key in ("child", "parent", "name", "left", "right"):
         ref = item.get(ref_key)
         if isinstance(ref, str) and ref not in names:

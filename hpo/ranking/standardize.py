@@ -1,6 +1,6 @@
 """Standardizing columns within each graph: in memory, or over chunks of rows of any size.
 
-The learned prior (:mod:`hpo.ranking.prior`) orders the configs *inside* a graph, as the
+The learned prior (:mod:`hpo.ranking.prior.fit`) orders the configs *inside* a graph, as the
 ranking is scored, so its columns and its target are each taken minus the graph's mean, over
 the graph's std. :func:`standardize_within` does it for rows of whole graphs in memory;
 :class:`GraphMoments` gathers the same moments over chunks of rows that may cut a graph, so

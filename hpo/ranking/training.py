@@ -4,12 +4,12 @@ The objective (every trial), export and the benchmarks call :func:`train_family`
 and an exported model are trained and scored the same way. Hyperparameters arrive as one flat
 mapping (a SMAC configuration): ``label_levels``, ``max_group_size``, ``relative_features``,
 ``estimate_blend``, ``estimate_weight`` and ``estimate_weight_default_collections``
-(:mod:`hpo.ranking.blend`, a weight per collection) steer the ranker, the
+(:mod:`hpo.ranking.prior.blend`, a weight per collection) steer the ranker, the
 feature selection and the scoring, ``use_group_<name>`` switches feature groups, every other
 key must be LightGBM's and is passed to it (the owners are declared once, in
 :mod:`hpo.ranking.hyperparameters`; an unknown key is refused). With the blend on, a layout
-family also fits its learned cost prior (:mod:`hpo.ranking.prior`) on the rows it trains on.
-The valid rows are scored in chunks of whole graphs by :mod:`hpo.ranking.scoring` (whose
+family also fits its learned cost prior (:mod:`hpo.ranking.prior.fit`) on the rows it trains on.
+The valid rows are scored in chunks of whole graphs by :mod:`hpo.ranking.scoring.valid` (whose
 public names this module re-exports).
 """
 
@@ -26,11 +26,8 @@ import numpy as np
 
 from hpo.data.load import is_layout
 from hpo.features.groups import live_columns
-from hpo.features.layout_op_class import is_prior_only
-from hpo.features.table import FeatureTable
-from hpo.ranking.blend import blend_selects, collection_weights
-from hpo.ranking.datasets import binary_path, rows_digest
-from hpo.ranking.fit_options import FitOptions
+from hpo.features.layout.op_class import is_prior_only
+from hpo.features.table.feature_table import FeatureTable
 from hpo.ranking.hyperparameters import (
     BLEND_SETTINGS,
     RANKER_SETTINGS,
@@ -39,10 +36,13 @@ from hpo.ranking.hyperparameters import (
     family_hyperparameters,
     route_hyperparameters,
 )
-from hpo.ranking.prior import LearnedPrior, family_equations, fit_family_prior
-from hpo.ranking.ranker import LambdaRanker
+from hpo.ranking.model.datasets import binary_path, rows_digest
+from hpo.ranking.model.fit_options import FitOptions
+from hpo.ranking.model.ranker import LambdaRanker
+from hpo.ranking.prior.blend import blend_selects, collection_weights
+from hpo.ranking.prior.fit import LearnedPrior, family_equations, fit_family_prior
 from hpo.ranking.sampling import sample_configs
-from hpo.ranking.scoring import (
+from hpo.ranking.scoring.valid import (
     GraphScore,
     blended_predict,
     collection_means,
@@ -234,9 +234,9 @@ def save_family_dataset(
 
     Why: building a Dataset holds LightGBM's bin sample (about 0.7 GB at 200,000 rows of 301
     columns). A campaign builds its Datasets here, in a short-lived process, before its
-    workers start (:mod:`hpo.campaign.prebuild`), so no worker peaks with a sample; the workers
-    then only load the files (:func:`hpo.ranking.datasets.binary_dataset`), with the same
-    key as a trial of ``seed`` on every labeled row of ``collections`` (the ``rounds``
+    workers start (:mod:`hpo.campaign.lifecycle.prebuild`), so no worker peaks with a sample; the
+    workers then only load the files (:func:`hpo.ranking.model.datasets.binary_dataset`), with the
+    same key as a trial of ``seed`` on every labeled row of ``collections`` (the ``rounds``
     fidelity, no folds).
 
     Returns
@@ -331,7 +331,7 @@ def train_family(
         rows_key = (tuple((id(t), rows_digest(r)) for t, r in parts), seed)
         data, reused = cache.get(("train", rows_key, ranker.dataset_key()), binned, keep)
         if blended and opt.rows_return:  # the equations of every column, summed once per
-            # row set; a feature switch picks its sub-block (hpo.ranking.prior.PriorEquations)
+            # row set; a feature switch picks its sub-block (hpo.ranking.prior.fit.PriorEquations)
             every = np.arange(len(train.feature_names), dtype=np.int64)  # the prior's own too
             sums = cache.get(("prior", rows_key), lambda: family_equations(parts, every), keep)[0]
             learned = None if sums is None else sums.solve(live)

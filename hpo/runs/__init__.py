@@ -7,20 +7,25 @@ run folder, and while its campaign is still running.
 
 from __future__ import annotations
 
-from hpo.runs.boosters import (
+from hpo.runs.incumbent import (
+    choose_incumbent,
+    combine_folds,
+    config_key,
+)
+from hpo.runs.record.boosters import (
     BOOSTERS_DIR,
     BoosterStore,
     booster_key,
     budget_size,
     folder_bytes,
 )
-from hpo.runs.campaign_file import (
+from hpo.runs.record.campaign_file import (
     CAMPAIGN_FORMAT,
     FORMAT_1_SETTINGS,
     SUPPORTED_FORMATS,
     read_campaign_file,
 )
-from hpo.runs.folder import (
+from hpo.runs.record.folder import (
     CAMPAIGN_FILE,
     LOCK_FILE,
     RESULT_FILE,
@@ -39,7 +44,7 @@ from hpo.runs.folder import (
     trial_key,
     write_json_atomic,
 )
-from hpo.runs.history import (
+from hpo.runs.views.history import (
     DEFAULT_RUNS_DIR,
     RunHistory,
     TrajectoryPoint,
@@ -47,26 +52,21 @@ from hpo.runs.history import (
     load_run,
     resolve_run_dir,
 )
-from hpo.runs.importance import (
+from hpo.runs.views.importance import (
     BUDGET_FEATURE,
     MIN_TRIALS,
     Importance,
     encode_trials,
     hyperparameter_importance,
 )
-from hpo.runs.incumbent import (
-    choose_incumbent,
-    combine_folds,
-    config_key,
-)
-from hpo.runs.nested import (
+from hpo.runs.views.nested import (
     RunSummary,
     SubsetRun,
     list_runs,
     load_any,
     load_subset_run,
 )
-from hpo.runs.plots import (
+from hpo.runs.views.plots import (
     plot_compare,
     plot_run,
     plot_subsets,

@@ -16,7 +16,7 @@ be the largest budget among successful trials; among the successful trials at ``
 with the highest score wins (ties: the earlier trial).
 
 SMAC's own incumbent is chosen the same way (``incumbent_selection="highest_budget"``, see
-:mod:`hpo.campaign.facades`), so when SMAC (or ``result.json``) names a configuration, that
+:mod:`hpo.campaign.smac.facades`), so when SMAC (or ``result.json``) names a configuration, that
 configuration's trial at ``B`` is taken: the two agree except on ties, and naming the same
 trial as SMAC keeps ``result.json`` and SMAC's own output consistent. A named configuration
 that was not validated at ``B`` is ignored (it would break the rule).
@@ -61,7 +61,7 @@ def config_key(config: Mapping[str, Any] | None) -> str:
 
 
 class ScoredTrial(Protocol):
-    """What the rule reads of a trial (:class:`hpo.runs.history.Trial` has it)."""
+    """What the rule reads of a trial (:class:`hpo.runs.views.history.Trial` has it)."""
 
     @property
     def trial(self) -> int: ...  # noqa: D102

@@ -52,6 +52,7 @@ from hpo.synth.layout_draw import (
     random_perms,
 )
 from hpo.synth.layout_law import (
+    OperandFacts,
     SecondOrderProblem,
     second_order_cost_terms,
     second_order_problem,
@@ -76,23 +77,10 @@ PARTIAL_SHARE = 0.5
 
 
 @dataclass(frozen=True, eq=False)
-class LayoutProblem:
+class LayoutProblem(OperandFacts):
     """Per configurable node facts the cost law needs, derived from the stored arrays."""
 
     ids: np.ndarray
-    out_shape: np.ndarray
-    out_rank: np.ndarray
-    out_volume: np.ndarray
-    out_default: np.ndarray
-    in_shape: np.ndarray
-    in_rank: np.ndarray
-    in_volume: np.ndarray
-    in_default: np.ndarray
-    in_bytes: np.ndarray
-    kernel_shape: np.ndarray
-    kernel_rank: np.ndarray
-    kernel_volume: np.ndarray
-    kernel_default: np.ndarray
     elem_bytes: np.ndarray
     factor: np.ndarray
     bonus_dim: np.ndarray
@@ -247,7 +235,7 @@ def noiseless_layout_cost(path: Path, law: str | LawConstants = "second-order") 
     it from the root).
 
     The measured runtime is ``(base + scale * cost) * noise`` with a positive scale, so the
-    project's Kendall tau (:func:`hpo.ranking.metrics.kendall_tau`: the order of this cost,
+    project's Kendall tau (:func:`hpo.ranking.scoring.metrics.kendall_tau`: the order of this cost,
     configs of equal cost in a random order) against the stored runtimes is the best a
     ranker's order reaches in expectation: the noise ceiling the benchmarks compare against.
     """
@@ -327,10 +315,8 @@ def write_layout_file(
 
     Parameters
     ----------
-    path
-        The ``.npz`` file to write.
-    rng
-        The file's random generator (the file is a function of its state).
+    path, rng
+        As :func:`hpo.synth.tile.write_tile_file` takes them.
     collection
         ``layout:<source>:<search>``: source ``xla`` or ``nlp``; search ``default`` (few
         nodes changed, many duplicates, narrow runtime spread) or ``random`` (random

@@ -35,20 +35,20 @@ from hpo.synth.graph import COL_CONV_DIMS, COL_DIMENSIONS, MAX_RANK, NodeTable
 from hpo.synth.hlo_tables import FUSION
 from hpo.synth.law_family import SECOND_ORDER, LawConstants
 
-__all__ = ["SecondOrderProblem", "second_order_cost_terms", "second_order_problem"]
+__all__ = ["OperandFacts", "SecondOrderProblem", "second_order_cost_terms", "second_order_problem"]
 
 _LANES = 128
 
 
 @dataclass(frozen=True, eq=False)
-class SecondOrderProblem:
-    """Per configurable node facts of the second-order law (``nc`` nodes)."""
+class OperandFacts:
+    """Per configurable node: the shape, rank, volume and default layout of its output, its
+    input and its kernel, which both cost laws read."""
 
     out_shape: np.ndarray
     out_rank: np.ndarray
     out_volume: np.ndarray
     out_default: np.ndarray
-    out_bytes: np.ndarray
     in_shape: np.ndarray
     in_rank: np.ndarray
     in_volume: np.ndarray
@@ -58,6 +58,13 @@ class SecondOrderProblem:
     kernel_rank: np.ndarray
     kernel_volume: np.ndarray
     kernel_default: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class SecondOrderProblem(OperandFacts):
+    """Per configurable node facts of the second-order law (``nc`` nodes)."""
+
+    out_bytes: np.ndarray
     kernel_bytes: np.ndarray
     kernel_feature: np.ndarray
     factor: np.ndarray

@@ -21,8 +21,8 @@ from toy_objectives import run_toy as _run
 
 from hpo.campaign import CampaignConfig, run_campaign
 from hpo.errors import ConfigError
-from hpo.runs.folder import read_trials, run_state, trial_key
-from hpo.runs.history import load_run
+from hpo.runs.record.folder import read_trials, run_state, trial_key
+from hpo.runs.views.history import load_run
 
 
 def _records(cfg: CampaignConfig) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ import hpo.campaign.objective as objective_module
 from hpo.campaign.objective import ObjectiveSettings, RankerObjective, default_threads
 from hpo.data.load import COLLECTIONS
 from hpo.errors import ConfigError, UsageError
-from hpo.ranking.datasets import DatasetCache
+from hpo.ranking.model.datasets import DatasetCache
 
 HP = {"learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 5, "label_levels": 8}
 
@@ -52,7 +52,7 @@ def test_booster_of_selected_columns_from_an_older_run_is_not_continued(
 ) -> None:
     import lightgbm as lgb
 
-    from hpo.runs.boosters import BoosterStore, booster_key
+    from hpo.runs.record.boosters import BoosterStore, booster_key
 
     collection = "layout:xla:random"
     rng = np.random.default_rng(0)
@@ -86,7 +86,7 @@ def test_settings_validated() -> None:
 
 
 def test_configs_fidelity_keeps_the_scored_boosters(tiny_tables, tmp_path: Path) -> None:
-    from hpo.runs.boosters import BoosterStore, booster_key
+    from hpo.runs.record.boosters import BoosterStore, booster_key
 
     settings = ObjectiveSettings(
         collections=("tile:xla", "layout:xla:random"),
@@ -170,8 +170,8 @@ def test_the_campaigns_histogram_pool_reaches_every_booster(tiny_tables, tmp_pat
 
 
 def test_a_fold_trains_outside_it_and_scores_inside_it(tiny_tables) -> None:
+    from hpo.campaign.lifecycle.run import CampaignConfig
     from hpo.campaign.objective import cv_tables
-    from hpo.campaign.run import CampaignConfig
 
     cfg = CampaignConfig(data_root=Path("."), name="cv", cv=2)
     tables = cv_tables(tiny_tables, cfg)

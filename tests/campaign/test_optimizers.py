@@ -28,8 +28,8 @@ from hpo.campaign.optimizers import (
 )
 from hpo.cli import main
 from hpo.errors import ConfigError
-from hpo.runs.folder import read_trials
-from hpo.runs.history import load_run
+from hpo.runs.record.folder import read_trials
+from hpo.runs.views.history import load_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def plain_random() -> Iterator[Optimizer]:
     """Random search under another name, registered for one test."""
-    from hpo.campaign.facade_builders import build_random
+    from hpo.campaign.smac.facade_builders import build_random
 
     entry = register(
         Optimizer(

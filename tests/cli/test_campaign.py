@@ -25,7 +25,7 @@ from toy_objectives import ToyObjective, always_crash
 import hpo.campaign.objective
 from hpo.cli import main
 from hpo.cli.campaign import default_run_name, parse_duration
-from hpo.runs.folder import read_trials
+from hpo.runs.record.folder import read_trials
 
 
 @pytest.fixture

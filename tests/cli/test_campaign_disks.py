@@ -18,7 +18,7 @@ from toy_objectives import ToyObjective
 
 import hpo.campaign.objective
 from hpo.cli import main
-from hpo.runs.folder import read_trials
+from hpo.runs.record.folder import read_trials
 
 
 @pytest.fixture

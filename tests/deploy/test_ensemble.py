@@ -25,9 +25,9 @@ from hpo.deploy.model import FamilyModel, load_model
 from hpo.deploy.predict import write_submission
 from hpo.deploy.retrain import ExportOptions
 from hpo.errors import UsageError
-from hpo.ranking.blend import standardized
-from hpo.ranking.metrics import LEGACY_LAYOUT_METRIC
-from hpo.runs.history import load_run
+from hpo.ranking.prior.blend import standardized
+from hpo.ranking.scoring.metrics import LEGACY_LAYOUT_METRIC
+from hpo.runs.views.history import load_run
 
 COLLECTIONS = ("tile:xla", "layout:xla:random")
 
@@ -159,7 +159,7 @@ def test_members_without_kept_boosters_are_retrained(search: Path, tmp_path: Pat
     shutil.copytree(search, copy)
     run = load_run(copy)
     second = ensemble_members(run, 2, math.inf)[1]
-    from hpo.runs.boosters import booster_key
+    from hpo.runs.record.boosters import booster_key
 
     for family in ("tile", "layout"):
         key = booster_key(second.config, second.seed, family)

@@ -12,7 +12,7 @@ from hpo.deploy.export import export_model
 from hpo.deploy.model import ExportedModel, load_model
 from hpo.deploy.retrain import ExportOptions
 from hpo.errors import UsageError
-from hpo.ranking.metrics import kendall_tau, tile_score, topk_error
+from hpo.ranking.scoring.metrics import kendall_tau, tile_score, topk_error
 
 
 @pytest.fixture(scope="module")

@@ -18,8 +18,8 @@ from hpo.deploy.model import ExportedModel, load_model
 from hpo.deploy.retrain import ExportOptions
 from hpo.errors import ConfigError, StorageError, UsageError
 from hpo.features import FEATURE_VERSION, is_prior_only
-from hpo.ranking.metrics import LEGACY_LAYOUT_METRIC
-from hpo.runs.history import load_run
+from hpo.ranking.scoring.metrics import LEGACY_LAYOUT_METRIC
+from hpo.runs.views.history import load_run
 
 
 @pytest.fixture(scope="module")
@@ -457,7 +457,7 @@ def test_a_run_scored_by_the_older_layout_metric_exports_and_names_it(
 
 @pytest.mark.slow
 def test_finished_campaign_keeps_only_the_top_configurations_boosters(real_run: Path) -> None:
-    from hpo.runs.boosters import booster_key, budget_size
+    from hpo.runs.record.boosters import booster_key, budget_size
 
     run = load_run(real_run)
     inc = run.incumbent
@@ -512,9 +512,9 @@ def test_an_interrupted_run_stays_resumable_and_exportable(tiny_root: Path, tmp_
     from rich.console import Console
 
     from hpo.campaign import CampaignConfig, build_objective, run_campaign
-    from hpo.runs.boosters import BoosterStore, booster_key, budget_size
-    from hpo.runs.folder import run_state
     from hpo.runs.incumbent import config_key
+    from hpo.runs.record.boosters import BoosterStore, booster_key, budget_size
+    from hpo.runs.record.folder import run_state
 
     cfg = CampaignConfig(
         data_root=tiny_root,

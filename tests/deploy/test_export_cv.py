@@ -22,7 +22,7 @@ from hpo.deploy.export import export_model
 from hpo.deploy.model import load_model
 from hpo.features import ExtractOptions, FeatureSpec, SampleCaps, build_tables
 from hpo.ranking.training import select_rows
-from hpo.runs.folder import read_trials
+from hpo.runs.record.folder import read_trials
 
 
 @pytest.fixture(scope="module")

@@ -24,10 +24,10 @@ from hpo.features import (
     feature_names,
     is_prior_only,
 )
-from hpo.features.layout import layout_feature_names
+from hpo.features.layout.extract import layout_feature_names
 from hpo.features.tile import tile_feature_names
-from hpo.ranking.blend import BLEND_KEY, ESTIMATE_COLUMN, WEIGHT_KEY, blend_scores
-from hpo.ranking.prior import LearnedPrior
+from hpo.ranking.prior.blend import BLEND_KEY, ESTIMATE_COLUMN, WEIGHT_KEY, blend_scores
+from hpo.ranking.prior.fit import LearnedPrior
 
 COLLECTION = "layout:xla:random"
 

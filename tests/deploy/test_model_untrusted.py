@@ -128,8 +128,8 @@ def test_a_failed_booster_copy_names_the_runs_file(
     """Not the temporary folder, which is gone by the time the message is read."""
     import hpo.deploy.scored
     from hpo.features import family_of
-    from hpo.runs.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
-    from hpo.runs.history import load_run
+    from hpo.runs.record.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
+    from hpo.runs.views.history import load_run
 
     run_dir = build_fake_run(tmp_path / "runs", tiny_root)
     run = load_run(run_dir)

@@ -21,7 +21,7 @@ from hpo.deploy.model import load_model
 from hpo.deploy.predict import write_submission
 from hpo.errors import ConfigError
 from hpo.features import FEATURE_VERSION, FeatureSpec, extract_file, family_of, feature_names
-from hpo.ranking.blend import DEFAULT_WEIGHT_KEY, ESTIMATE_COLUMN, WEIGHT_KEY, blend_scores
+from hpo.ranking.prior.blend import DEFAULT_WEIGHT_KEY, ESTIMATE_COLUMN, WEIGHT_KEY, blend_scores
 
 SPEC = FeatureSpec()
 _X: dict[tuple[Path, str], np.ndarray] = {}
@@ -265,7 +265,7 @@ def test_ensemble_members_blend_a_default_collection_each_at_its_own_weight(
 ) -> None:
     """Format 3: every member routes the default collection at its own
     ``estimate_weight_default_collections``; the ensemble averages those blended scores."""
-    from hpo.ranking.blend import standardized
+    from hpo.ranking.prior.blend import standardized
 
     column = feature_names("layout", SPEC).index(ESTIMATE_COLUMN)
     folder = tmp_path / "model"
@@ -303,7 +303,7 @@ def test_a_random_collection_is_scored_with_its_own_prior_weights(
 ) -> None:
     """Format 1 with a learned prior whose ``collections`` hold xla:random's own weights
     (of the opposite sign): that collection blends with them, every other with the pooled."""
-    from hpo.ranking.prior import LearnedPrior
+    from hpo.ranking.prior.fit import LearnedPrior
 
     column = _column(tiny_root, "layout")
     name = feature_names("layout", SPEC)[column]
@@ -340,7 +340,7 @@ def test_a_collection_its_trial_ranked_by_the_trees_alone_is_not_blended() -> No
     """``estimate_blend_select``: the prior's ``off`` collections get weight 0, the others
     their configuration's weight, so the model ranks each collection as its trial scored it."""
     from hpo.deploy.model import FamilyModel, route_collections
-    from hpo.ranking.learned_prior import LearnedPrior
+    from hpo.ranking.prior.learned import LearnedPrior
 
     prior = LearnedPrior(
         ("a",), (True,), np.ones(1), off=frozenset({"layout:nlp:default"}), additive=True

@@ -9,7 +9,7 @@ import pytest
 from hpo.deploy.scored import booster_columns, used_columns
 from hpo.features import FeatureSpec, is_prior_only
 from hpo.features.groups import GROUP_PREFIX
-from hpo.features.table import feature_names
+from hpo.features.table.feature_table import feature_names
 
 HP = {f"{GROUP_PREFIX}cost_estimate": False, "relative_features": False}
 

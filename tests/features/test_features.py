@@ -153,7 +153,7 @@ def test_cache_hit_skips_extraction(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     def boom(*_a, **_k):
         raise AssertionError("extraction ran on a cache hit")
 
-    monkeypatch.setattr("hpo.features.table.extract_layout_features", boom)
+    monkeypatch.setattr("hpo.features.table.feature_table.extract_layout_features", boom)
     second = extract_file(path, "layout:xla:random", SPEC, tmp_path / "cache")
     assert second[-1] is True
     np.testing.assert_array_equal(first[0], second[0])

@@ -14,8 +14,8 @@ from hpo.features.groups import (
     group_of,
     switches_from_hyperparameters,
 )
-from hpo.features.layout_second_order import SECOND_ORDER_GROUPS
-from hpo.features.table import FeatureTable, GraphRef
+from hpo.features.layout.second_order import SECOND_ORDER_GROUPS
+from hpo.features.table.feature_table import FeatureTable, GraphRef
 from hpo.ranking.spaces import load_space
 from hpo.ranking.training import feature_columns, make_ranker
 
@@ -34,7 +34,7 @@ def test_every_extracted_column_has_a_group(spec: FeatureSpec) -> None:
 
 
 def test_a_column_of_both_families_has_one_group() -> None:
-    from hpo.features.layout import LAYOUT_GROUPS
+    from hpo.features.layout.extract import LAYOUT_GROUPS
     from hpo.features.tile import TILE_GROUPS
 
     shared = set(LAYOUT_GROUPS) & set(TILE_GROUPS)

@@ -14,7 +14,7 @@ from hpo.cli import main
 from hpo.data.load import COLLECTIONS, collection_dir, list_graphs, load_graph, load_layout_graph
 from hpo.errors import ConfigError
 from hpo.features import FeatureSpec, SampleCaps, build_tables, extract_rows
-from hpo.features.layout import layout_config_features
+from hpo.features.layout.extract import layout_config_features
 from hpo.features.relative import relative_features
 from hpo.features.sampling import SampleRule, choose_groups, priority_order
 from hpo.features.spec import row_source_files
@@ -162,9 +162,18 @@ def test_changing_a_cap_invalidates_the_cache(tiny_root: Path, tmp_path: Path) -
 
 
 def test_cache_key_covers_every_module_that_shapes_a_row() -> None:
-    names = {f"{p.parent.name}/{p.name}" for p in row_source_files()}
-    assert {"data/load.py", "data/npyzip.py", "data/opcodes.py", "features/layout.py"} <= names
-    assert {"features/sampling.py", "features/rows.py", "features/table.py"} <= names
+    names = {p.relative_to(row_source_files()[0].parents[1]).as_posix() for p in row_source_files()}
+    assert {
+        "data/load.py",
+        "data/npyzip.py",
+        "data/opcodes.py",
+        "features/layout/extract.py",
+    } <= names
+    assert {
+        "features/sampling.py",
+        "features/table/rows.py",
+        "features/table/feature_table.py",
+    } <= names
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ import pytest
 
 from hpo.errors import ConfigError
 from hpo.features import FEATURE_VERSION, ExtractOptions, FeatureSpec, build_tables, feature_names
-from hpo.features.layout import layout_feature_names
+from hpo.features.layout.extract import layout_feature_names
 from hpo.features.relative import relative_base
 from hpo.features.spec import SUPERSEDED_IN_VERSION
 from hpo.features.tile import tile_feature_names

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hpo.features import store
+from hpo.features.table import store
 from hpo.ranking.chunks import graph_bounds, graph_chunks
 
 

@@ -10,7 +10,7 @@ import pytest
 from hpo.data.load import COLLECTIONS
 from hpo.errors import ConfigError
 from hpo.features import ExtractOptions, FeatureSpec, build_tables
-from hpo.features.table import FeatureTable, GraphRef
+from hpo.features.table.feature_table import FeatureTable, GraphRef
 from hpo.ranking.folds import assign_folds, fold_index, fold_names, fold_rows, labeled_table
 
 

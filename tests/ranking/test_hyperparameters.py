@@ -8,7 +8,6 @@ import pytest
 
 from hpo.errors import ConfigError
 from hpo.features.groups import GROUP_PREFIX
-from hpo.ranking.blend import BLEND_KEY, WEIGHT_KEY
 from hpo.ranking.hyperparameters import (
     HPO_SET_PARAMS,
     TILE_LABEL_LEVELS_KEY,
@@ -18,6 +17,7 @@ from hpo.ranking.hyperparameters import (
     lightgbm_aliases,
     route_hyperparameters,
 )
+from hpo.ranking.prior.blend import BLEND_KEY, WEIGHT_KEY
 from hpo.ranking.spaces import list_spaces, load_space
 from hpo.ranking.training import make_ranker
 

@@ -8,9 +8,9 @@ import pytest
 
 from hpo.data.load import COLLECTIONS
 from hpo.errors import ConfigError
-from hpo.ranking.blend import BLEND_KEY, WEIGHT_KEY
-from hpo.ranking.datasets import DatasetCache
-from hpo.ranking.fit_options import FitOptions
+from hpo.ranking.model.datasets import DatasetCache
+from hpo.ranking.model.fit_options import FitOptions
+from hpo.ranking.prior.blend import BLEND_KEY, WEIGHT_KEY
 from hpo.ranking.rescore import rescore_family
 from hpo.ranking.training import train_family
 

@@ -9,10 +9,18 @@ import pytest
 
 from hpo.data.load import COLLECTIONS
 from hpo.errors import ConfigError
-from hpo.features import is_prior_only, store
+from hpo.features import is_prior_only
 from hpo.features.groups import GROUP_PREFIX
-from hpo.features.table import FeatureTable, GraphRef
-from hpo.ranking.blend import (
+from hpo.features.table import store
+from hpo.features.table.feature_table import FeatureTable, GraphRef
+from hpo.ranking.hyperparameters import (
+    TILE_LABEL_LEVELS_KEY,
+    TILE_OBJECTIVE_KEY,
+    TILE_TRUNCATION_KEY,
+)
+from hpo.ranking.model.datasets import DatasetCache
+from hpo.ranking.model.fit_options import FitOptions
+from hpo.ranking.prior.blend import (
     BLEND_KEY,
     DEFAULT_WEIGHT_KEY,
     ESTIMATE_COLUMN,
@@ -22,16 +30,9 @@ from hpo.ranking.blend import (
     collection_weights,
     standardized,
 )
-from hpo.ranking.datasets import DatasetCache
-from hpo.ranking.fit_options import FitOptions
-from hpo.ranking.hyperparameters import (
-    TILE_LABEL_LEVELS_KEY,
-    TILE_OBJECTIVE_KEY,
-    TILE_TRUNCATION_KEY,
-)
-from hpo.ranking.learned_prior import LearnedPrior
-from hpo.ranking.metrics import kendall_tau, tile_score
-from hpo.ranking.scoring import score_valid, valid_view_of
+from hpo.ranking.prior.learned import LearnedPrior
+from hpo.ranking.scoring.metrics import kendall_tau, tile_score
+from hpo.ranking.scoring.valid import score_valid, valid_view_of
 from hpo.ranking.training import (
     feature_columns,
     feature_contri,

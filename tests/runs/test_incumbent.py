@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from hpo.runs.folder import trial_key
-from hpo.runs.history import Trial
 from hpo.runs.incumbent import choose_incumbent, config_key
+from hpo.runs.record.folder import trial_key
+from hpo.runs.views.history import Trial
 
 
 def _trial(n: int, budget: float | None, score: float | None, lr: float = 0.1) -> Trial:

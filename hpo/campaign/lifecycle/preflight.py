@@ -1,0 +1,270 @@
+"""What every run does before its first trial, with or without subsets.
+
+A run (one campaign, or one campaign per subset) starts in one of three ways, held in
+:class:`Start`: new, resumed, or started again over an old folder. The checks that keep a
+user's results safe are the same for both kinds of run, so they live here once:
+
+- :meth:`Start.check`: the folder's state agrees with how the run starts (nothing resumed
+  that is not there; nothing overwritten by accident);
+- :func:`campaign_record`: the ``campaign.json`` of a new run, built (space loaded, data
+  hashed) *before* any folder is made, so bad settings or data leave nothing behind;
+- :func:`check_saved`: a resumed run has the settings and data it started with, but for
+  its limits, which a resume may raise (an extension);
+- :func:`locked_run`: the lock, the overwrite, the record, and the rule that a new run
+  refused before its first trial leaves no "interrupted" folder behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from hpo.campaign.config import CampaignConfig, read_campaign
+from hpo.campaign.lifecycle.extend import LIMITS, record_extension
+from hpo.data.overlap import find_shared_graphs
+from hpo.errors import ConfigError, HpoError, UsageError, naming
+from hpo.ownership import check_replaceable, refuse_protected
+from hpo.ranking.scoring.metrics import LAYOUT_METRIC, recorded_layout_metric
+from hpo.ranking.spaces import space_to_dict
+from hpo.runs.record.campaign_file import CAMPAIGN_FORMAT, is_run_folder
+from hpo.runs.record.folder import (
+    CAMPAIGN_FILE,
+    RunLock,
+    clear_run_dir,
+    data_fingerprint,
+    discard_new_run,
+    package_versions,
+    run_state,
+    sweep_run_folder,
+    write_json_atomic,
+)
+
+__all__ = [
+    "Runtime",
+    "Start",
+    "campaign_record",
+    "check_saved",
+    "locked_run",
+    "overlap_notes",
+]
+
+
+@dataclass(frozen=True)
+class Start:
+    """How a run starts.
+
+    Attributes
+    ----------
+    resume
+        Continue the run of the same name; its settings and data must be equal, but for
+        limits raised to extend it (:mod:`hpo.campaign.lifecycle.extend`).
+    overwrite
+        Delete an existing run of the same name first (never one a live process holds).
+    warm_start
+        Folders of earlier runs whose best configurations a new run tries first.
+    """
+
+    resume: bool = False
+    overwrite: bool = False
+    warm_start: tuple[Path, ...] = ()
+
+    def check(self, cfg: CampaignConfig) -> None:
+        """Refuse a start the run folder does not allow.
+
+        Raises
+        ------
+        UsageError
+            If ``resume`` and ``overwrite`` are combined, there is
+            nothing to resume, a new run would land on an existing one, or ``overwrite``
+            would delete what is not a run folder (:mod:`hpo.ownership`).
+        """
+        if self.resume and self.overwrite:
+            raise UsageError("--resume and --overwrite exclude each other")
+        cores = os.cpu_count() or 1
+        if cfg.dask_scheduler is None and cfg.workers > cores:
+            raise UsageError(
+                f"--workers {cfg.workers}: at most {cores} on this machine (its cores: each "
+                "trial boosts on a core of its own); for more, run the trials on a Dask "
+                "cluster (--dask-scheduler)"
+            )
+        run_dir = cfg.run_dir
+        if self.overwrite:
+            if run_dir.exists() and not run_dir.is_symlink():  # a failed start removes it all
+                protected = {"the data root": cfg.data_root, "the cache": cfg.cache_dir}
+                refuse_protected(run_dir, "--overwrite", protected)
+            check_replaceable(run_dir, "--overwrite", kind="run folder", owned=is_run_folder)
+        if self.resume and not (run_dir / CAMPAIGN_FILE).exists():
+            raise UsageError(f"no campaign '{cfg.name}' to resume in {cfg.runs_dir}")
+        if not self.resume and not self.overwrite and run_dir.exists() and any(run_dir.iterdir()):
+            raise UsageError(
+                f"run '{cfg.name}' already exists in {cfg.runs_dir} ({run_state(run_dir)}); use "
+                f"--resume {cfg.name} to continue it or --overwrite to start it again"
+            )
+
+
+@dataclass(frozen=True, eq=False)
+class Runtime:
+    """What serves every campaign of a run, whatever its kind.
+
+    Attributes
+    ----------
+    objective
+        SMAC target ``objective(config, seed=, budget=, **scattered) -> (cost, info)``;
+        ``None`` builds it with ``hpo.campaign.objective.build_objective``.
+    data_to_scatter
+        Keyword arguments of the objective sent once to each Dask worker (or passed directly
+        when running in-process). Ignored when ``objective`` is ``None``.
+    quiet
+        Plain log lines instead of the live view.
+    console
+        Where to print; a new ``rich.console.Console`` by default.
+    """
+
+    objective: Callable[..., Any] | None = None
+    data_to_scatter: dict[str, Any] | None = None
+    quiet: bool = False
+    console: Console | None = None
+
+
+def campaign_record(
+    cfg: CampaignConfig, space: Any, extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The ``campaign.json`` of a new run: its settings, space, data fingerprint and package
+    versions, plus what its kind adds (``extra``: the warm start, the subsets).
+
+    Hashing the data here, before the run folder exists, is what refuses a missing
+    collection without leaving a folder behind. So is the check for valid and test graphs
+    that are also in train (:mod:`hpo.data.overlap`), refused unless ``allow_overlap``.
+    """
+    shared = find_shared_graphs(cfg.data_root, cfg.collections, cache_dir=cfg.cache_dir)
+    if shared and not cfg.allow_overlap:
+        raise UsageError(
+            f"{cfg.data_root}: {len(shared)} valid/test graph(s) are also in train, so valid "
+            f"scores would measure fit ({shared[0].line()}{', ...' if len(shared) > 1 else ''}; "
+            "hpo data check lists them); give --allow-overlap to run anyway"
+        )
+    return {
+        **(extra or {}),
+        "format": CAMPAIGN_FORMAT,
+        "config": cfg.to_dict(),
+        "space": space_to_dict(space),
+        "data_fingerprint": data_fingerprint(cfg.data_root, cfg.collections),
+        "shared_graphs": [s.line() for s in shared],
+        "versions": package_versions(),
+        "layout_metric": LAYOUT_METRIC,
+        "created": time.time(),
+    }
+
+
+def overlap_notes(record: Mapping[str, Any]) -> list[str]:
+    """What the summary says of a run whose valid or test graphs are also in train."""
+    shared = record.get("shared_graphs") or []
+    if not shared:
+        return []
+    return [
+        f"{len(shared)} valid/test graph(s) are also in train (--allow-overlap): the valid "
+        "scores measure fit, not how the model ranks graphs it has not seen"
+    ]
+
+
+def check_saved(cfg: CampaignConfig, log: Callable[[str], None]) -> dict[str, Any]:
+    """The saved ``campaign.json`` of a run to resume, checked against ``cfg`` and the data,
+    and extended (written) when ``cfg`` raises its limits.
+
+    The folder's place (``runs_dir``, ``name``) may differ: a moved, copied or renamed run
+    folder is the same run. Package versions that changed are only logged: they rarely
+    change results, and refusing would strand the finished trials. So is a run scored by an
+    older layout metric (:data:`hpo.ranking.scoring.metrics.LAYOUT_METRIC`): its scores differ only
+    where a model tied configs.
+
+    Raises
+    ------
+    ConfigError
+        If a setting or the data of the run's collections changed since it started; either
+        would mix results of two different campaigns. The limits
+        (:data:`~hpo.campaign.lifecycle.extend.LIMITS`) may be raised: that extends the campaign and
+        writes it down (:func:`~hpo.campaign.lifecycle.extend.record_extension`, which raises
+        UsageError if a limit is lowered or leaves no room).
+    """
+    saved = read_campaign(cfg.run_dir)
+    place = {"runs_dir": cfg.runs_dir, "name": cfg.name}
+    old, new = saved["config"].to_dict(), cfg.to_dict()
+    keys = [k for k in new if new[k] != old.get(k) and k not in place]
+    others = [k for k in keys if k not in LIMITS]  # raised limits extend the campaign
+    if others:
+        raise ConfigError(
+            f"{cfg.run_dir / CAMPAIGN_FILE}: cannot resume with different settings: "
+            + ", ".join(f"{k} (saved {old.get(k)!r}, now {new[k]!r})" for k in others)
+        )
+    if data_fingerprint(cfg.data_root, cfg.collections) != saved.get("data_fingerprint"):
+        raise ConfigError(
+            f"{cfg.data_root}: the data of {', '.join(cfg.collections)} changed since campaign "
+            f"'{cfg.name}' started; resuming would mix results (start a new campaign)"
+        )
+    now = package_versions()
+    for pkg, version in (saved.get("versions") or {}).items():
+        if now.get(pkg) != version:
+            log(f"warning: {pkg} {now.get(pkg)} differs from {version} at the start")
+    before = recorded_layout_metric(saved)
+    if before != LAYOUT_METRIC:
+        log(
+            f"warning: this run's trials so far scored layout graphs by {before}; "
+            f"trials from now on by {LAYOUT_METRIC} "
+            "(where a model ties configs, a little lower: the earlier trials may be favoured "
+            "as the incumbent)"
+        )
+    return record_extension(cfg, saved, log) if keys else saved
+
+
+@contextlib.contextmanager
+def locked_run(
+    cfg: CampaignConfig,
+    start: Start,
+    record: dict[str, Any] | None,
+    has_trials: Callable[[], bool],
+) -> Iterator[None]:
+    """Hold the run folder's lock; clear it (``overwrite``) and write ``record`` in it.
+
+    A new run refused before its first trial (bad data, say; ``has_trials`` is false) is
+    removed again, so the same name works once the cause is fixed; a resumed run, or one
+    with trials, keeps its folder whatever happens.
+    """
+    run_dir = cfg.run_dir
+    created, locked = not run_dir.exists(), False
+    lock = RunLock(run_dir)
+    try:
+        with _resumed_in_place(run_dir) if start.resume else contextlib.nullcontext():
+            lock.acquire()
+        try:
+            locked = True  # from here on, what is in the folder is this run's
+            sweep_run_folder(run_dir)  # what a killed campaign was writing
+            if start.overwrite:
+                clear_run_dir(run_dir)
+            if record is not None:
+                write_json_atomic(run_dir / CAMPAIGN_FILE, record)
+            yield
+        finally:
+            lock.release()
+    except (HpoError, OSError):  # OSError: a full or read-only disk, named by the CLI
+        if locked and not start.resume and not has_trials():
+            with contextlib.suppress(OSError):  # a read-only disk keeps what it has
+                discard_new_run(run_dir, remove_folder=created or start.overwrite)
+        raise
+
+
+@contextlib.contextmanager
+def _resumed_in_place(run_dir: Path) -> Iterator[None]:
+    """A resumed campaign writes in its own folder: one the disk refuses is copied elsewhere."""
+    with naming(
+        run_dir,
+        action="a campaign writes in its run folder: copy it to a writable folder and resume "
+        "it there (--runs-dir)",
+    ):
+        yield

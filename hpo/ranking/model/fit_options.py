@@ -1,0 +1,76 @@
+"""The options of :func:`hpo.ranking.training.train_family` besides rounds and seed.
+
+The objective and export each change a few of them (the objective its row sample, the
+booster it continues, its Dataset cache and the graphs of a fold; export the extra tables of
+train+valid); one object carries them, so the training path keeps a short signature.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hpo.features.table.feature_table import FeatureTable
+from hpo.ranking.model.datasets import DatasetCache
+
+__all__ = ["FitOptions"]
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class FitOptions:
+    """What a caller of :func:`train_family` may change besides rounds and seed.
+
+    Attributes
+    ----------
+    n_threads
+        LightGBM threads for binning, boosting and predicting.
+    rows
+        Training rows of ``train`` (default: every labeled row of the collections); the
+        ``configs`` fidelity passes a sample.
+    init_model
+        A booster to continue (the objective's lower-budget booster).
+    extra
+        More tables to train on, all their labeled rows of the collections (export's
+        train+valid).
+    columns
+        The live feature columns, the only ones the trees may split on (default: those the
+        hyperparameters select, :func:`hpo.ranking.training.feature_columns`). The Dataset
+        and the model hold every column of the table but those only the learned prior reads
+        (:func:`hpo.ranking.training.booster_columns`); the others get a zero
+        ``feature_contri``.
+    cache
+        Reuse the binned Dataset and the gathered valid rows across calls (the objective's).
+        Results are identical with or without it.
+    score_graphs
+        Boolean mask over ``valid.graphs``: score only these graphs (a cross-validation fold,
+        :mod:`hpo.ranking.folds`); default every labeled graph of the collections.
+    rows_return
+        Whether later fits use the same rows (the ``rounds`` fidelity; not the ``configs``
+        fidelity, which samples rows per trial). With a cache, the learned prior's equations
+        of every column are then summed once and each fit solves its live columns; otherwise
+        each fit sums those of its live columns only, about half as many.
+    dataset_dir
+        Where constructed Datasets are saved as LightGBM binary files and loaded by every
+        worker of the machine (:func:`hpo.ranking.model.datasets.binary_dataset`); ``None``: not
+        saved. Only Datasets of memory-mapped tables are saved.
+    histogram_pool_mb
+        LightGBM's ``histogram_pool_size`` in MiB; 0: unbounded (LightGBM's default). A
+        booster keeps one gradient histogram per leaf, every bin of every column (0.47 MiB
+        a leaf for a real-size layout Dataset at ``max_bin`` 255, bench/README.md "The
+        histogram pool"); a pool recomputes what it evicts instead, for time.
+    """
+
+    n_threads: int = 1
+    rows: np.ndarray | None = None
+    init_model: Any | None = None
+    extra: Sequence[FeatureTable] = ()
+    columns: np.ndarray | None = None
+    cache: DatasetCache | None = None
+    score_graphs: np.ndarray | None = None
+    rows_return: bool = True
+    dataset_dir: Path | None = None
+    histogram_pool_mb: int = 0

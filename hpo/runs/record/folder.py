@@ -1,0 +1,347 @@
+"""The run folder ``runs/<name>/``: its files, its lock, its trial log and its state.
+
+Layout (see ``docs/ARCHITECTURE.md``)::
+
+    campaign.json   settings, search space, data fingerprint, package versions, layout metric,
+                    created time
+    smac/<seed>/    SMAC's own output (scenario.json, runhistory.json, intensifier.json, ...)
+    trials.jsonl    one JSON object per finished trial, appended (flush + fsync) as it ends
+    lock.json       {"pid", "host", "started"}; flock-ed by the live campaign (RunLock)
+    result.json     the incumbent, written when the campaign ends
+    ensemble.json   the last ensemble exported from the run (hpo export --ensemble), if any
+
+Nothing here knows about SMAC; :mod:`hpo.campaign.smac.facades` fills the trial records. The lock
+lives in :mod:`hpo.runs.record.lock`; its names are re-exported here with the other run-folder
+files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.metadata
+import json
+import math
+import os
+import shutil
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hpo.data.load import SPLITS, list_graphs
+from hpo.errors import ConfigError, naming
+from hpo.ownership import TEMP_SUFFIX, sweep_stale_temps, temp_prefix
+from hpo.runs.incumbent import config_key
+from hpo.runs.record.lock import LOCK_FILE, RunLock, lock_is_held, read_lock, this_host, this_worker
+
+__all__ = [
+    "CAMPAIGN_FILE",
+    "ENSEMBLE_FILE",
+    "LOCK_FILE",
+    "RESULT_FILE",
+    "SMAC_DIR",
+    "TRIALS_FILE",
+    "RunLock",
+    "TrialLog",
+    "clear_run_dir",
+    "data_fingerprint",
+    "discard_new_run",
+    "jsonable",
+    "lock_is_held",
+    "package_versions",
+    "read_json",
+    "read_lock",
+    "read_trials",
+    "run_state",
+    "sweep_run_folder",
+    "trial_key",
+    "this_host",
+    "this_worker",
+    "write_file_atomic",
+    "write_json_atomic",
+]
+
+CAMPAIGN_FILE = "campaign.json"
+TRIALS_FILE = "trials.jsonl"
+RESULT_FILE = "result.json"
+ENSEMBLE_FILE = "ensemble.json"
+SMAC_DIR = "smac"
+VERSIONED_PACKAGES = ("hpo", "smac", "ConfigSpace", "lightgbm", "numpy", "dask")
+FINGERPRINT_SPLITS = tuple(s for s in SPLITS if s != "test")
+
+
+def jsonable(value: Any) -> Any:
+    """Return ``value`` with numpy scalars/arrays, paths and tuples turned into JSON types.
+
+    Non-finite floats become ``None`` (JSON has no NaN); unknown objects become ``str``.
+    """
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return jsonable(value.item())
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, Path):
+        return str(value)
+    return str(value)
+
+
+def write_file_atomic(
+    path: Path, write: Callable[[Path], object], *, option: str | None = None
+) -> None:
+    """Write ``path`` by ``write(tmp)`` to a temporary name beside it, then rename it, so no
+    reader sees it half written.
+
+    Raises
+    ------
+    StorageError
+        Naming ``path`` (and ``option``, the flag that chose it) when the disk refuses it
+        (full, read-only); the temporary file is removed, the file at ``path`` is left as it
+        was.
+    """
+    tmp = path.with_name(f"{temp_prefix(path)}{threading.get_ident()}{TEMP_SUFFIX}")
+    try:
+        with naming(path, option=option):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write(tmp)
+            os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):  # renamed, or never written
+            tmp.unlink(missing_ok=True)
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write ``data`` as indented JSON to ``path`` (:func:`write_file_atomic`), synced."""
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    write_file_atomic(path, write)
+
+
+def read_json(path: Path) -> Any:
+    """Read a JSON file of the run folder.
+
+    Raises
+    ------
+    ConfigError
+        If the file is missing or not valid JSON.
+    """
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path}: file not found") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid JSON ({exc})") from exc
+
+
+def data_fingerprint(root: Path, collections: Iterable[str]) -> str:
+    """Hash the train and valid data files of ``collections`` under ``root``.
+
+    The hash covers each file's path relative to ``root``, its size and its mtime (ns), so it
+    changes when a file is added, removed, replaced or touched, and not when the whole root
+    is moved.
+
+    Raises
+    ------
+    UsageError
+        If a collection has no train or valid folder under ``root``.
+    """
+    root = Path(root)
+    digest = hashlib.sha256()
+    for collection in collections:
+        for split in FINGERPRINT_SPLITS:
+            for path in list_graphs(root, collection, split):
+                st = path.stat()
+                rel = path.relative_to(root).as_posix()
+                digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:32]
+
+
+def package_versions() -> dict[str, str | None]:
+    """Return the installed versions of the packages a campaign's results depend on."""
+    out: dict[str, str | None] = {}
+    for name in VERSIONED_PACKAGES:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def run_state(run_dir: Path) -> str:
+    """Return ``running``, ``finished``, ``interrupted``, or ``missing`` for a run folder."""
+    run_dir = Path(run_dir)
+    if not (run_dir / CAMPAIGN_FILE).exists() and not (run_dir / LOCK_FILE).exists():
+        return "missing"
+    if lock_is_held(run_dir):
+        return "running"
+    if (run_dir / RESULT_FILE).exists():
+        return "finished"
+    return "interrupted"
+
+
+def trial_key(record: dict[str, Any]) -> tuple[str, Any, Any, Any]:
+    """Identity of a trial: (:func:`~hpo.runs.incumbent.config_key`, budget, seed, instance).
+
+    ``instance`` is the cross-validation fold (``fold0`` ...), ``None`` without folds and in
+    records made before folds existed, so those keep their identity.
+    """
+    return (
+        config_key(record.get("config")),
+        record.get("budget"),
+        record.get("seed"),
+        record.get("instance"),
+    )
+
+
+def _parse_trial_lines(path: Path) -> tuple[list[dict[str, Any]], int]:
+    """Parse ``trials.jsonl``; return the records and the byte length of the good prefix.
+
+    Text after the last newline may be cut anywhere (``kill -9`` during a write) and is
+    dropped; so is a last complete line that is not JSON. Any other bad line is an error.
+    """
+    lines = path.read_bytes().split(b"\n")
+    records: list[dict[str, Any]] = []
+    good = 0
+    for number, line in enumerate(lines[:-1], start=1):  # lines[-1] has no newline after it
+        if line.strip():
+            try:
+                record = json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                if any(rest.strip() for rest in lines[number:]):
+                    raise ConfigError(
+                        f"{path}: line {number} is not valid JSON (only a truncated last line "
+                        "is tolerated)"
+                    ) from None
+                break
+            if not isinstance(record, dict):
+                raise ConfigError(f"{path}: line {number}: expected a JSON object")
+            records.append(record)
+        good += len(line) + 1
+    return records, good
+
+
+def read_trials(path: Path) -> list[dict[str, Any]]:
+    """Read the records of a ``trials.jsonl``, ignoring a truncated last line.
+
+    Raises
+    ------
+    ConfigError
+        If a line other than the last is not a JSON object.
+    """
+    path = Path(path)
+    if not path.exists():
+        return []
+    return _parse_trial_lines(path)[0]
+
+
+def _without(record: dict[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in record.items() if k != key}
+
+
+def _append_line(path: Path, line: bytes) -> None:
+    """Append ``line`` to ``path`` and fsync it; on a failed write (a full disk) the file is
+    cut back to where it ended, so no half line is left for a later append to follow."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        end = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, end)
+            raise
+    finally:
+        os.close(fd)
+
+
+class TrialLog:
+    """Append-only ``trials.jsonl`` with de-duplication by :func:`trial_key`.
+
+    Opening cuts a truncated last line (left by ``kill -9``) so appends start on a clean line.
+
+    Parameters
+    ----------
+    path
+        The ``trials.jsonl`` file (created on first append).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.records: list[dict[str, Any]] = []
+        if self.path.exists():
+            self.records, good = _parse_trial_lines(self.path)
+            if good < self.path.stat().st_size:
+                with open(self.path, "r+b") as fh:
+                    fh.truncate(good)
+        self._keys = {trial_key(r) for r in self.records}
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __contains__(self, record: dict[str, Any]) -> bool:
+        return trial_key(record) in self._keys
+
+    def append(self, record: dict[str, Any]) -> bool:
+        """Append ``record`` unless a trial with the same key is logged; return whether written.
+
+        The record gets ``trial`` = its 1-based position in the log.
+        """
+        record = jsonable(record)
+        key = trial_key(record)
+        if key in self._keys:
+            return False
+        record = {"trial": len(self.records) + 1, **_without(record, "trial")}
+        with naming(self.path):
+            _append_line(self.path, (json.dumps(record) + "\n").encode("utf-8"))
+        self.records.append(record)
+        self._keys.add(key)
+        return True
+
+
+def clear_run_dir(run_dir: Path) -> None:
+    """Empty a run folder for ``--overwrite``, keeping the lock file its campaign holds open."""
+    for child in run_dir.iterdir():
+        if child.name == LOCK_FILE:
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+
+
+def sweep_run_folder(run_dir: Path) -> int:
+    """Remove the temporary files a killed campaign left in its run folder (its own, SMAC's,
+    the booster store's); return how many. Called by the campaign that holds the lock."""
+    folders = [run_dir, run_dir / "boosters", *sorted((run_dir / SMAC_DIR).glob("*"))]
+    return sum(sweep_stale_temps(folder) for folder in folders if folder.is_dir())
+
+
+def discard_new_run(run_dir: Path, *, remove_folder: bool) -> None:
+    """Remove what a new campaign wrote before failing; only its files were in the folder.
+
+    ``remove_folder``: the campaign made the folder (or ``--overwrite`` emptied it), so it
+    goes too; otherwise the empty folder that was there stays.
+    """
+    if remove_folder:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    elif run_dir.is_dir():
+        clear_run_dir(run_dir)
+        (run_dir / LOCK_FILE).unlink(missing_ok=True)

@@ -1,0 +1,356 @@
+"""Reading run folders: settings, trials, state, incumbent, trajectory.
+
+A run folder ``runs/<name>/`` (see ``docs/ARCHITECTURE.md``) holds ``campaign.json`` (the
+frozen campaign config), ``trials.jsonl`` (one record per finished trial), ``lock.json``
+while a campaign process is alive and ``result.json`` once it has ended. Everything here
+only reads: a run can be inspected while its campaign is still running.
+
+The incumbent is chosen by :func:`hpo.runs.incumbent.choose_incumbent` (the best successful
+trial at the highest budget any successful trial reached); when the campaign has ended,
+``result.json`` names SMAC's choice, which that function honours.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from hpo.errors import ConfigError, UsageError
+from hpo.runs.incumbent import choose_incumbent, combine_folds, config_key
+from hpo.runs.record.folder import (
+    CAMPAIGN_FILE,
+    ENSEMBLE_FILE,
+    RESULT_FILE,
+    TRIALS_FILE,
+    read_json,
+    read_trials,
+    run_state,
+    trial_key,
+)
+from hpo.runs.record.settings import RunSettings, SettingsView, read_run_campaign
+from hpo.runs.record.trial import TrajectoryPoint, Trial, baseline_origin, baseline_record
+from hpo.runs.record.trial import finite_float as _float
+
+__all__ = [
+    "DEFAULT_RUNS_DIR",
+    "RunHistory",
+    "TrajectoryPoint",
+    "Trial",
+    "baseline_record",
+    "load_run",
+    "resolve_run_dir",
+]
+
+DEFAULT_RUNS_DIR = Path("runs")
+
+
+@dataclass(frozen=True, eq=False)
+class RunHistory(SettingsView):
+    """Everything recorded in one run folder.
+
+    Attributes
+    ----------
+    name
+        Folder name.
+    path
+        The run folder.
+    settings
+        The campaign's settings, typed (``data_root``, ``collections``, ``optimizer``, ...).
+    campaign
+        The whole ``campaign.json`` (settings, search space, data fingerprint, versions).
+    state
+        ``running``, ``finished`` or ``interrupted``.
+    trials
+        De-duplicated trials in log order.
+    result
+        ``result.json`` when the campaign has ended, else ``None``.
+    """
+
+    name: str
+    path: Path
+    settings: RunSettings
+    campaign: dict[str, Any]
+    state: str
+    trials: tuple[Trial, ...]
+    result: dict[str, Any] | None
+
+    # ---- the interface a per-subset run shares (hpo.runs.views.nested.SubsetRun) -----------------
+    @property
+    def kind(self) -> Literal["single"]:
+        """``"single"``: one campaign (a per-subset run says ``"subsets"``)."""
+        return "single"
+
+    @property
+    def members(self) -> dict[str, RunHistory]:
+        """``{prefix: campaign}`` of what a model folder holds: this one run, prefix ``""``."""
+        return {"": self}
+
+    def curves(self) -> list[RunHistory]:
+        """The campaigns ``runs compare`` draws: this one."""
+        return [self]
+
+    # ---- baseline and SMAC setup ----------------------------------------------------------
+    @property
+    def baseline(self) -> Trial | None:
+        """The baseline trial (:attr:`baseline_origin`, largest budget), ``None`` if none.
+
+        With cross-validation, its folds combined (mean score), once every fold succeeded.
+        """
+        return next((t for t in self.scored if t.baseline), None)
+
+    @property
+    def baseline_origin(self) -> str:
+        """What the baseline is: the default configuration, or a warm start's best."""
+        return baseline_origin(self.campaign)
+
+    @property
+    def smac(self) -> dict[str, Any] | None:
+        """SMAC's facade and components that searched (``campaign.json`` key ``smac``)."""
+        smac = self.campaign.get("smac")
+        return smac if isinstance(smac, dict) else None
+
+    # ---- settings (optimizer, collections, fidelity, per, folds: SettingsView) ---------
+    @property
+    def space(self) -> dict[str, Any] | None:
+        """The search space (ConfigSpace serialisation) if ``campaign.json`` holds one."""
+        value = self.campaign.get("space")
+        return value if isinstance(value, dict) and "hyperparameters" in value else None
+
+    @property
+    def started(self) -> float | None:
+        """Epoch seconds the campaign started (``created``, else the first trial's start)."""
+        starts = [t.start for t in self.trials if t.start is not None]
+        created = _float(self.campaign.get("created"))
+        if created is not None and (not starts or created <= min(starts)):
+            return created
+        return min(starts) if starts else created
+
+    def elapsed(self, epoch: float | None) -> float:
+        """Seconds of the campaign's own time from its start to ``epoch`` (0 for ``None``).
+
+        A resumed campaign (interrupted, or extended with ``hpo run --resume NAME --walltime
+        ...``; each resume is recorded under ``resumes`` in ``campaign.json``) is not charged
+        the idle time between its last trial before a resume and the resume's start, as SMAC
+        does not charge it to the walltime; so its curves read as one campaign's. The
+        start-up of a resume that went on to run trials counts; one that failed before a
+        trial does not (its span merges with the next).
+        """
+        if epoch is None:
+            return 0.0
+        idle = sum(max(0.0, min(epoch, hi) - lo) for lo, hi in self._idle if lo < epoch)
+        return max(0.0, epoch - (self.started or 0.0) - idle)
+
+    @functools.cached_property
+    def _idle(self) -> list[tuple[float, float]]:
+        """The idle spans :meth:`elapsed` leaves out, merged: two resumes with no trial
+        between them (a start-up that failed, say) share their span, counted once."""
+        spans = []
+        for e in self.campaign.get("resumes") or []:
+            at, n = _float(e.get("at")), e.get("records")
+            ends = [t.end for t in self.trials if t.end is not None and t.trial <= (n or 0)]
+            if at is not None and ends and max(ends) < at:
+                spans.append((max(ends), at))
+        merged: list[tuple[float, float]] = []
+        for lo, hi in sorted(spans):
+            if merged and lo <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+            else:
+                merged.append((lo, hi))
+        return merged
+
+    # ---- trials --------------------------------------------------------------------------
+    @property
+    def successful(self) -> list[Trial]:
+        """Trials that succeeded."""
+        return [t for t in self.trials if t.ok]
+
+    @property
+    def scored(self) -> list[Trial]:
+        """What the run's results are read from: the successful trials, or with
+        cross-validation each configuration's folds combined (:func:`combine_folds`)."""
+        return combine_folds(self.trials, self.folds) if self.folds else self.successful
+
+    @property
+    def crashed(self) -> list[Trial]:
+        """Trials that failed (crashed, timed out, ...), with their errors."""
+        return [t for t in self.trials if not t.ok]
+
+    @property
+    def budgets(self) -> list[float]:
+        """Distinct budgets of all trials, ascending."""
+        return sorted({t.budget for t in self.trials if t.budget is not None})
+
+    def trials_per_budget(self) -> dict[float | None, dict[str, int]]:
+        """``{budget: {"total", "success", "failed"}}``, budgets ascending."""
+        out: dict[float | None, dict[str, int]] = {}
+        keys: list[float | None] = [*self.budgets]
+        if any(t.budget is None for t in self.trials):
+            keys.append(None)
+        for b in keys:
+            these = [t for t in self.trials if t.budget == b]
+            ok = sum(t.ok for t in these)
+            out[b] = {"total": len(these), "success": ok, "failed": len(these) - ok}
+        return out
+
+    @property
+    def incumbent(self) -> Trial | None:
+        """The incumbent trial (:func:`~hpo.runs.incumbent.choose_incumbent`); ``None``
+        without a success.
+
+        ``result.json``'s incumbent is honoured when it was validated at the highest budget;
+        when the log lacks every trial of it (a log cut short), it becomes a trial of its own.
+        """
+        res = self.result or {}
+        named = res.get("incumbent")
+        if not isinstance(named, dict) or not named:
+            return choose_incumbent(self.trials, folds=self.folds)
+        trial = res.get("trial")
+        named_trial = trial if isinstance(trial, int) else None
+        key = config_key(named)
+        if any(config_key(t.config) == key for t in self.scored):
+            return choose_incumbent(self.trials, named, named_trial=named_trial, folds=self.folds)
+        record = {**res, "config": named, "status": "SUCCESS", "trial": named_trial or 0}
+        return Trial.from_record(record, position=0)
+
+    @property
+    def ensemble(self) -> dict[str, Any] | None:
+        """The last ensemble exported from the run (``ensemble.json``: ``model``, ``k``,
+        ``trials``, ``score``, ``metrics``, ``incumbent_score``), ``None`` if none was."""
+        path = self.path / ENSEMBLE_FILE
+        data = read_json(path) if path.is_file() else None
+        return data if isinstance(data, dict) else None
+
+    def trajectory(self) -> list[TrajectoryPoint]:
+        """Each new best score over all successful trials, in order of finishing.
+
+        This is the best score at *any* budget so far; it mixes budgets, so its last point
+        can differ from the incumbent (:meth:`incumbent_trajectory` is the rule's curve).
+        With cross-validation a point is a configuration's mean over the folds, when its last
+        fold finished.
+        """
+        ok = sorted(self.scored, key=lambda t: (t.end if t.end is not None else 0.0, t.trial))
+        out: list[TrajectoryPoint] = []
+        best = -math.inf
+        for t in ok:
+            assert t.score is not None
+            if t.score > best:
+                best = t.score
+                out.append(TrajectoryPoint(self.elapsed(t.end), t.trial, t.budget, t.score))
+        return out
+
+    def incumbent_trajectory(self) -> list[TrajectoryPoint]:
+        """The incumbent over time: a point each time the rule's choice among the trials
+        finished so far changes (:func:`~hpo.runs.incumbent.choose_incumbent`).
+
+        Unlike :meth:`trajectory` it never compares scores across budgets, so it can fall when
+        a first trial reaches a higher budget; its last point is the score ``runs list`` and
+        ``runs show`` give the run, so ``runs plot`` and ``runs compare`` draw this curve.
+        """
+        ok = sorted(self.scored, key=lambda t: (t.end if t.end is not None else 0.0, t.trial))
+        out: list[TrajectoryPoint] = []
+        top, best = -math.inf, -math.inf
+        for t in ok:
+            assert t.score is not None
+            budget = t.budget if t.budget is not None else -math.inf
+            if budget > top or (budget == top and t.score > best):
+                top, best = budget, t.score
+                out.append(TrajectoryPoint(self.elapsed(t.end), t.trial, t.budget, t.score))
+        return out
+
+    def top(self, n: int = 5) -> list[Trial]:
+        """The ``n`` best configurations, each by its trial at its highest budget.
+
+        Sorted by budget (highest first), then by score, the order of the incumbent rule.
+        """
+        best: dict[str, Trial] = {}
+        for t in self.scored:
+            key = config_key(t.config)
+            old = best.get(key)
+            if old is None or ((t.budget or 0.0), t.score) > ((old.budget or 0.0), old.score):
+                best[key] = t
+        ranked = sorted(best.values(), key=lambda t: (-(t.budget or 0.0), -(t.score or 0.0)))
+        return ranked[:n]
+
+
+def resolve_run_dir(name_or_path: str | Path, runs_dir: str | Path | None = None) -> Path:
+    """The folder of a run given its NAME (under ``runs_dir``) or its PATH.
+
+    Raises
+    ------
+    UsageError
+        If neither ``runs_dir/NAME`` nor the path is a run folder.
+    """
+    runs = Path(runs_dir) if runs_dir is not None else DEFAULT_RUNS_DIR
+    for cand in (runs / str(name_or_path), Path(name_or_path)):
+        if (cand / CAMPAIGN_FILE).is_file():
+            return cand
+    folders = sorted(runs.iterdir()) if runs.is_dir() else []
+    known = [p.name for p in folders if (p / CAMPAIGN_FILE).is_file()]
+    hint = f" (runs there: {', '.join(known)})" if known else ""
+    raise UsageError(f"no run '{name_or_path}' in {runs}{hint}")
+
+
+def folder_fields(path: Path, campaign: dict[str, Any], settings: RunSettings) -> dict[str, Any]:
+    """What either kind of run reads off its folder besides its trials or subsets: its name,
+    path, settings, ``campaign.json``, state and result."""
+    return {
+        "name": path.name,
+        "path": path,
+        "settings": settings,
+        "campaign": campaign,
+        "state": run_state(path),
+        "result": read_result(path),
+    }
+
+
+def load_run(name_or_path: str | Path, runs_dir: str | Path | None = None) -> RunHistory:
+    """Load a run folder.
+
+    Parameters
+    ----------
+    name_or_path
+        The run's name (a folder of ``runs_dir``) or the path of its folder.
+    runs_dir
+        Folder of the runs (default ``runs``).
+
+    Raises
+    ------
+    UsageError
+        If there is no such run.
+    ConfigError
+        If ``campaign.json`` or ``result.json`` is not valid JSON, ``campaign.json`` has a
+        format this hpo does not read, or a line of ``trials.jsonl`` other than a truncated
+        last one is corrupt.
+    """
+    path = resolve_run_dir(name_or_path, runs_dir)
+    campaign, settings = read_run_campaign(path)
+    seen: set[tuple[str, Any, Any, Any]] = set()
+    trials: list[Trial] = []
+    for i, record in enumerate(read_trials(path / TRIALS_FILE), start=1):
+        try:
+            trial = Trial.from_record(record, i)
+        except ConfigError as exc:
+            raise ConfigError(f"{path / TRIALS_FILE}: {exc}") from None
+        key = trial_key(record)
+        if key in seen:
+            continue
+        seen.add(key)
+        trials.append(trial)
+    return RunHistory(**folder_fields(path, campaign, settings), trials=tuple(trials))
+
+
+def read_result(path: Path) -> dict[str, Any] | None:
+    """A run folder's ``result.json`` (written when the run finished), ``None`` before.
+
+    Raises
+    ------
+    ConfigError
+        If the file holds anything but a JSON object.
+    """
+    result = read_json(path / RESULT_FILE) if (path / RESULT_FILE).is_file() else None
+    if result is not None and not isinstance(result, dict):
+        raise ConfigError(f"{path / RESULT_FILE}: expected a JSON object")
+    return result

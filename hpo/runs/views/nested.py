@@ -1,0 +1,282 @@
+"""Reading per-subset runs (``hpo run --per family|collection``) and the list of runs.
+
+A per-subset run folder holds a ``campaign.json`` whose settings have ``per`` other than
+``none`` and whose key ``subsets`` maps each subset folder to its collections; every subset
+folder is a complete single-campaign run folder, read with :func:`hpo.runs.views.history.load_run`.
+:class:`SubsetRun` gathers them: each subset's incumbent and trajectory, and the combined
+leaderboard score, the mean over every collection of the metric of its subset's incumbent
+(what one submission built from the per-subset model would score on valid).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from hpo.errors import ConfigError, UsageError
+from hpo.runs.record.folder import CAMPAIGN_FILE, run_state
+from hpo.runs.record.settings import RunSettings, SettingsView, read_run_campaign
+from hpo.runs.record.trial import Trial, finite_float
+from hpo.runs.views.history import (
+    DEFAULT_RUNS_DIR,
+    RunHistory,
+    folder_fields,
+    load_run,
+    resolve_run_dir,
+)
+
+__all__ = [
+    "AnyRun",
+    "RunSummary",
+    "SubsetRun",
+    "as_run",
+    "combine_subsets",
+    "is_subset_run",
+    "list_runs",
+    "load_any",
+    "load_subset_run",
+]
+
+
+def _plan(campaign: dict[str, Any], settings: RunSettings) -> dict[str, tuple[str, ...]] | None:
+    """The ``subsets`` of a parent ``campaign.json``, ``None`` for a single campaign."""
+    subsets = campaign.get("subsets")
+    if settings.per == "none" or subsets is None:
+        return None
+    if not isinstance(subsets, dict) or not all(isinstance(v, list) for v in subsets.values()):
+        raise ConfigError("campaign.json: key 'subsets': expected {subset: [collections]}")
+    return {str(k): tuple(str(c) for c in v) for k, v in subsets.items()}
+
+
+def combine_subsets(
+    plan: Mapping[str, Sequence[str]], metrics: Mapping[str, Mapping[str, float] | None]
+) -> tuple[dict[str, float], float | None]:
+    """The one rule for a per-subset run's combined leaderboard score.
+
+    Each collection takes the metric of its own subset's incumbent (``metrics[subset]``,
+    ``None`` for a subset without one), and the score is their mean over every collection of
+    the plan: what one submission built from the per-subset model would score. ``None`` until
+    every collection has a metric, since a partial mean would flatter the run.
+    """
+    out: dict[str, float] = {}
+    for name, collections in plan.items():
+        got = metrics.get(name) or {}
+        out.update({c: float(got[c]) for c in collections if c in got})
+    everyone = [c for cs in plan.values() for c in cs]
+    if not everyone or any(c not in out for c in everyone):
+        return out, None
+    return out, float(np.mean([out[c] for c in everyone]))
+
+
+def is_subset_run(path: Path | str) -> bool:
+    """Whether the run folder ``path`` is a per-subset run (its ``campaign.json`` has subsets)."""
+    return _plan(*read_run_campaign(Path(path))) is not None
+
+
+@dataclass(frozen=True, eq=False)
+class SubsetRun(SettingsView):
+    """A per-subset run: its settings and one :class:`RunHistory` per started subset.
+
+    Attributes
+    ----------
+    name, path, settings, campaign, state, result
+        As for :class:`~hpo.runs.views.history.RunHistory` (``result`` is the parent's
+        ``result.json``, written when every subset has finished).
+    plan
+        ``{subset folder: its collections}``, every subset of the run in order.
+    subsets
+        ``{subset: RunHistory}`` of the subsets that have started.
+    """
+
+    name: str
+    path: Path
+    settings: RunSettings
+    campaign: dict[str, Any]
+    state: str
+    result: dict[str, Any] | None
+    plan: dict[str, tuple[str, ...]]
+    subsets: dict[str, RunHistory]
+
+    @property
+    def kind(self) -> Literal["subsets"]:
+        """``"subsets"``: one campaign per subset (a single campaign says ``"single"``)."""
+        return "subsets"
+
+    @property
+    def members(self) -> dict[str, RunHistory]:
+        """``{"<subset>/": its campaign}`` for every subset in order: the members of its
+        model folder.
+
+        Raises
+        ------
+        UsageError
+            If a subset has not started (the run was interrupted before it): resume the run.
+        """
+        missing = [k for k in self.plan if k not in self.subsets]
+        if missing:
+            raise UsageError(
+                f"run '{self.name}': subset '{missing[0]}' has not started, so it has no model "
+                f"to export; finish the run first (hpo run --resume {self.name})"
+            )
+        return {f"{k}/": self.subsets[k] for k in self.plan}
+
+    def curves(self) -> list[RunHistory]:
+        """The campaigns ``runs compare`` draws: one per started subset, named run/subset."""
+        return [dataclasses.replace(s, name=f"{self.name}/{k}") for k, s in self.subsets.items()]
+
+    @property
+    def started(self) -> float | None:
+        """Epoch seconds the run started."""
+        return finite_float(self.campaign.get("created"))
+
+    @property
+    def n_trials(self) -> int:
+        """Trials of all subsets."""
+        return sum(len(r.trials) for r in self.subsets.values())
+
+    @property
+    def n_failed(self) -> int:
+        """Failed trials of all subsets."""
+        return sum(len(r.crashed) for r in self.subsets.values())
+
+    @property
+    def incumbents(self) -> dict[str, Trial | None]:
+        """``{subset: its incumbent trial}`` for every subset (``None``: none yet)."""
+        return {k: (self.subsets[k].incumbent if k in self.subsets else None) for k in self.plan}
+
+    def _combined(self) -> tuple[dict[str, float], float | None]:
+        incumbents = self.incumbents
+        got = {k: (None if inc is None else inc.metrics) for k, inc in incumbents.items()}
+        return combine_subsets(self.plan, got)
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        """``{collection: metric of its subset's incumbent}`` for the collections that have one."""
+        return self._combined()[0]
+
+    @property
+    def score(self) -> float | None:
+        """The combined leaderboard score (:func:`combine_subsets`); ``None`` until every
+        collection has a metric."""
+        return self._combined()[1]
+
+
+def load_subset_run(name_or_path: str | Path, runs_dir: str | Path | None = None) -> SubsetRun:
+    """Load a per-subset run folder and the subsets that have started.
+
+    Raises
+    ------
+    UsageError
+        If there is no such run, or it is a single campaign.
+    ConfigError
+        If a file of the run or of a subset is malformed.
+    """
+    path = resolve_run_dir(name_or_path, runs_dir)
+    campaign, settings = read_run_campaign(path)
+    plan = _plan(campaign, settings)
+    if plan is None:
+        raise UsageError(f"{path}: a single campaign, not a per-subset run")
+    subsets = {k: load_run(path / k) for k in plan if (path / k / CAMPAIGN_FILE).is_file()}
+    return SubsetRun(
+        **folder_fields(path, campaign, settings),
+        plan=plan,
+        subsets=subsets,
+    )
+
+
+#: A run folder of either kind. Both share ``kind`` (a tag a type checker narrows on),
+#: ``members``, ``curves()``, ``settings``, ``name``, ``path``, ``state`` and ``result``.
+AnyRun = RunHistory | SubsetRun
+
+
+def as_run(run: AnyRun | Path | str) -> AnyRun:
+    """``run`` if it is loaded already, else the run folder at that path (:func:`load_any`)."""
+    if isinstance(run, (RunHistory, SubsetRun)):
+        return run
+    return load_any(Path(run))
+
+
+def load_any(name_or_path: str | Path, runs_dir: str | Path | None = None) -> AnyRun:
+    """Load a run folder: a :class:`SubsetRun` for a per-subset run, else a
+    :class:`~hpo.runs.views.history.RunHistory`."""
+    path = resolve_run_dir(name_or_path, runs_dir)
+    return load_subset_run(path) if is_subset_run(path) else load_run(path)
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One line of ``hpo runs list``; ``problem`` says why a folder could not be read.
+
+    A per-subset run is one line (``optimizer`` names ``per``, ``best_score`` is the combined
+    score) followed by one line per started subset, named ``<run>/<subset>``.
+    """
+
+    name: str
+    path: Path
+    state: str
+    optimizer: str = "?"
+    n_trials: int = 0
+    n_failed: int = 0
+    best_score: float | None = None
+    best_budget: float | None = None
+    started: float | None = None
+    problem: str | None = None
+    older_metric: str | None = None  # the layout metric it was scored by, if not today's
+
+
+def _summary(run: RunHistory, name: str) -> RunSummary:
+    inc = run.incumbent
+    return RunSummary(
+        name=name,
+        path=run.path,
+        state=run.state,
+        optimizer=run.optimizer + (f" cv {run.folds}" if run.folds else ""),
+        n_trials=len(run.trials),
+        n_failed=len(run.crashed),
+        best_score=None if inc is None else inc.score,
+        best_budget=None if inc is None else inc.budget,
+        started=run.started,
+        older_metric=run.older_layout_metric,
+    )
+
+
+def _summaries(folder: Path) -> list[RunSummary]:
+    run = load_any(folder)
+    if isinstance(run, RunHistory):
+        return [_summary(run, run.name)]
+    head = RunSummary(
+        name=run.name,
+        path=folder,
+        state=run.state,
+        optimizer=f"{run.optimizer} per {run.per}"
+        + (f" cv {run.settings.cv}" if run.settings.cv else ""),
+        n_trials=run.n_trials,
+        n_failed=run.n_failed,
+        best_score=run.score,
+        started=run.started,
+        older_metric=run.older_layout_metric,
+    )
+    return [head, *(_summary(sub, f"{run.name}/{k}") for k, sub in run.subsets.items())]
+
+
+def list_runs(runs_dir: str | Path | None = None) -> list[RunSummary]:
+    """Summaries of every run folder under ``runs_dir``, oldest first.
+
+    A folder that cannot be read is listed with its ``problem`` instead of failing the list.
+    """
+    runs = Path(runs_dir) if runs_dir is not None else DEFAULT_RUNS_DIR
+    if not runs.is_dir():
+        return []
+    groups: list[list[RunSummary]] = []
+    for folder in sorted(p for p in runs.iterdir() if (p / CAMPAIGN_FILE).is_file()):
+        try:
+            groups.append(_summaries(folder))
+        except (ConfigError, UsageError) as exc:
+            groups.append([RunSummary(folder.name, folder, run_state(folder), problem=str(exc))])
+    groups.sort(key=lambda g: (g[0].started is None, g[0].started or 0.0, g[0].name))
+    return [s for g in groups for s in g]

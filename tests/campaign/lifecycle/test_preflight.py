@@ -1,0 +1,171 @@
+"""What every run does before its first trial (hpo.campaign.lifecycle.preflight), for both kinds."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from disks import as_left_by, dead_pid
+from toy_objectives import toy_config
+
+from hpo.campaign import CampaignConfig, read_campaign
+from hpo.campaign.lifecycle.preflight import Start, campaign_record, check_saved, locked_run
+from hpo.errors import ConfigError, DataFormatError, UsageError
+from hpo.ownership import TEMP_SUFFIX, temp_prefix
+from hpo.ranking.scoring.metrics import LAYOUT_METRIC
+from hpo.ranking.spaces import load_space
+from hpo.runs.record.folder import CAMPAIGN_FILE, write_json_atomic
+
+
+def _new_run(cfg: CampaignConfig) -> dict[str, Any]:
+    record = campaign_record(cfg, load_space(cfg.space))
+    with locked_run(cfg, Start(), record, lambda: False):
+        pass
+    return record
+
+
+def test_start_check_refuses_what_the_folder_does_not_allow(
+    data_root: Path, tmp_path: Path
+) -> None:
+    cfg = toy_config(tmp_path / "runs", data_root)
+    with pytest.raises(UsageError, match="exclude each other"):
+        Start(resume=True, overwrite=True).check(cfg)
+    with pytest.raises(UsageError, match="no campaign 'toy' to resume"):
+        Start(resume=True).check(cfg)
+    Start().check(cfg)  # a new run in an empty place
+    _new_run(cfg)
+    with pytest.raises(UsageError, match="already exists.*--resume toy"):
+        Start().check(cfg)
+    Start(resume=True).check(cfg)
+    Start(overwrite=True).check(cfg)
+
+
+def test_the_record_has_the_settings_space_data_and_what_the_kind_adds(
+    data_root: Path, tmp_path: Path
+) -> None:
+    cfg = toy_config(tmp_path / "runs", data_root)
+    record = campaign_record(cfg, load_space(cfg.space), {"subsets": {"a": ["tile:xla"]}})
+    assert record["config"] == cfg.to_dict()
+    assert record["subsets"] == {"a": ["tile:xla"]}
+    assert record["data_fingerprint"]
+    assert "space" in record
+    assert "versions" in record
+    assert record["layout_metric"] == LAYOUT_METRIC
+
+
+def test_a_moved_run_resumes_and_a_changed_one_does_not(data_root: Path, tmp_path: Path) -> None:
+    cfg = toy_config(tmp_path / "runs", data_root)
+    _new_run(cfg)
+    moved = tmp_path / "elsewhere" / "renamed"
+    moved.parent.mkdir()
+    cfg.run_dir.rename(moved)
+    here = dataclasses.replace(cfg, runs_dir=moved.parent, name="renamed")
+    logged: list[str] = []
+    assert check_saved(here, logged.append)["config"].trials == cfg.trials
+    with pytest.raises(ConfigError, match=r"different settings: eta \(saved 3, now 2\)"):
+        check_saved(dataclasses.replace(here, eta=2), logged.append)
+    (data_root / "npz" / "tile" / "xla" / "train" / "new.npz").write_bytes(b"more data")
+    with pytest.raises(ConfigError, match="changed since campaign 'renamed' started"):
+        check_saved(here, logged.append)
+
+
+def test_a_changed_package_version_is_logged_not_refused(data_root: Path, tmp_path: Path) -> None:
+    cfg = toy_config(tmp_path / "runs", data_root)
+    record = _new_run(cfg)
+    record["versions"] = {**record["versions"], "lightgbm": "0.0.1"}
+    write_json_atomic(cfg.run_dir / CAMPAIGN_FILE, record)
+    logged: list[str] = []
+    check_saved(cfg, logged.append)
+    assert len(logged) == 1
+    assert "lightgbm" in logged[0]
+    assert "0.0.1" in logged[0]
+
+
+def test_a_run_scored_by_the_older_layout_metric_resumes_and_says_so(
+    data_root: Path, tmp_path: Path
+) -> None:
+    cfg = toy_config(tmp_path / "runs", data_root)
+    record = _new_run(cfg)
+    logged: list[str] = []
+    check_saved(cfg, logged.append)
+    assert logged == []  # made with today's metric: nothing to say
+    del record["layout_metric"]  # a run made before the metric scored the predicted order
+    write_json_atomic(cfg.run_dir / CAMPAIGN_FILE, record)
+    check_saved(cfg, logged.append)
+    assert len(logged) == 1
+    assert "tau-b of the predicted scores" in logged[0]
+    assert LAYOUT_METRIC in logged[0]
+
+
+def test_a_new_run_refused_before_its_first_trial_leaves_nothing(
+    data_root: Path, tmp_path: Path
+) -> None:
+    cfg = toy_config(tmp_path / "runs", data_root)
+    record = campaign_record(cfg, load_space(cfg.space))
+    seen: list[bool] = []
+
+    def refused(start: Start, rec: dict[str, Any] | None, has_trials: bool) -> None:
+        with locked_run(cfg, start, rec, lambda: has_trials):
+            seen.append((cfg.run_dir / CAMPAIGN_FILE).is_file())
+            raise DataFormatError("bad data")
+
+    with pytest.raises(DataFormatError):
+        refused(Start(), record, False)
+    assert seen == [True]  # the record was written, then removed again
+    assert not cfg.run_dir.exists()
+    # with a trial logged, or on a resume, the folder stays
+    with pytest.raises(DataFormatError):
+        refused(Start(), record, True)
+    assert (cfg.run_dir / CAMPAIGN_FILE).is_file()
+    with pytest.raises(DataFormatError):
+        refused(Start(resume=True), None, False)
+    assert (cfg.run_dir / CAMPAIGN_FILE).is_file()
+
+
+def test_raised_limits_extend_the_campaign_and_are_recorded(
+    data_root: Path, tmp_path: Path
+) -> None:
+    cfg = toy_config(tmp_path / "runs", data_root, walltime=60.0)
+    _new_run(cfg)
+    logged: list[str] = []
+    longer = dataclasses.replace(cfg, trials=20, walltime=120.0)
+    assert check_saved(longer, logged.append)["config"] == longer
+    assert logged == ["campaign 'toy' extended: trials 12 -> 20, walltime 60 -> 120"]
+    record = json.loads((cfg.run_dir / CAMPAIGN_FILE).read_text())
+    assert record["config"]["trials"] == 20
+    assert record["config"]["name"] == "toy"
+    (entry,) = record["extensions"]
+    assert (entry["trials"], entry["walltime"], entry["records"]) == ([12, 20], [60.0, 120.0], 0)
+    assert check_saved(longer, logged.append)["config"] == longer  # recorded once
+    assert len(read_campaign(cfg.run_dir)["extensions"]) == 1
+    with pytest.raises(UsageError, match=r"--walltime 90: .* already has walltime 120"):
+        check_saved(dataclasses.replace(longer, walltime=90.0), logged.append)
+    with pytest.raises(UsageError, match=r"--walltime none: .* a resumed campaign's limits"):
+        check_saved(dataclasses.replace(longer, walltime=None), logged.append)
+
+
+def test_the_lock_holder_sweeps_what_a_killed_campaign_was_writing(
+    data_root: Path, tmp_path: Path
+) -> None:
+    """A campaign killed while it wrote left its temporary files (its own, SMAC's, the
+    booster store's) for good; the next campaign to hold the folder removes them."""
+    cfg = toy_config(tmp_path / "runs", data_root)
+    _new_run(cfg)
+    run_dir = cfg.run_dir
+    names = {
+        run_dir: "campaign.json",
+        run_dir / "smac" / "0": "runhistory.json",
+        run_dir / "boosters": "0123456789abcdef-27.txt",
+    }
+    left = []
+    for folder, name in names.items():
+        folder.mkdir(parents=True, exist_ok=True)
+        left.append(as_left_by(folder / f"{temp_prefix(folder / name)}1{TEMP_SUFFIX}", dead_pid()))
+        left[-1].write_text("half written")
+    with locked_run(cfg, Start(resume=True), None, lambda: True):
+        pass
+    assert [p for p in left if p.exists()] == []
+    assert (run_dir / CAMPAIGN_FILE).is_file()

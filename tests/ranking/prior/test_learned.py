@@ -1,0 +1,71 @@
+"""The fitted prior a model carries: its JSON form and the design it scores with."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hpo.errors import ConfigError
+from hpo.ranking.prior.learned import LearnedPrior, basis_design, has_own_prior
+
+
+def test_prior_json_round_trip_and_one_line_errors() -> None:
+    prior = LearnedPrior(("log_a", "b"), (True, False), np.array([0.5, -1.25]))
+    back = LearnedPrior.from_dict(prior.to_dict(), "m.json")
+    assert back.names == prior.names
+    assert back.linear == prior.linear
+    np.testing.assert_array_equal(back.coef, prior.coef)
+    with pytest.raises(ConfigError, match=r"^m.json: malformed prior \(2 names, 2 flags, 1"):
+        LearnedPrior.from_dict({**prior.to_dict(), "coef": [1.0]}, "m.json")
+    with pytest.raises(ConfigError, match=r"^m.json: malformed prior"):
+        LearnedPrior.from_dict([1, 2], "m.json")
+    with pytest.raises(ConfigError, match="the prior reads column 'b' the model lacks"):
+        prior.positions_in(["log_a"], "m.json")
+
+
+def test_the_design_takes_log_columns_back_to_bytes_and_caps_overflow() -> None:
+    X = np.array([[np.log1p(99.0), 2.0], [1e6, 3.0]], dtype=np.float32)
+    design = basis_design(X, [0, 0, 1], [False, True, False])
+    assert design.dtype == np.float64
+    np.testing.assert_allclose(design[0], [np.log1p(99.0), 99.0, 2.0], rtol=1e-6)
+    assert np.isfinite(design).all()  # a huge log is capped, not inf
+
+
+def test_only_the_random_layout_collections_have_weights_of_their_own() -> None:
+    owners = ["layout:xla:random", "layout:nlp:random"]
+    others = ["layout:xla:default", "layout:nlp:default", "tile:xla"]
+    assert [has_own_prior(c) for c in owners + others] == [True, True, False, False, False]
+
+
+def test_an_additive_prior_adds_the_bytes_up_and_says_so_in_json() -> None:
+    """The additive estimate is the design times the weights; a prior saved before the key
+    (no ``additive``) is the standardized one, and scores as it did."""
+    X = np.log1p(np.array([[100.0, 1.0], [300.0, 2.0], [200.0, 40.0]])).astype(np.float32)
+    bounds = np.array([0, 3])
+    additive = LearnedPrior(("log_a", "log_b"), (True, True), np.array([1.0, 2.0]), additive=True)
+    design = basis_design(X, [0, 1], [True, True])
+    np.testing.assert_array_equal(additive.estimate(X, bounds, [0, 1]), design @ [1.0, 2.0])
+    data = additive.to_dict()
+    assert data["additive"] is True
+    assert LearnedPrior.from_dict(data, "m.json").additive
+    old = {k: v for k, v in data.items() if k != "additive"}  # a model from before
+    standardized = LearnedPrior.from_dict(old, "m.json")
+    assert not standardized.additive
+    assert "additive" not in standardized.to_dict()  # written back as it was
+    z = (design - design.mean(0)) / design.std(0)
+    np.testing.assert_allclose(standardized.estimate(X, bounds, [0, 1]), z @ [1.0, 2.0])
+    # added up, config 1's 200 more bytes of a outweigh config 2's 2 x 38 more of b;
+    # standardized, b's larger relative change wins: the ratios between totals are lost
+    assert np.argmax(additive.estimate(X, bounds, [0, 1])) == 1
+    assert np.argmax(standardized.estimate(X, bounds, [0, 1])) == 2
+    with pytest.raises(ConfigError, match=r"^m.json: malformed prior \('additive'"):
+        LearnedPrior.from_dict({**data, "additive": "yes"}, "m.json")
+    own = {"layout:xla:random": LearnedPrior.from_dict(old, "o").to_dict()}
+    with pytest.raises(ConfigError, match="another basis than the family's"):
+        LearnedPrior.from_dict({**data, "collections": own}, "m.json")
+
+
+def test_an_additive_prior_of_log_columns_is_refused() -> None:
+    data = LearnedPrior(("log_a",), (False,), np.ones(1)).to_dict()
+    with pytest.raises(ConfigError, match=r"^m.json: malformed prior \(an additive prior reads"):
+        LearnedPrior.from_dict({**data, "additive": True}, "m.json")
