@@ -19,6 +19,7 @@ import numpy as np
 
 from hpo.errors import ConfigError
 from hpo.features.layout.extract import LAYOUT_GROUPS
+from hpo.features.layout.nodes import NODE_GROUPS
 from hpo.features.layout.second_order import SECOND_ORDER_GROUPS
 from hpo.features.relative import relative_base
 from hpo.features.tile import TILE_GROUPS
@@ -57,6 +58,7 @@ _GROUP_OF: dict[str, str] = {**LAYOUT_GROUPS, **TILE_GROUPS}
 GROUPS: tuple[str, ...] = (
     *_FIRST_ORDER,
     *dict.fromkeys(SECOND_ORDER_GROUPS.values()),
+    *dict.fromkeys(NODE_GROUPS.values()),
     "graph_descriptor",
 )
 

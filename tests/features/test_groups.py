@@ -69,9 +69,9 @@ def test_relative_columns_follow_their_base_and_the_relative_switch() -> None:
 
 def test_second_order_groups_off_leave_the_first_order_columns() -> None:
     names = layout_feature_names(FeatureSpec())
-    off = {g: False for g in set(SECOND_ORDER_GROUPS.values())}
+    off = {g: False for g in {*SECOND_ORDER_GROUPS.values(), "node_aggregates"}}
     kept = [names[i] for i in columns_for(names, off)]
-    assert not any(n.startswith(("so_", "est_")) for n in kept)
+    assert not any(n.startswith(("so_", "est_", "nd_")) for n in kept)
     assert len(kept) == 220  # the layout width of feature version 1
 
 

@@ -27,6 +27,7 @@ from hpo.data.load import LayoutGraph, iter_config_chunks
 from hpo.data.opcodes import CONVOLUTION, DOT, RESHAPE, TRANSPOSE
 from hpo.features.graph import graph_descriptor, graph_descriptor_names
 from hpo.features.hashing import hash_int8_rows
+from hpo.features.layout.nodes import NODE_GROUPS, NodeStatic, node_chunk, node_static
 from hpo.features.layout.op_class import is_prior_only
 from hpo.features.layout.partial import disagree, mask_bits, pack, read_block
 from hpo.features.layout.second_order import (
@@ -77,6 +78,7 @@ _PER_CONFIG_GROUPS: dict[str, str] = {
     "frac_default_kernel": "defaults",
     "mean_minor_index": "minor_dims",
     **SECOND_ORDER_GROUPS,
+    **NODE_GROUPS,
     "log_pattern_count": "pattern",
 }
 _PER_CONFIG = list(_PER_CONFIG_GROUPS)
@@ -120,6 +122,7 @@ class LayoutStatic:
     in_rank: np.ndarray  # (nc,) int, rank of the first operand (0 if none)
     sibling_first: np.ndarray  # (nc,) int, first consumer of the same producer, or -1
     second_order: SecondOrderStatic | None = None  # see hpo.features.layout.second_order
+    nodes: NodeStatic | None = None  # see hpo.features.layout.nodes
 
 
 def _first_operand(edge_index: np.ndarray, n: int) -> np.ndarray:
@@ -179,6 +182,7 @@ def layout_static(graph: LayoutGraph, spec: FeatureSpec) -> LayoutStatic:
         in_rank=in_rank,
         sibling_first=sibling_first,
         second_order=second_order_static(graph, dims, rank, producer),
+        nodes=node_static(graph),
     )
 
 
@@ -263,6 +267,8 @@ def _chunk_features(raw: np.ndarray, st: LayoutStatic) -> np.ndarray:
     ]
     if st.second_order is not None:
         cols.append(second_order_chunk(raw, out, d0, d1, st, st.second_order))
+    if st.nodes is not None:
+        cols.append(node_chunk(raw, st.nodes))
     return np.column_stack(cols)
 
 
