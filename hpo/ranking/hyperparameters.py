@@ -43,6 +43,7 @@ __all__ = [
     "TILE_KEYS",
     "TILE_LABEL_LEVELS_KEY",
     "TILE_OBJECTIVE_KEY",
+    "LAYOUT_OBJECTIVE_KEY",
     "TILE_TRUNCATION_KEY",
     "TRAINED_WITHOUT",
     "TRUNCATION_KEY",
@@ -68,6 +69,10 @@ TILE_TRUNCATION_KEY = "tile_truncation_level"
 #: "Tile's objective"). A configuration without it trains tile with lambdarank, as runs made
 #: before it did.
 TILE_OBJECTIVE_KEY = "tile_objective"
+#: The layout family's ranking objective: ``lambdarank`` (absent: runs and spaces made before
+#: it) or ``sampled_pairs`` (:mod:`hpo.ranking.model.pairs`, a uniform pair loss, which weighs
+#: pairs as Kendall's tau does).
+LAYOUT_OBJECTIVE_KEY = "layout_objective"
 #: The tile family's relevance levels (``label_levels`` then serves the layout family). At 16
 #: levels the top level of a real-size tile graph holds its fastest ~100 configs; tile's
 #: default, ``rank_xendcg`` at 31 levels, was judged at that size (bench/README.md).
@@ -82,12 +87,17 @@ TILE_KEYS = {
 #: What a configuration without these keys trains with (:func:`hpo.ranking.training.
 #: make_ranker`): a warm start maps a run made before them by it (:mod:`hpo.campaign.
 #: warm_start`), so the two cannot disagree.
-TRAINED_WITHOUT: dict[str, Any] = {"label_levels": 16, TILE_OBJECTIVE_KEY: "lambdarank"}
+TRAINED_WITHOUT: dict[str, Any] = {
+    "label_levels": 16,
+    TILE_OBJECTIVE_KEY: "lambdarank",
+    LAYOUT_OBJECTIVE_KEY: "lambdarank",
+}
 #: hpo's own settings of the ranker and of the feature selection.
 RANKER_SETTINGS = (
     "label_levels",
     "max_group_size",
     "relative_features",
+    LAYOUT_OBJECTIVE_KEY,
     *TILE_KEYS,
 )
 #: The settings of the blend with the cost prior (:mod:`hpo.ranking.prior.blend`).
@@ -159,7 +169,7 @@ def family_hyperparameters(
     hyperparameters: Mapping[str, Any], collections: Sequence[str]
 ) -> dict[str, Any]:
     """The configuration the family of ``collections`` trains with: the tile family's own keys
-    (:data:`TILE_KEYS`) resolved.
+    (:data:`TILE_KEYS`) resolved, and the layout family's objective kept for it alone.
 
     For the tile family (no layout collection) each own key's value takes the place of the key
     it stands for there (LightGBM's truncation has no alias; the objective stays, for
@@ -171,6 +181,7 @@ def family_hyperparameters(
     own = {key: out.pop(key) for key in TILE_KEYS if key in out}
     if not any(is_layout(c) for c in collections):
         out.update({TILE_KEYS[key]: value for key, value in own.items()})
+        out.pop(LAYOUT_OBJECTIVE_KEY, None)  # the layout family's own
     return out
 
 

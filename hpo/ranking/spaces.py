@@ -25,6 +25,7 @@ from ConfigSpace.read_and_write.dictionary import (
 from hpo.errors import ConfigError
 from hpo.ranking.hyperparameters import (
     HPO_SET_PARAMS,
+    LAYOUT_OBJECTIVE_KEY,
     TILE_KEYS,
     TILE_LABEL_LEVELS_KEY,
     TILE_OBJECTIVE_KEY,
@@ -187,9 +188,9 @@ def check_space_values(source: str, space: ConfigurationSpace) -> None:
     for name in space:
         hp = space[name]
         for value in _values(hp):
-            if name == TILE_OBJECTIVE_KEY and value not in OBJECTIVES:
+            if name in (TILE_OBJECTIVE_KEY, LAYOUT_OBJECTIVE_KEY) and value not in OBJECTIVES:
                 raise ConfigError(
-                    f"{source}: {TILE_OBJECTIVE_KEY} value {value!r} is not a ranking "
+                    f"{source}: {name} value {value!r} is not a ranking "
                     f"objective ({', '.join(OBJECTIVES)})"
                 )
             low = _HPO_MINIMA.get(name)

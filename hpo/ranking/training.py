@@ -30,6 +30,7 @@ from hpo.features.layout.op_class import is_prior_only
 from hpo.features.table.feature_table import FeatureTable
 from hpo.ranking.hyperparameters import (
     BLEND_SETTINGS,
+    LAYOUT_OBJECTIVE_KEY,
     RANKER_SETTINGS,
     TILE_OBJECTIVE_KEY,
     TRAINED_WITHOUT,
@@ -102,7 +103,8 @@ def make_ranker(
     The configuration is the family's first (:func:`family_hyperparameters`: tile's own keys
     in place for tile, dropped for layout), so no caller can hand the layout family tile's
     objective. The LightGBM parameters are the keys :func:`route_hyperparameters` gives
-    LightGBM; the objective is :data:`TILE_OBJECTIVE_KEY`'s (tile only), else lambdarank.
+    LightGBM; the objective is the family's own (:data:`TILE_OBJECTIVE_KEY`,
+    :data:`LAYOUT_OBJECTIVE_KEY`), lambdarank where the configuration has none.
 
     Raises
     ------
@@ -112,6 +114,8 @@ def make_ranker(
     """
     hyperparameters = family_hyperparameters(hyperparameters, collections)
     routed = route_hyperparameters(hyperparameters)
+    layout = any(is_layout(c) for c in collections)
+    objective_key = LAYOUT_OBJECTIVE_KEY if layout else TILE_OBJECTIVE_KEY
     params = {k: v.item() if isinstance(v, np.generic) else v for k, v in routed.lightgbm.items()}
     return LambdaRanker(
         params,
@@ -120,7 +124,7 @@ def make_ranker(
         max_group_size=int(hyperparameters.get("max_group_size", 1024)),
         seed=seed,
         n_threads=n_threads,
-        objective=str(hyperparameters.get(TILE_OBJECTIVE_KEY, TRAINED_WITHOUT[TILE_OBJECTIVE_KEY])),
+        objective=str(hyperparameters.get(objective_key, TRAINED_WITHOUT[objective_key])),
     )
 
 

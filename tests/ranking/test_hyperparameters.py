@@ -52,7 +52,8 @@ def test_an_unknown_key_is_refused_naming_it_and_the_source() -> None:
     with pytest.raises(
         ConfigError,
         match=r"^my\.json: hyperparameter 'leaves' is neither an hpo setting "
-        r"\(label_levels, max_group_size, relative_features, tile_truncation_level, "
+        r"\(label_levels, max_group_size, relative_features, layout_objective, "
+        r"tile_truncation_level, "
         r"tile_label_levels, tile_objective, "
         r"estimate_weight, "
         r"estimate_weight_default_collections, estimate_blend, estimate_blend_select, "

@@ -199,7 +199,7 @@ def _one_label_level(data: dict[str, Any]) -> None:
         (
             _bad_tile_objective,
             r"bad\.json: tile_objective value 'regression' is not a ranking objective "
-            r"\(lambdarank, rank_xendcg\)$",
+            r"\(lambdarank, rank_xendcg, sampled_pairs\)$",
         ),
     ],
 )

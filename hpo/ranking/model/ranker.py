@@ -31,6 +31,7 @@ from sklearn.base import BaseEstimator  # noqa: E402
 from sklearn.exceptions import NotFittedError  # noqa: E402
 
 from hpo.errors import ConfigError  # noqa: E402
+from hpo.ranking.model.pairs import SampledPairs  # noqa: E402
 from hpo.ranking.model.shared_dataset import RankingData  # noqa: E402
 
 __all__ = [
@@ -48,7 +49,9 @@ LIGHTGBM_QUERY_LIMIT = 10_000
 #: set by the truncation level) is the default; ``rank_xendcg`` (a listwise cross-entropy,
 #: linear in a query's rows) fits tile 3x (small roots) to 9x (real size) faster at the same
 #: trees' settings, and ranks tile's top 5 as well (bench/README.md, "Tile's objective").
-OBJECTIVES = ("lambdarank", "rank_xendcg")
+OBJECTIVES = ("lambdarank", "rank_xendcg", "sampled_pairs")
+#: The objective hpo computes itself (:mod:`hpo.ranking.model.pairs`), not one of LightGBM's.
+SAMPLED_PAIRS = "sampled_pairs"
 #: LightGBM parameters fixed when a Dataset is constructed (binning, bundling, sampling), with
 #: their aliases: LightGBM refuses to train a constructed Dataset with other values of them
 #: (``Booster::CheckDatasetResetConfig``; ``lightgbm.Dataset.get_params`` lists the same set).
@@ -205,7 +208,8 @@ class LambdaRanker(BaseEstimator):
             )
         p: dict[str, Any] = dict(self.params or {})
         p.update(
-            objective=self.objective,
+            # hpo's own objective is a callable given at fit time; "none" until then
+            objective="none" if self.objective == SAMPLED_PAIRS else self.objective,
             metric="none",
             label_gain=list(range(self.label_levels)),
             seed=self.seed,
@@ -329,6 +333,7 @@ class LambdaRanker(BaseEstimator):
             make,
             labels=lambda n: relevance_labels(order.y, order.qid, n),
             groups=lambda size: sub_group_sizes(graph_sizes, size),
+            rows=(order.y, order.qid),
         )
 
     def build_dataset(self, X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> RankingData:
@@ -358,8 +363,12 @@ class LambdaRanker(BaseEstimator):
         from hpo.ranking.model.lightgbm_adapter import continued_seeds
 
         params = self.lightgbm_params()
+        done = 0 if init_model is None else init_model.current_iteration()
         if init_model is not None:  # fresh samples for the new rounds, not those of round 1 on
-            params.update(continued_seeds(self.seed, init_model.current_iteration()))
+            params.update(continued_seeds(self.seed, done))
+        if self.objective == SAMPLED_PAIRS:
+            runtime, graph = data.rows
+            params["objective"] = SampledPairs(runtime, graph, seed=self.seed, start_round=done)
         with data.checkout(self.label_levels, self._checked_group_size()) as dataset:
             self.booster_ = lgb.train(
                 params,

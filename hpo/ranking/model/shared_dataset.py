@@ -53,6 +53,9 @@ class RankingData:
         The relevance labels of ``label_levels`` levels, in Dataset row order.
     groups
         The sub-query sizes for a ``max_group_size``.
+    rows
+        The runtime and the graph id of every row, in Dataset order: what an objective hpo
+        computes itself reads (:mod:`hpo.ranking.model.pairs`).
     """
 
     def __init__(
@@ -60,8 +63,10 @@ class RankingData:
         make: Callable[[], tuple[Any, tuple[int, int]]],
         labels: Callable[[int], np.ndarray],
         groups: Callable[[int], np.ndarray],
+        rows: tuple[np.ndarray, np.ndarray],
     ) -> None:
         self._make, self._labels, self._groups = make, labels, groups
+        self.rows = rows
         first = _Copy(*make())
         #: the Dataset first made (built or loaded); trials boost on checked-out copies
         self.dataset = first.dataset

@@ -44,6 +44,7 @@ def _fake_data() -> tuple[RankingData, list[_Fake]]:
         make,
         labels=lambda n: np.array([0, n - 1]),
         groups=lambda size: np.array([size]),
+        rows=(np.array([1.0, 2.0]), np.array([0, 0])),
     )
     return data, made
 
