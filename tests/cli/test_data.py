@@ -76,3 +76,31 @@ def test_synth_on_a_full_disk_is_one_line_and_leaves_no_temporary_file(
     monkeypatch.chdir(tmp_path)
     assert main(["data", "synth", "--out", str(root), "--scale", "tiny", "--quiet"]) == 0
     assert main(["data", "check", str(root), "--quick"]) == 0
+
+
+@pytest.mark.parametrize(
+    ("flags", "option", "value"),
+    [
+        (("--seed", "-1"), "--seed", "-1"),
+        (("--seed", "4294967296"), "--seed", "4294967296"),
+        (("--law", "random", "--law-seed", "-5"), "--law-seed", "-5"),
+    ],
+)
+def test_synth_seeds_are_bounded_in_one_line(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    flags: tuple[str, ...],
+    option: str,
+    value: str,
+) -> None:
+    """A negative seed once ended in numpy's traceback (``expected non-negative integer``),
+    exit code 1; seeds are 0..2^32-1, as ``hpo run`` takes them."""
+    root = tmp_path / "d"
+    with pytest.raises(SystemExit) as stop:
+        main(["data", "synth", "--out", str(root), "--scale", "tiny", "--quiet", *flags])
+    assert stop.value.code == 2
+    assert one_line(capsys.readouterr().err) == (
+        f"hpo data synth: error: argument {option}: invalid seed '{value}' (expected an integer "
+        "from 0 to 4294967295) (see hpo data synth --help)\n"
+    )
+    assert not root.exists()
