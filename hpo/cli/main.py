@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from hpo import __version__
+from hpo.cli.interrupts import INTERRUPTED, start_up_interrupts
 from hpo.errors import STORAGE_ERRNOS, HpoError, StorageError, UsageError
 
 __all__ = ["build_parser", "main"]
@@ -55,7 +56,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv
         Arguments without the program name; ``None`` reads ``sys.argv``.
     """
-    parser = build_parser()
+    try:
+        with start_up_interrupts():  # building the parser imports the stages
+            parser = build_parser()
+        return _run(parser, argv)
+    except KeyboardInterrupt:
+        print(INTERRUPTED[0], file=sys.stderr)
+        return INTERRUPTED[1]
+
+
+def _run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
+    """Parse ``argv`` and run its command under the nets of :func:`main` (but Ctrl-C)."""
     args, extras = parser.parse_known_args(argv)
     leaf = vars(args).pop(_LEAF, parser)
     if extras:  # told by the (sub-)command they were given to, as argparse would not
@@ -74,9 +85,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HpoError as exc:
         print(f"hpo: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("hpo: interrupted", file=sys.stderr)
-        return 130
     finally:
         sys.stdout = real_stdout
 
