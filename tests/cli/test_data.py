@@ -23,7 +23,7 @@ def test_synth_onto_a_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data.npz"]
 
 
-@pytest.mark.parametrize("entry", ["dangling", "loop", "folder"])
+@pytest.mark.parametrize("entry", ["dangling", "loop", "folder", "device", "fifo"])
 def test_a_bad_entry_under_train_is_one_line_and_the_same_line_for_check(
     tiny_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], entry: str
 ) -> None:
@@ -37,6 +37,13 @@ def test_a_bad_entry_under_train_is_one_line_and_the_same_line_for_check(
     if entry == "folder":
         bad.mkdir()
         line = f"{bad}: a folder, not a graph file; move it out of {bad.parent}"
+    elif entry == "device":  # once "a broken link (its target is missing, or it loops)"
+        os.symlink("/dev/zero", bad)
+        kind = "a link to /dev/zero, a character device"
+        line = f"{bad}: not a regular file ({kind}); move it out of {bad.parent}"
+    elif entry == "fifo":
+        os.mkfifo(bad)
+        line = f"{bad}: not a regular file (a named pipe); move it out of {bad.parent}"
     else:
         os.symlink(tmp_path / "nowhere.npz" if entry == "dangling" else bad, bad)
         line = f"{bad}: a broken link (its target is missing, or it loops); remove or fix it"
