@@ -91,8 +91,12 @@ def _cmd_check(args: argparse.Namespace) -> int:
         )
     for line in report.problems:
         print(f"hpo: bad file: {line}", file=sys.stderr)
+    if report.incomplete is not None:
+        print(f"hpo: incomplete: {report.incomplete}", file=sys.stderr)
     if report.problems:
         print(f"hpo: {len(report.problems)} bad file(s)", file=sys.stderr)
+        return 1
+    if report.incomplete is not None:
         return 1
     if not report.ok:
         print(f"hpo: no graph files found under {root}", file=sys.stderr)

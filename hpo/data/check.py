@@ -15,7 +15,9 @@ import numpy as np
 from hpo.data.graph_files import graph_file_problem
 from hpo.data.load import (
     COLLECTIONS,
+    LAW_FILE,
     SPLITS,
+    SYNTH_FILE,
     LayoutGraph,
     collection_dir,
     is_layout,
@@ -25,7 +27,7 @@ from hpo.data.load import (
 from hpo.data.overlap import SharedGraph, graph_digest, shared_graphs
 from hpo.errors import DataFormatError, UsageError
 
-__all__ = ["CheckReport", "SplitSummary", "absent_line", "check_dataset"]
+__all__ = ["CheckReport", "SplitSummary", "absent_line", "check_dataset", "incomplete_root"]
 
 
 @dataclass
@@ -49,18 +51,34 @@ class SplitSummary:
 @dataclass
 class CheckReport:
     """What :func:`check_dataset` found: per-split summaries, one line per bad file, the
-    ``(collection, split)`` pairs with no folder (a run on them would fail later), and the
-    valid and test graphs that are also in train (:mod:`hpo.data.overlap`)."""
+    ``(collection, split)`` pairs with no folder (a run on them would fail later), the
+    valid and test graphs that are also in train (:mod:`hpo.data.overlap`), and whether the
+    root is one ``data synth`` did not finish (``incomplete``: the line saying so)."""
 
     summaries: list[SplitSummary]
     problems: list[str]
     absent: list[tuple[str, str]] = field(default_factory=list)
     shared: list[SharedGraph] = field(default_factory=list)
+    incomplete: str | None = None
 
     @property
     def ok(self) -> bool:
-        """True when every file is valid and at least one graph was found."""
-        return not self.problems and any(s.graphs for s in self.summaries)
+        """True when every file is valid, at least one graph was found and the root is whole."""
+        return (
+            not self.problems and self.incomplete is None and any(s.graphs for s in self.summaries)
+        )
+
+
+def incomplete_root(root: Path) -> str | None:
+    """One line if ``root`` is a root ``data synth`` began and did not finish (it writes
+    ``law.json`` first and ``synth.json`` after the last graph), else ``None``."""
+    if not (root / LAW_FILE).is_file() or (root / SYNTH_FILE).is_file():
+        return None
+    return (
+        f"{root}: data synth did not finish this root (it holds {LAW_FILE} but not "
+        f"{SYNTH_FILE}, written after the last graph); run data synth again with the same "
+        "--out, --scale and --seed"
+    )
 
 
 def _check_config_values(graph: LayoutGraph, chunk_size: int) -> None:
@@ -135,7 +153,11 @@ def check_dataset(
                 summary.unlabeled += int(not graph.labeled)
                 found[path] = graph_digest(graph.node_feat, graph.node_opcode, graph.edge_index)
     return CheckReport(
-        summaries=summaries, problems=problems, absent=absent, shared=shared_graphs(digests)
+        summaries=summaries,
+        problems=problems,
+        absent=absent,
+        shared=shared_graphs(digests),
+        incomplete=incomplete_root(root),
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -111,3 +112,43 @@ def test_synth_seeds_are_bounded_in_one_line(
         "from 0 to 4294967295) (see hpo data synth --help)\n"
     )
     assert not root.exists()
+
+
+@pytest.mark.parametrize("stop", ["full disk", "ctrl-c"])
+def test_a_root_synth_did_not_finish_is_incomplete_for_data_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], stop: str
+) -> None:
+    """A full disk at the last graph left 39 of 40 graphs and law.json, Ctrl-C 108 of 194
+    files, and data check exited 0 on either; synth.json, written last, marks a whole root."""
+    import numpy as np
+
+    root = tmp_path / "d"
+    real = np.lib.format.write_array
+    written: list[int] = []
+
+    def fail_late(*args: Any, **kwargs: Any) -> None:
+        written.append(1)
+        if len(written) > 150:  # a tiny root writes about 200 arrays
+            if stop == "ctrl-c":
+                raise KeyboardInterrupt
+            raise disk_error(FULL)
+        real(*args, **kwargs)
+
+    monkeypatch.setattr(np.lib.format, "write_array", fail_late)
+    code = main(["data", "synth", "--out", str(root), "--scale", "tiny", "--quiet"])
+    assert code == (130 if stop == "ctrl-c" else 2)
+    monkeypatch.undo()
+    capsys.readouterr()
+    assert list(root.rglob("*.npz"))  # graphs written before it stopped
+    assert (root / "law.json").is_file()
+    assert not (root / "synth.json").exists()
+    assert main(["data", "check", str(root), "--quick"]) == 1
+    assert capsys.readouterr().err.endswith(
+        f"hpo: incomplete: {root}: data synth did not finish this root (it holds law.json but "
+        "not synth.json, written after the last graph); run data synth again with the same "
+        "--out, --scale and --seed\n"
+    )
+    assert main(["data", "synth", "--out", str(root), "--scale", "tiny", "--quiet"]) == 0
+    summary = json.loads((root / "synth.json").read_text())
+    assert summary["n_files"] == len(list(root.rglob("*.npz"))) == 40
+    assert main(["data", "check", str(root), "--quick"]) == 0
