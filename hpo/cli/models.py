@@ -234,6 +234,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
         _note_absent(model, args)
+        _note_unranked(report["unranked"])
         return 0
     table = Table(title=f"{args.model} on {args.data} ({args.split})")
     for col in ("collection", "graphs", "metric", "value", "top-1 err", "top-5 err", "top-10 err"):
@@ -262,7 +263,16 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     )
     stdout_console().print(table)
     _note_absent(model, args)
+    _note_unranked(report["unranked"])
     return 0
+
+
+def _note_unranked(unranked: list[str]) -> None:
+    """One stderr line naming the graphs left out of the means: no prediction orders them."""
+    from hpo.data.runtimes import unranked_line
+
+    if unranked:
+        print(f"note: {unranked_line(unranked)}", file=sys.stderr)
 
 
 def _cmd_predict(args: argparse.Namespace) -> int:

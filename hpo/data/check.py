@@ -25,6 +25,7 @@ from hpo.data.load import (
     load_graph,
 )
 from hpo.data.overlap import SharedGraph, graph_digest, shared_graphs
+from hpo.data.runtimes import carries_ranking
 from hpo.errors import DataFormatError, UsageError
 
 __all__ = ["CheckReport", "SplitSummary", "absent_line", "check_dataset", "incomplete_root"]
@@ -52,14 +53,17 @@ class SplitSummary:
 class CheckReport:
     """What :func:`check_dataset` found: per-split summaries, one line per bad file, the
     ``(collection, split)`` pairs with no folder (a run on them would fail later), the
-    valid and test graphs that are also in train (:mod:`hpo.data.overlap`), and whether the
-    root is one ``data synth`` did not finish (``incomplete``: the line saying so)."""
+    valid and test graphs that are also in train (:mod:`hpo.data.overlap`), whether the
+    root is one ``data synth`` did not finish (``incomplete``: the line saying so), and the
+    labeled graphs that carry no ranking (``unranked``, one line each: one config, or every
+    runtime equal; scoring leaves them out of its means)."""
 
     summaries: list[SplitSummary]
     problems: list[str]
     absent: list[tuple[str, str]] = field(default_factory=list)
     shared: list[SharedGraph] = field(default_factory=list)
     incomplete: str | None = None
+    unranked: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -121,6 +125,7 @@ def check_dataset(
     problems: list[str] = []
     absent: list[tuple[str, str]] = []
     digests: dict[tuple[str, str], dict[Path, str]] = {}
+    unranked: list[str] = []
     for collection in COLLECTIONS:
         for split in SPLITS:
             folder = collection_dir(root, collection, split)
@@ -151,6 +156,8 @@ def check_dataset(
                 summary.nodes.append(graph.n_nodes)
                 summary.configs.append(graph.n_configs)
                 summary.unlabeled += int(not graph.labeled)
+                if graph.labeled and not carries_ranking(graph.target):
+                    unranked.append(_unranked_problem(path, graph.target))
                 found[path] = graph_digest(graph.node_feat, graph.node_opcode, graph.edge_index)
     return CheckReport(
         summaries=summaries,
@@ -158,7 +165,15 @@ def check_dataset(
         absent=absent,
         shared=shared_graphs(digests),
         incomplete=incomplete_root(root),
+        unranked=unranked,
     )
+
+
+def _unranked_problem(path: Path, target: np.ndarray) -> str:
+    """One line of a labeled graph that carries no ranking: what it holds."""
+    if target.size < 2:
+        return f"{path}: one config, nothing to order"
+    return f"{path}: every one of its {target.size} configs has the runtime {target[0]:g}"
 
 
 def absent_line(report: CheckReport) -> str | None:
