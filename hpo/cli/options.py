@@ -187,7 +187,7 @@ OPTIONS: dict[str, Option] = {
     "out-png": Option(("--out",), "PNG to write (default: <run folder>/run.png)", {"type": Path}),
     "out-compare": Option(
         ("--out",),
-        "PNG to write (default: compare.png)",
+        "PNG to write (default: compare.png; an existing one only if hpo wrote it)",
         {"type": Path, "default": Path("compare.png")},
     ),
     "out-root": Option(("--out",), "dataset root to create", {"type": Path, "required": True}),
