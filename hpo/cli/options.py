@@ -182,7 +182,11 @@ OPTIONS: dict[str, Option] = {
         aliases=("--collection",),
     ),
     # -- outputs
-    "out-model": Option(("--out",), "model folder (default: models/NAME)", {"type": Path}),
+    "out-model": Option(
+        ("--out",),
+        "model folder (default: models/NAME, unless it holds another run's export)",
+        {"type": Path},
+    ),
     "out-csv": Option(("--out",), "submission CSV to write", {"type": Path, "required": True}),
     "out-png": Option(("--out",), "PNG to write (default: <run folder>/run.png)", {"type": Path}),
     "out-compare": Option(

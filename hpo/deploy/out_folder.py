@@ -3,7 +3,9 @@
 An export is built in a temporary folder beside ``--out`` and swapped in only when complete.
 Replacing must never delete what hpo did not write: ``--out`` may not be the working
 directory (or a folder holding it), and a folder already there must be empty or an earlier
-export, holding nothing but its ``model.json`` and the boosters that file names.
+export, holding nothing but its ``model.json`` and the boosters that file names. The
+default ``--out`` (``models/<run name>``) replaces only an export of the same run
+(:func:`check_default_out`): runs of one name share it.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from hpo.ownership import (
     temp_prefix,
 )
 
-__all__ = ["check_out_dir", "folder_beside", "install_model_folder"]
+__all__ = ["check_default_out", "check_out_dir", "folder_beside", "install_model_folder"]
 
 
 def _named_files(meta_file: Path) -> set[str] | None:
@@ -95,6 +97,33 @@ def check_out_dir(out_dir: Path) -> None:
             f"{out_dir}: holds files that no export wrote ({', '.join(foreign[:3])}"
             f"{', ...' if len(foreign) > 3 else ''}); move them or choose another --out"
         )
+
+
+def _exported_run(model_file: Path) -> Path | None:
+    """The run folder an earlier export's ``model.json`` records (``run.path``), if any."""
+    try:
+        meta = json.loads(model_file.read_text(encoding="utf-8"))
+        path = meta["run"]["path"]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
+        return None
+    return Path(path) if isinstance(path, str) else None
+
+
+def check_default_out(out_dir: Path, run_path: Path) -> None:
+    """Refuse the default ``--out`` (``models/<run name>``) when it holds the export of
+    another run: two runs of one name (per-subset runs' subsets, runs of other ``--runs-dir``)
+    share that folder, and one export silently replaced the other's. A folder that holds this
+    run's own export is replaced; an explicit ``--out`` is the consent to replace another's.
+    """
+    if not (out_dir / MODEL_FILE).is_file():
+        return  # nothing there, or no export: check_out_dir decides
+    recorded = _exported_run(out_dir / MODEL_FILE)
+    if recorded is not None and recorded.resolve() == Path(run_path).resolve():
+        return
+    whose = "another run" if recorded is None else f"run {recorded}"
+    raise UsageError(
+        f"{out_dir}: holds the export of {whose}; give --out (this folder, to replace it)"
+    )
 
 
 @contextlib.contextmanager

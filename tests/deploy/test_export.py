@@ -647,3 +647,30 @@ def test_an_export_removes_what_a_killed_export_left_beside_its_folder(
         (folder / "tile.txt").write_text("half a booster")
     export_model(exported[0], out, retrain=True, options=ExportOptions(n_jobs=1))
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([mine.name, "m"])
+
+
+def test_the_default_out_never_replaces_the_export_of_another_run(
+    exported: tuple[Path, Path],
+    tmp_path: Path,
+    tiny_root: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Probe 69: two runs of one name (subsets of per-subset runs, runs of two --runs-dir)
+    share ``models/NAME``, and the second export replaced the first's silently."""
+    from hpo.cli.main import main
+
+    run_dir, model_dir = exported
+    shutil.copytree(model_dir, tmp_path / "models" / "fake")  # the working directory's models/
+    other = build_fake_run(tmp_path / "other_runs", tiny_root)  # also named 'fake'
+    before = (tmp_path / "models" / "fake" / "model.json").read_text()
+    assert main(["export", str(other), "--retrain", "--jobs", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"holds the export of run {run_dir.absolute()}; give --out" in err
+    assert (tmp_path / "models" / "fake" / "model.json").read_text() == before
+    # its own run's export is replaced; so is another's, given --out
+    assert main(["export", str(run_dir), "--retrain", "--jobs", "1"]) == 0
+    out = ["--out", str(tmp_path / "models" / "fake")]
+    assert main(["export", str(other), "--retrain", "--jobs", "1", *out]) == 0
+    meta = json.loads((tmp_path / "models" / "fake" / "model.json").read_text())
+    assert meta["run"]["path"] == str(other.absolute())
