@@ -132,7 +132,21 @@ def _cmd_export(args: argparse.Namespace) -> int:
     print(f"valid score {_f(val.get('score'))}{note}: {metrics}")
     trial = (model.meta.get("run") or {}).get("trial")  # a per-subset run has one per subset
     _note_live(run, "its incumbent so far" + ("" if trial is None else f" (trial {trial})"))
+    _note_other_data(model.meta)
     return 0
+
+
+def _note_other_data(meta: dict[str, Any]) -> None:
+    """One stderr line when the model was exported on data other than the run's (``--data``
+    of another root, or the run's files changed since): its valid score is of that data, so
+    it may differ from the run's score and is no check of the export."""
+    data = meta.get("data") or {}
+    if data.get("matches_run") is False and data.get("run_fingerprint") is not None:
+        print(
+            f"note: exported on data other than the run tuned on ({data.get('root')}: its "
+            "files differ from the run's); the valid score is of that data, not the run's",
+            file=sys.stderr,
+        )
 
 
 def _note_live(run: Any, what: str) -> None:
@@ -188,6 +202,7 @@ def _cmd_export_ensemble(args: argparse.Namespace, run: Any, out: Path) -> int:
             "--ensemble writes the incumbent alone"
         )
     _note_live(run, "an ensemble of its best configurations so far")
+    _note_other_data(meta)
     return 0
 
 

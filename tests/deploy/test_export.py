@@ -674,3 +674,29 @@ def test_the_default_out_never_replaces_the_export_of_another_run(
     assert main(["export", str(other), "--retrain", "--jobs", "1", *out]) == 0
     meta = json.loads((tmp_path / "models" / "fake" / "model.json").read_text())
     assert meta["run"]["path"] == str(other.absolute())
+
+
+def test_an_export_on_other_data_says_so(
+    exported: tuple[Path, Path],
+    tmp_path: Path,
+    tiny_root: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Probe 68: an export on another dataset printed its valid score (not the run's) with
+    no note; only model.json said ``matches_run: false``."""
+    import os
+
+    from hpo.cli.main import main
+
+    run_dir, _ = exported
+    args = ["export", str(run_dir), "--retrain", "--jobs", "1", "--out", str(tmp_path / "m")]
+    assert main(args) == 0
+    assert "note:" not in capsys.readouterr().err  # the run's own data
+    other = tmp_path / "d5"
+    shutil.copytree(tiny_root, other)
+    touched = list_graphs(other, FAKE_COLLECTIONS[0], "valid")[0]
+    os.utime(touched, ns=(1, 1))
+    assert main([*args, "--data", str(other)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"note: exported on data other than the run tuned on ({other.absolute()}")
