@@ -84,15 +84,21 @@ def _export_options(args: argparse.Namespace, progress: ProgressFn) -> ExportOpt
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from hpo.deploy.export import export_model
-    from hpo.deploy.model import load_model
-    from hpo.deploy.out_folder import check_default_out
+    from hpo.deploy.out_folder import check_default_out, writing_out
     from hpo.runs.views.nested import load_any
 
     run = load_any(args.name, args.runs_dir)
     out = args.out if args.out is not None else Path("models") / run.name
-    if args.out is None:
-        check_default_out(out, run.path)
+    with writing_out(out):  # until the folder is read back: no other export replaces it
+        if args.out is None:
+            check_default_out(out, run.path)
+        return _export(args, run, out)
+
+
+def _export(args: argparse.Namespace, run: Any, out: Path) -> int:
+    from hpo.deploy.export import export_model
+    from hpo.deploy.model import load_model
+
     if args.ensemble is not None:
         return _cmd_export_ensemble(args, run, out)
     if args.ensemble_within is not None:

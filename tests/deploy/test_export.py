@@ -700,3 +700,39 @@ def test_an_export_on_other_data_says_so(
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert err.startswith(f"note: exported on data other than the run tuned on ({other.absolute()}")
+
+
+def test_a_second_export_to_one_out_at_once_is_refused(
+    exported: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Probe 70: two exports to one --out at once replaced each other's folder while the
+    other read it back ("tile.txt: corrupt (its SHA-256 differs ...)"), or both said
+    "wrote". While one holds the folder, another is refused in one line and changes nothing."""
+    import subprocess
+    import sys
+
+    from hpo.cli.main import main
+
+    out = tmp_path / "models" / "m"
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys; from pathlib import Path; from hpo.deploy.out_folder import writing_out\n"
+         f"with writing_out(Path({str(out)!r})):\n print('held', flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == "held\n"
+        args = ["export", str(exported[0]), "--retrain", "--jobs", "1", "--out", str(out)]
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1
+        assert f"--out {out}: another export is writing it now" in err
+        assert not out.exists()
+        with pytest.raises(UsageError, match="another export is writing it now"):
+            export_model(exported[0], out, retrain=True, options=ExportOptions(n_jobs=1))
+    finally:
+        holder.communicate("")
+    assert main(args) == 0  # the holder ended
+    assert load_model(out).meta["run"]["path"] == str(exported[0].absolute())
+    assert sorted(p.name for p in out.parent.iterdir()) == ["m"]  # no lock file left
