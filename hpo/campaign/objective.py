@@ -225,6 +225,7 @@ class RankerObjective:
             store = None  # a fold's booster continues nothing, and export retrains
         keys: list[str] = []
         reused: list[str] = []  # families whose booster was scored again, not trained
+        unranked: list[str] = []  # scored graphs left out of the means: nothing to order
         for family, wanted in by_family(s.collections).items():
             scored = None
             if fold is None:
@@ -283,6 +284,7 @@ class RankerObjective:
             rows_used += fit.rows
             datasets_reused += fit.dataset_reused
             metrics.update(fit.metrics)
+            unranked += [f"{g.collection}/{g.stem}" for g in fit.scores if not g.ranked]
             for part, value in fit.seconds.items():
                 seconds[part] += value
             # the next family trains without this one's booster: a LightGBM Booster keeps its
@@ -291,7 +293,10 @@ class RankerObjective:
         missing = [c for c in s.collections if c not in metrics]
         if missing:
             where = "valid graphs" if fold is None else f"graphs in fold {fold}"
-            raise UsageError(f"no labeled {where} to score for {', '.join(missing)}")
+            raise UsageError(
+                f"no labeled {where} that carry a ranking (two configs or more, not all of "
+                f"one runtime) to score for {', '.join(missing)}"
+            )
         score = float(np.mean([metrics[c] for c in s.collections]))
         if store is not None:  # a success at `size` supersedes the key's smaller boosters
             for key in keys:
@@ -315,6 +320,8 @@ class RankerObjective:
             info["fold"] = fold
         if reused:
             info["reused"] = reused
+        if unranked:
+            info["unranked"] = unranked
         return 1.0 - score, info
 
 

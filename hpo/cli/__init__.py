@@ -5,10 +5,13 @@
 
 from __future__ import annotations
 
-from hpo.cli.main import (
-    build_parser,
-    main,
-)
+from hpo.cli.interrupts import start_up_interrupts
+
+with start_up_interrupts():  # Ctrl-C while the console script imports the command line
+    from hpo.cli.main import (
+        build_parser,
+        main,
+    )
 
 __all__ = [
     "build_parser",

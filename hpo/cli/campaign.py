@@ -81,7 +81,7 @@ def add_parsers(subparsers: Any) -> None:
     add_options(p, *RUN_OPTIONS)
     mode = p.add_mutually_exclusive_group()
     add_options(mode, "resume", "overwrite")
-    p.set_defaults(handler=run_command)
+    p.set_defaults(handler=run_command, stdout_is_log=True)  # its result is the run folder
 
 
 def _config_from_args(args: argparse.Namespace) -> Any:

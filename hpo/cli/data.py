@@ -89,10 +89,23 @@ def _cmd_check(args: argparse.Namespace) -> int:
             "--allow-overlap",
             file=sys.stderr,
         )
+    for line in report.unranked:
+        print(f"hpo: no ranking: {line}", file=sys.stderr)
+    if report.unranked:
+        print(
+            f"hpo: warning: {len(report.unranked)} labeled graph(s) carry no ranking: no "
+            "prediction can order their configs, so run, export and evaluate leave them out "
+            "of the means",
+            file=sys.stderr,
+        )
     for line in report.problems:
         print(f"hpo: bad file: {line}", file=sys.stderr)
+    if report.incomplete is not None:
+        print(f"hpo: incomplete: {report.incomplete}", file=sys.stderr)
     if report.problems:
         print(f"hpo: {len(report.problems)} bad file(s)", file=sys.stderr)
+        return 1
+    if report.incomplete is not None:
         return 1
     if not report.ok:
         print(f"hpo: no graph files found under {root}", file=sys.stderr)

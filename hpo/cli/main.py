@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from hpo import __version__
+from hpo.cli.interrupts import INTERRUPTED, start_up_interrupts
 from hpo.errors import STORAGE_ERRNOS, HpoError, StorageError, UsageError
 
 __all__ = ["build_parser", "main"]
@@ -55,16 +56,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv
         Arguments without the program name; ``None`` reads ``sys.argv``.
     """
-    parser = build_parser()
+    try:
+        with start_up_interrupts():  # building the parser imports the stages
+            parser = build_parser()
+        return _run(parser, argv)
+    except KeyboardInterrupt:
+        print(INTERRUPTED[0], file=sys.stderr)
+        return INTERRUPTED[1]
+
+
+def _run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
+    """Parse ``argv`` and run its command under the nets of :func:`main` (but Ctrl-C)."""
     args, extras = parser.parse_known_args(argv)
     leaf = vars(args).pop(_LEAF, parser)
     if extras:  # told by the (sub-)command they were given to, as argparse would not
         leaf.error(f"unrecognized arguments: {' '.join(extras)}")
     real_stdout = sys.stdout
-    sys.stdout = _SafeStdout(real_stdout)
+    sys.stdout = safe = _SafeStdout(real_stdout)
     try:
         _check_folders(args)
-        return int(args.handler(args))
+        code = int(args.handler(args))
+        safe.flush()  # what is still buffered is the command's output too
+        return _output_lost(safe, args, code)
     except OSError as exc:  # a StorageError, or an unwritable path no write site named
         if not isinstance(exc, StorageError) and exc.errno not in STORAGE_ERRNOS:
             raise
@@ -74,9 +87,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HpoError as exc:
         print(f"hpo: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("hpo: interrupted", file=sys.stderr)
-        return 130
     finally:
         sys.stdout = real_stdout
 
@@ -103,20 +113,47 @@ class _Parser(argparse.ArgumentParser):
         return parsed, extras
 
 
+def _output_lost(safe: _SafeStdout, args: argparse.Namespace, code: int) -> int:
+    """The exit code of a command whose stdout failed on a full or failing disk: 2, with one
+    line, when stdout held its result (``--json``, a table, a CSV); a campaign's stdout is
+    its log (``stdout_is_log``): the run folder holds the result, so one note and ``code``."""
+    if safe.lost is None:
+        return code
+    err = StorageError.of(
+        safe.lost,
+        f"stdout ({safe.target})",
+        action="the output is incomplete: free space there or send it elsewhere",
+    )
+    if getattr(args, "stdout_is_log", False):
+        print(f"hpo: note: {err} (the run folder holds every trial)", file=sys.stderr)
+        return code
+    print(f"hpo: error: {err}", file=sys.stderr)
+    return 2
+
+
 class _SafeStdout(io.TextIOBase):
     """stdout that a reader who left (``hpo run ... | head -3``), or a closed descriptor
     (``>&-``), cannot stop: the first failed write ends the output, never the command.
 
     A campaign goes on writing its run folder; its log lines are simply no longer shown.
+    A disk that refuses the output (full, failing) ends it the same way, but is kept in
+    ``lost`` (with ``target``, where stdout went): what was written is then cut short, and
+    :func:`main` says so once the command is done.
     """
 
     def __init__(self, stream: Any) -> None:
         super().__init__()
         self._stream = stream
         self._gone = stream is None
+        self.lost: OSError | None = None
+        self.target = "stdout"
 
-    def _give_up(self) -> None:
+    def _give_up(self, exc: OSError | ValueError) -> None:
         self._gone = True
+        if isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS:  # not EPIPE, not EBADF
+            self.lost = exc
+            with contextlib.suppress(OSError, ValueError):
+                self.target = os.readlink(f"/proc/self/fd/{self._stream.fileno()}")
         with contextlib.suppress(OSError, ValueError):  # nothing more to flush at exit
             os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
 
@@ -124,16 +161,16 @@ class _SafeStdout(io.TextIOBase):
         if not self._gone:
             try:
                 self._stream.write(text)
-            except (OSError, ValueError):  # EPIPE, EBADF; ValueError: closed file
-                self._give_up()
+            except (OSError, ValueError) as exc:  # EPIPE, EBADF; ValueError: closed file
+                self._give_up(exc)
         return len(text)
 
     def flush(self) -> None:
         if not self._gone:
             try:
                 self._stream.flush()
-            except (OSError, ValueError):
-                self._give_up()
+            except (OSError, ValueError) as exc:
+                self._give_up(exc)
 
     def writable(self) -> bool:
         return True

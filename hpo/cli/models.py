@@ -84,12 +84,21 @@ def _export_options(args: argparse.Namespace, progress: ProgressFn) -> ExportOpt
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from hpo.deploy.export import export_model
-    from hpo.deploy.model import load_model
+    from hpo.deploy.out_folder import check_default_out, writing_out
     from hpo.runs.views.nested import load_any
 
     run = load_any(args.name, args.runs_dir)
     out = args.out if args.out is not None else Path("models") / run.name
+    with writing_out(out):  # until the folder is read back: no other export replaces it
+        if args.out is None:
+            check_default_out(out, run.path)
+        return _export(args, run, out)
+
+
+def _export(args: argparse.Namespace, run: Any, out: Path) -> int:
+    from hpo.deploy.export import export_model
+    from hpo.deploy.model import load_model
+
     if args.ensemble is not None:
         return _cmd_export_ensemble(args, run, out)
     if args.ensemble_within is not None:
@@ -129,7 +138,21 @@ def _cmd_export(args: argparse.Namespace) -> int:
     print(f"valid score {_f(val.get('score'))}{note}: {metrics}")
     trial = (model.meta.get("run") or {}).get("trial")  # a per-subset run has one per subset
     _note_live(run, "its incumbent so far" + ("" if trial is None else f" (trial {trial})"))
+    _note_other_data(model.meta)
     return 0
+
+
+def _note_other_data(meta: dict[str, Any]) -> None:
+    """One stderr line when the model was exported on data other than the run's (``--data``
+    of another root, or the run's files changed since): its valid score is of that data, so
+    it may differ from the run's score and is no check of the export."""
+    data = meta.get("data") or {}
+    if data.get("matches_run") is False and data.get("run_fingerprint") is not None:
+        print(
+            f"note: exported on data other than the run tuned on ({data.get('root')}: its "
+            "files differ from the run's); the valid score is of that data, not the run's",
+            file=sys.stderr,
+        )
 
 
 def _note_live(run: Any, what: str) -> None:
@@ -185,6 +208,7 @@ def _cmd_export_ensemble(args: argparse.Namespace, run: Any, out: Path) -> int:
             "--ensemble writes the incumbent alone"
         )
     _note_live(run, "an ensemble of its best configurations so far")
+    _note_other_data(meta)
     return 0
 
 
@@ -234,6 +258,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
         _note_absent(model, args)
+        _note_unranked(report["unranked"])
         return 0
     table = Table(title=f"{args.model} on {args.data} ({args.split})")
     for col in ("collection", "graphs", "metric", "value", "top-1 err", "top-5 err", "top-10 err"):
@@ -262,7 +287,16 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     )
     stdout_console().print(table)
     _note_absent(model, args)
+    _note_unranked(report["unranked"])
     return 0
+
+
+def _note_unranked(unranked: list[str]) -> None:
+    """One stderr line naming the graphs left out of the means: no prediction orders them."""
+    from hpo.data.runtimes import unranked_line
+
+    if unranked:
+        print(f"note: {unranked_line(unranked)}", file=sys.stderr)
 
 
 def _cmd_predict(args: argparse.Namespace) -> int:

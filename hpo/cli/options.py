@@ -21,7 +21,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["OPTIONS", "Option", "add_options", "help_context", "parse_duration", "run_settings"]
+__all__ = [
+    "OPTIONS",
+    "Option",
+    "add_options",
+    "help_context",
+    "parse_duration",
+    "parse_seed",
+    "run_settings",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,6 +101,23 @@ def parse_duration(text: str) -> float:
     return total
 
 
+def parse_seed(text: str) -> int:
+    """Parse a seed of ``data synth``: an integer from 0 to
+    :data:`~hpo.campaign.config.MAX_SEED`, the seeds ``hpo run`` takes (numpy refused a
+    negative one with a traceback)."""
+    from hpo.campaign.config import MAX_SEED
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(
+            f"invalid seed '{text}' (expected an integer from 0 to {MAX_SEED})"
+        )
+    return value
+
+
 _RUNS_DIR = "folder of the run folders (default: runs)"
 _SH = "model-hb, model-sh, bo"
 
@@ -157,12 +182,16 @@ OPTIONS: dict[str, Option] = {
         aliases=("--collection",),
     ),
     # -- outputs
-    "out-model": Option(("--out",), "model folder (default: models/NAME)", {"type": Path}),
+    "out-model": Option(
+        ("--out",),
+        "model folder (default: models/NAME, unless it holds another run's export)",
+        {"type": Path},
+    ),
     "out-csv": Option(("--out",), "submission CSV to write", {"type": Path, "required": True}),
     "out-png": Option(("--out",), "PNG to write (default: <run folder>/run.png)", {"type": Path}),
     "out-compare": Option(
         ("--out",),
-        "PNG to write (default: compare.png)",
+        "PNG to write (default: compare.png; an existing one only if hpo wrote it)",
         {"type": Path, "default": Path("compare.png")},
     ),
     "out-root": Option(("--out",), "dataset root to create", {"type": Path, "required": True}),
@@ -409,7 +438,9 @@ OPTIONS: dict[str, Option] = {
         "real: real per-graph sizes, about 11 GB (default: small)",
         {"choices": ("tiny", "small", "full", "real"), "default": "small"},
     ),
-    "seed-synth": Option(("--seed",), "random seed (default: 0)", {"type": int, "default": 0}),
+    "seed-synth": Option(
+        ("--seed",), "random seed, 0 to 2^32-1 (default: 0)", {"type": parse_seed, "default": 0}
+    ),
     "law": Option(
         ("--law",),
         "hidden layout cost law: second-order adds element-type tiles, matrix-unit "
@@ -421,9 +452,9 @@ OPTIONS: dict[str, Option] = {
     ),
     "law-seed": Option(
         ("--law-seed",),
-        "seed of a random law (default: --seed); keep it and change --seed for unseen "
-        "graphs of the same law",
-        {"type": int, "default": None},
+        "seed of a random law, 0 to 2^32-1 (default: --seed); keep it and change --seed for "
+        "unseen graphs of the same law",
+        {"type": parse_seed, "default": None},
     ),
     "quick": Option(
         ("--quick",),

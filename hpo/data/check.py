@@ -15,7 +15,9 @@ import numpy as np
 from hpo.data.graph_files import graph_file_problem
 from hpo.data.load import (
     COLLECTIONS,
+    LAW_FILE,
     SPLITS,
+    SYNTH_FILE,
     LayoutGraph,
     collection_dir,
     is_layout,
@@ -23,9 +25,10 @@ from hpo.data.load import (
     load_graph,
 )
 from hpo.data.overlap import SharedGraph, graph_digest, shared_graphs
+from hpo.data.runtimes import carries_ranking
 from hpo.errors import DataFormatError, UsageError
 
-__all__ = ["CheckReport", "SplitSummary", "absent_line", "check_dataset"]
+__all__ = ["CheckReport", "SplitSummary", "absent_line", "check_dataset", "incomplete_root"]
 
 
 @dataclass
@@ -49,18 +52,37 @@ class SplitSummary:
 @dataclass
 class CheckReport:
     """What :func:`check_dataset` found: per-split summaries, one line per bad file, the
-    ``(collection, split)`` pairs with no folder (a run on them would fail later), and the
-    valid and test graphs that are also in train (:mod:`hpo.data.overlap`)."""
+    ``(collection, split)`` pairs with no folder (a run on them would fail later), the
+    valid and test graphs that are also in train (:mod:`hpo.data.overlap`), whether the
+    root is one ``data synth`` did not finish (``incomplete``: the line saying so), and the
+    labeled graphs that carry no ranking (``unranked``, one line each: one config, or every
+    runtime equal; scoring leaves them out of its means)."""
 
     summaries: list[SplitSummary]
     problems: list[str]
     absent: list[tuple[str, str]] = field(default_factory=list)
     shared: list[SharedGraph] = field(default_factory=list)
+    incomplete: str | None = None
+    unranked: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        """True when every file is valid and at least one graph was found."""
-        return not self.problems and any(s.graphs for s in self.summaries)
+        """True when every file is valid, at least one graph was found and the root is whole."""
+        return (
+            not self.problems and self.incomplete is None and any(s.graphs for s in self.summaries)
+        )
+
+
+def incomplete_root(root: Path) -> str | None:
+    """One line if ``root`` is a root ``data synth`` began and did not finish (it writes
+    ``law.json`` first and ``synth.json`` after the last graph), else ``None``."""
+    if not (root / LAW_FILE).is_file() or (root / SYNTH_FILE).is_file():
+        return None
+    return (
+        f"{root}: data synth did not finish this root (it holds {LAW_FILE} but not "
+        f"{SYNTH_FILE}, written after the last graph); run data synth again with the same "
+        "--out, --scale and --seed"
+    )
 
 
 def _check_config_values(graph: LayoutGraph, chunk_size: int) -> None:
@@ -103,6 +125,7 @@ def check_dataset(
     problems: list[str] = []
     absent: list[tuple[str, str]] = []
     digests: dict[tuple[str, str], dict[Path, str]] = {}
+    unranked: list[str] = []
     for collection in COLLECTIONS:
         for split in SPLITS:
             folder = collection_dir(root, collection, split)
@@ -133,10 +156,24 @@ def check_dataset(
                 summary.nodes.append(graph.n_nodes)
                 summary.configs.append(graph.n_configs)
                 summary.unlabeled += int(not graph.labeled)
+                if graph.labeled and not carries_ranking(graph.target):
+                    unranked.append(_unranked_problem(path, graph.target))
                 found[path] = graph_digest(graph.node_feat, graph.node_opcode, graph.edge_index)
     return CheckReport(
-        summaries=summaries, problems=problems, absent=absent, shared=shared_graphs(digests)
+        summaries=summaries,
+        problems=problems,
+        absent=absent,
+        shared=shared_graphs(digests),
+        incomplete=incomplete_root(root),
+        unranked=unranked,
     )
+
+
+def _unranked_problem(path: Path, target: np.ndarray) -> str:
+    """One line of a labeled graph that carries no ranking: what it holds."""
+    if target.size < 2:
+        return f"{path}: one config, nothing to order"
+    return f"{path}: every one of its {target.size} configs has the runtime {target[0]:g}"
 
 
 def absent_line(report: CheckReport) -> str | None:

@@ -11,6 +11,7 @@ found" against "a folder?").
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -41,11 +42,32 @@ def graph_file_problem(path: Path) -> str | None:
         return f"{path}: a folder, not a graph file; move it out of {path.parent}"
     if path.is_file():
         return None
-    if path.is_symlink():
-        return f"{path}: a broken link (its target is missing, or it loops); remove or fix it"
-    if not os.path.lexists(path):
-        return f"{path}: file not found"
-    return f"{path}: not a regular file; move it out of {path.parent}"
+    if not path.exists():  # follows a link
+        if path.is_symlink():
+            return f"{path}: a broken link (its target is missing, or it loops); remove or fix it"
+        if not os.path.lexists(path):
+            return f"{path}: file not found"
+    kind = _kind(path)
+    if path.is_symlink():  # to a device, say: not broken, and no graph file either
+        kind = f"a link to {os.path.realpath(path)}, {kind}"
+    return f"{path}: not a regular file ({kind}); move it out of {path.parent}"
+
+
+def _kind(path: Path) -> str:
+    """What the entry ``path`` (followed if a link) is, when it is no file and no folder."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return "unreadable"
+    for test, kind in (
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return kind
+    return "not a file"
 
 
 def _check_zip_signature(path: Path) -> None:

@@ -35,8 +35,10 @@ from hpo.errors import DataFormatError, UsageError
 __all__ = [
     "COLLECTIONS",
     "LAYOUT_COLLECTIONS",
+    "LAW_FILE",
     "NODE_FEAT_DIM",
     "SPLITS",
+    "SYNTH_FILE",
     "LayoutGraph",
     "TileGraph",
     "collection_dir",
@@ -59,6 +61,10 @@ COLLECTIONS: tuple[str, ...] = (
 )
 LAYOUT_COLLECTIONS: tuple[str, ...] = COLLECTIONS[1:]
 SPLITS: tuple[str, ...] = ("train", "valid", "test")
+#: What ``hpo data synth`` writes in a root beside its graphs: the law, first (from then on
+#: the root is one it wrote, :mod:`hpo.ownership`), and its summary, last (the root is whole).
+LAW_FILE = "law.json"
+SYNTH_FILE = "synth.json"
 NODE_FEAT_DIM = 140
 TILE_CONFIG_DIM = 24
 LAYOUT_CONFIG_DIM = 18

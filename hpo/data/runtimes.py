@@ -21,19 +21,47 @@ column of zeros and ones and silently destroy the ranking.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from hpo.errors import DataFormatError
 
-__all__ = ["validate_layout_runtimes", "validate_tile_runtimes"]
+__all__ = [
+    "carries_ranking",
+    "unranked_line",
+    "validate_layout_runtimes",
+    "validate_tile_runtimes",
+]
 
 RUNTIME_KEY = "config_runtime"
 NORMALIZER_KEY = "config_runtime_normalizers"
 #: Indices listed per kind of bad value before the message says "...".
 MAX_LISTED = 5
 _INT64_LIMIT = np.float64(2**63)  # a float64 bound whatever the array's float dtype
+
+
+def carries_ranking(target: np.ndarray) -> bool:
+    """Whether a labeled graph's runtimes (or tile targets) order its configs at all: two
+    configs or more, not all equal.
+
+    One that does not carries no ranking: every prediction scores the same on it (Kendall's
+    tau is undefined, reported 0; the tile score is 1), so ``data check`` names it and the
+    scores leave it out of their means (:mod:`hpo.ranking.scoring`).
+    """
+    values = np.asarray(target).ravel()
+    return values.size >= 2 and bool((values != values[0]).any())
+
+
+def unranked_line(graphs: Sequence[str]) -> str:
+    """What every command says of the labeled ``graphs`` that carry no ranking (at most
+    three named): ``2 labeled graph(s) carry no ranking ...: a, b``."""
+    shown = ", ".join(graphs[:3]) + (", ..." if len(graphs) > 3 else "")
+    return (
+        f"{len(graphs)} labeled graph(s) carry no ranking (one config, or every runtime equal: "
+        f"no prediction can order them) and are left out of the means: {shown}"
+    )
 
 
 def _where(mask: np.ndarray, what: str) -> str:

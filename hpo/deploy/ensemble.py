@@ -45,7 +45,12 @@ from hpo.deploy.model import (
     route_collections,
 )
 from hpo.deploy.model_files import write_model_file
-from hpo.deploy.out_folder import check_out_dir, folder_beside, install_model_folder
+from hpo.deploy.out_folder import (
+    check_out_dir,
+    folder_beside,
+    install_model_folder,
+    writing_out,
+)
 from hpo.deploy.retrain import ExportOptions, train_families
 from hpo.deploy.scored import copy_scored_boosters, score_on_run_rows
 from hpo.deploy.subsets import validation_entry
@@ -235,38 +240,43 @@ def export_ensemble(
         raise UsageError(f"--ensemble: run '{history.name}' is cross-validated; not supported")
     members = ensemble_members(history, k, within)
     out = Path(out_dir)
-    check_out_dir(out)
-    how = (options or ExportOptions()).for_run(history.settings)
-    spec = history.settings.features
-    with folder_beside(out) as tmp:
-        entries = []
-        for i, trial in enumerate(members):
-            families, rounds, source = _write_member(history, trial, tmp / f"m{i}", spec, how)
-            name_files(families, tmp, f"m{i}/")
-            entries.append(
-                {
-                    "hyperparameters": trial.config,
-                    "families": families,
-                    "rounds": rounds,
-                    "seed": trial.seed,
-                    "source": source,
-                    "trial": {"trial": trial.trial, "budget": trial.budget, "score": trial.score},
-                }
+    with writing_out(out):
+        check_out_dir(out)
+        how = (options or ExportOptions()).for_run(history.settings)
+        spec = history.settings.features
+        with folder_beside(out) as tmp:
+            entries = []
+            for i, trial in enumerate(members):
+                families, rounds, source = _write_member(history, trial, tmp / f"m{i}", spec, how)
+                name_files(families, tmp, f"m{i}/")
+                entries.append(
+                    {
+                        "hyperparameters": trial.config,
+                        "families": families,
+                        "rounds": rounds,
+                        "seed": trial.seed,
+                        "source": source,
+                        "trial": {
+                            "trial": trial.trial,
+                            "budget": trial.budget,
+                            "score": trial.score,
+                        },
+                    }
+                )
+            meta = _meta(history, members, entries, spec, how.root, (k, within))
+            write_model_file(tmp / MODEL_FILE, meta)
+            if how.progress is not None:
+                how.progress(0, 1, "scoring the ensemble on valid")
+            model = load_model(tmp)
+            metrics = score_on_run_rows(model, history, spec, how)
+            meta["validation"] = validation_entry(
+                metrics,
+                members[0].metrics,
+                in_training=False,
+                older_metric=history.older_layout_metric,
             )
-        meta = _meta(history, members, entries, spec, how.root, (k, within))
-        write_model_file(tmp / MODEL_FILE, meta)
-        if how.progress is not None:
-            how.progress(0, 1, "scoring the ensemble on valid")
-        model = load_model(tmp)
-        metrics = score_on_run_rows(model, history, spec, how)
-        meta["validation"] = validation_entry(
-            metrics,
-            members[0].metrics,
-            in_training=False,
-            older_metric=history.older_layout_metric,
-        )
-        write_model_file(tmp / MODEL_FILE, meta)
-    install_model_folder(tmp, out)
+            write_model_file(tmp / MODEL_FILE, meta)
+        install_model_folder(tmp, out)
     _record_in_run(history, out, meta)
     return out
 

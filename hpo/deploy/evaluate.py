@@ -1,9 +1,12 @@
 """Score an exported model on a labeled split of a dataset root.
 
 Per graph: Kendall's tau (layout collections), the top-5 tile score (tile:xla) and the
-top-1/5/10 errors (all collections). Per collection: the means of those, where ``metric``
-is the collection's competition metric; overall: the leaderboard score (plain mean of the
-collection metrics) and the mean top-k errors over collections. Graph files are streamed one
+top-1/5/10 errors (all collections). Per collection: the means of those over its graphs that
+carry a ranking (a graph with one config, or whose runtimes are all equal, scores the same
+whatever the prediction: :func:`hpo.data.runtimes.carries_ranking`; it is listed under
+``unranked``), where ``metric`` is the collection's competition metric; overall: the
+leaderboard score (plain mean of the collection metrics) and the mean top-k errors over
+collections. Graph files are streamed one
 at a time through :meth:`hpo.deploy.model.ExportedModel.predict_file`, so memory stays bounded.
 """
 
@@ -16,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from hpo.data.load import SPLITS, collection_dir, list_graphs
+from hpo.data.runtimes import carries_ranking
 from hpo.deploy.model import ExportedModel, ProgressFn
 from hpo.errors import UsageError
 from hpo.ranking.scoring.metrics import collection_metric, metric_name, overall_score, topk_error
@@ -114,15 +118,16 @@ def evaluate_model(
         ``split``, ``data_root``, ``model``, ``collections`` ({collection: {"metric",
         "kendall_tau" or "tile_score", "top1_error", "top5_error", "top10_error",
         "graphs"}}), ``overall`` ({"score", "top1_error", ...}) and ``graphs`` (one row per
-        graph with its collection, stem, configs and metrics) and ``absent`` (the model's
+        graph with its collection, stem, configs, metrics and ``ranked``), ``unranked`` (the
+        ``collection/stem`` of the graphs left out of the means) and ``absent`` (the model's
         collections the root does not hold, when ``collections`` is not given).
 
     Raises
     ------
     UsageError
         If a requested collection is missing from the data root or not served by the model,
-        the root holds none of the model's collections, or a collection has no labeled graph in
-        ``split``.
+        the root holds none of the model's collections, or a collection has no labeled graph
+        that carries a ranking in ``split``.
     """
     root = Path(data_root)
     wanted, absent = model_collections(model, root, split, collections)
@@ -138,21 +143,26 @@ def evaluate_model(
                     "stem": path.stem,
                     "configs": int(pred.scores.size),
                     **graph_metrics(collection, pred.scores, pred.target),
+                    "ranked": carries_ranking(pred.target),
                 }
             )
         if progress is not None:
             progress(i + 1, len(files), f"{collection} {path.name}")
     per_collection: dict[str, dict[str, Any]] = {}
     for collection in wanted:
-        these = [r for r in rows if r["collection"] == collection]
+        labeled = [r for r in rows if r["collection"] == collection]
+        these = [r for r in labeled if r["ranked"]]
         if not these:
             why = (
                 "test labels are placeholders; evaluate on valid or train"
                 if split == "test"
                 else "every file's runtimes are 0, the placeholders of an unlabeled split"
+                if not labeled
+                else f"each of its {len(labeled)} has one config or runtimes all equal, "
+                "which no prediction can order"
             )
             raise UsageError(f"{root}: no labeled {collection} graphs in split '{split}' ({why})")
-        keys = [k for k in these[0] if k not in ("collection", "stem", "configs")]
+        keys = [k for k in these[0] if k not in ("collection", "stem", "configs", "ranked")]
         summary: dict[str, Any] = {k: float(np.mean([r[k] for r in these])) for k in keys}
         summary["graphs"] = len(these)
         per_collection[collection] = summary
@@ -162,7 +172,7 @@ def evaluate_model(
     for k in TOP_K:
         key = f"top{k}_error"
         overall[key] = float(np.mean([v[key] for v in per_collection.values()]))
-    overall["graphs"] = len(rows)
+    overall["graphs"] = sum(v["graphs"] for v in per_collection.values())
     return {
         "split": split,
         "data_root": str(root),
@@ -170,5 +180,6 @@ def evaluate_model(
         "collections": per_collection,
         "overall": overall,
         "graphs": rows,
+        "unranked": [f"{r['collection']}/{r['stem']}" for r in rows if not r["ranked"]],
         "absent": list(absent),
     }

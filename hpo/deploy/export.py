@@ -50,7 +50,12 @@ from hpo.deploy.model import (
     load_model,
 )
 from hpo.deploy.model_files import write_model_file
-from hpo.deploy.out_folder import check_out_dir, folder_beside, install_model_folder
+from hpo.deploy.out_folder import (
+    check_out_dir,
+    folder_beside,
+    install_model_folder,
+    writing_out,
+)
 from hpo.deploy.retrain import TRAIN_SPLITS, ExportOptions, train_families
 from hpo.deploy.scored import copy_scored_boosters, score_on_run_rows
 from hpo.deploy.subsets import (
@@ -144,44 +149,45 @@ def export_model(
     splits = TRAIN_SPLITS if folds else _parse_train_on(train_on)  # cv: every labeled graph
     retrain = retrain or bool(folds) or splits != ("train",)
     out = Path(out_dir)
-    check_out_dir(out)
-    members = history.members
-    how = (options or ExportOptions()).for_run(history.settings)
-    root, progress = how.root, how.progress
-    spec = next(iter(members.values())).settings.features
-    with folder_beside(out) as tmp:
-        written = {
-            prefix: _write_member(
-                member, tmp, prefix, spec, retrain=retrain, splits=splits, options=how
+    with writing_out(out):
+        check_out_dir(out)
+        members = history.members
+        how = (options or ExportOptions()).for_run(history.settings)
+        root, progress = how.root, how.progress
+        spec = next(iter(members.values())).settings.features
+        with folder_beside(out) as tmp:
+            written = {
+                prefix: _write_member(
+                    member, tmp, prefix, spec, retrain=retrain, splits=splits, options=how
+                )
+                for prefix, member in members.items()
+            }
+            if history.kind == "subsets":  # model format 2: one member per subset
+                meta = subsets_meta(history, written, spec, splits, root, retrain)
+                recorded = history.metrics
+            else:
+                meta = _model_meta(history, written[""], spec, splits, root, retrain)
+                recorded = written[""].inc.metrics
+            if folds:
+                meta["cv"] = folds
+            write_model_file(tmp / MODEL_FILE, meta)
+            if retrain:
+                metrics = {c: v for w in written.values() for c, v in (w.metrics or {}).items()}
+            else:  # score the copy on the rows its trials were scored on: it must match exactly
+                if progress is not None:
+                    progress(0, 1, "scoring the copied boosters on valid")
+                model = load_model(tmp)
+                metrics = {}
+                for member in members.values():
+                    metrics.update(score_on_run_rows(model, member, spec, how))
+            meta["validation"] = validation_entry(
+                metrics,
+                recorded,
+                in_training="valid" in splits,
+                older_metric=history.older_layout_metric,
             )
-            for prefix, member in members.items()
-        }
-        if history.kind == "subsets":  # model format 2: one member per subset
-            meta = subsets_meta(history, written, spec, splits, root, retrain)
-            recorded = history.metrics
-        else:
-            meta = _model_meta(history, written[""], spec, splits, root, retrain)
-            recorded = written[""].inc.metrics
-        if folds:
-            meta["cv"] = folds
-        write_model_file(tmp / MODEL_FILE, meta)
-        if retrain:
-            metrics = {c: v for w in written.values() for c, v in (w.metrics or {}).items()}
-        else:  # score the copy on the rows its trials were scored on: it must match exactly
-            if progress is not None:
-                progress(0, 1, "scoring the copied boosters on valid")
-            model = load_model(tmp)
-            metrics = {}
-            for member in members.values():
-                metrics.update(score_on_run_rows(model, member, spec, how))
-        meta["validation"] = validation_entry(
-            metrics,
-            recorded,
-            in_training="valid" in splits,
-            older_metric=history.older_layout_metric,
-        )
-        write_model_file(tmp / MODEL_FILE, meta)
-    install_model_folder(tmp, out)
+            write_model_file(tmp / MODEL_FILE, meta)
+        install_model_folder(tmp, out)
     return out
 
 

@@ -86,7 +86,8 @@ class FamilyModel:
     no blend), so a prediction is scored exactly as the campaign scored the trial. ``prior``
     is the learned cost prior the trial blended (:mod:`hpo.ranking.prior.fit`; ``None`` for
     models exported before it, which blend the estimate column) and ``prior_columns`` its
-    basis among the family's columns.
+    basis among the family's columns. ``file`` is the booster's model file, named when its
+    scores cannot be used.
     """
 
     family: str
@@ -97,6 +98,7 @@ class FamilyModel:
     estimate_column: int | None = None
     prior: LearnedPrior | None = None
     prior_columns: tuple[int, ...] = ()
+    file: Path | None = None
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Scores of the feature rows of ONE graph (all columns of the family), lower = faster.
@@ -109,6 +111,7 @@ class FamilyModel:
                 f"shape {X.shape}"
             )
         scores = -np.asarray(self.booster.predict(X[:, self.columns]), dtype=np.float64)
+        self._check_finite(scores)
         if self.estimate_weight == 0:
             return scores
         if self.prior is not None:
@@ -118,6 +121,18 @@ class FamilyModel:
         if self.estimate_column is None:
             return scores
         return blend_scores(scores, X[:, self.estimate_column], None, self.estimate_weight)
+
+    def _check_finite(self, scores: np.ndarray) -> None:
+        """Refuse a booster's scores that are not all finite: an order drawn from inf or NaN
+        ranks nothing, yet was scored as if it did (a forged booster whose every leaf is
+        1e308 once scored -0.1753 on tile, exit code 0)."""
+        bad = ~np.isfinite(scores)
+        if bad.any():
+            where = self.file if self.file is not None else f"the {self.family} booster"
+            raise ConfigError(
+                f"{where}: predicts {int(bad.sum())} of {scores.size} configs as inf or NaN "
+                "(its leaf values sum beyond the float range); refusing its scores"
+            )
 
 
 @dataclass(frozen=True, eq=False)
@@ -277,6 +292,7 @@ def _load_families(
             None if pos is None else int(columns[pos]),  # among the family's columns
             prior,
             prior_columns,
+            model_file,
         )
     return families
 

@@ -3,16 +3,21 @@
 An export is built in a temporary folder beside ``--out`` and swapped in only when complete.
 Replacing must never delete what hpo did not write: ``--out`` may not be the working
 directory (or a folder holding it), and a folder already there must be empty or an earlier
-export, holding nothing but its ``model.json`` and the boosters that file names.
+export, holding nothing but its ``model.json`` and the boosters that file names. The
+default ``--out`` (``models/<run name>``) replaces only an export of the same run
+(:func:`check_default_out`): runs of one name share it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import json
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +33,17 @@ from hpo.ownership import (
     temp_prefix,
 )
 
-__all__ = ["check_out_dir", "folder_beside", "install_model_folder"]
+__all__ = [
+    "check_default_out",
+    "check_out_dir",
+    "folder_beside",
+    "install_model_folder",
+    "writing_out",
+]
+
+#: The ``--out`` folders (absolute) the threads of this process hold (:func:`writing_out`).
+_HELD: set[tuple[Path, int]] = set()
+_HELD_LOCK = threading.Lock()
 
 
 def _named_files(meta_file: Path) -> set[str] | None:
@@ -97,6 +112,107 @@ def check_out_dir(out_dir: Path) -> None:
         )
 
 
+def _exported_run(model_file: Path) -> Path | None:
+    """The run folder an earlier export's ``model.json`` records (``run.path``), if any."""
+    try:
+        meta = json.loads(model_file.read_text(encoding="utf-8"))
+        path = meta["run"]["path"]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
+        return None
+    return Path(path) if isinstance(path, str) else None
+
+
+def check_default_out(out_dir: Path, run_path: Path) -> None:
+    """Refuse the default ``--out`` (``models/<run name>``) when it holds the export of
+    another run: two runs of one name (per-subset runs' subsets, runs of other ``--runs-dir``)
+    share that folder, and one export silently replaced the other's. A folder that holds this
+    run's own export is replaced; an explicit ``--out`` is the consent to replace another's.
+    """
+    if not (out_dir / MODEL_FILE).is_file():
+        return  # nothing there, or no export: check_out_dir decides
+    recorded = _exported_run(out_dir / MODEL_FILE)
+    if recorded is not None and recorded.resolve() == Path(run_path).resolve():
+        return
+    whose = "another run" if recorded is None else f"run {recorded}"
+    raise UsageError(
+        f"{out_dir}: holds the export of {whose}; give --out (this folder, to replace it)"
+    )
+
+
+def _beside_error(out_dir: Path, exc: OSError) -> UsageError:
+    return UsageError(
+        f"--out {out_dir}: cannot write beside it ({exc.strerror}); choose another --out"
+    )
+
+
+def _lock_beside(out_dir: Path) -> int:
+    """Open and lock ``.<name>.lock`` beside ``out_dir`` (made if missing); its descriptor.
+
+    A lock file is removed by its holder when done, so one opened just before that is of a
+    name no longer there: locked, it is dropped and the name opened again.
+    """
+    path = out_dir.parent / f".{out_dir.name}.lock"
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        while True:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                os.close(fd)
+                if exc.errno in (errno.EWOULDBLOCK, errno.EACCES):
+                    raise UsageError(
+                        f"--out {out_dir}: another export is writing it now; wait for it to "
+                        "end, or choose another --out"
+                    ) from exc
+                raise
+            try:
+                if os.fstat(fd).st_ino == os.stat(path).st_ino:
+                    return fd
+            except FileNotFoundError:
+                pass
+            os.close(fd)
+    except OSError as exc:
+        raise _beside_error(out_dir, exc) from exc
+
+
+@contextlib.contextmanager
+def writing_out(out_dir: Path) -> Iterator[None]:
+    """Hold ``out_dir`` for one export of this process, from its checks until it is read back.
+
+    Two exports to one ``--out`` at once replaced each other's folder while the other still
+    read it (a booster's SHA-256 then differed from its ``model.json``); the second is now
+    refused in one line while the first holds the lock (``flock`` of ``.<name>.lock`` beside
+    it, removed at the end; a killed holder's lock is released by the kernel). Re-entrant in
+    one thread: ``hpo export`` holds it around :func:`~hpo.deploy.export.export_model`,
+    which holds it too.
+
+    Raises
+    ------
+    UsageError
+        If another export holds it, or nothing can be written beside it.
+    """
+    key = (Path(out_dir).absolute(), threading.get_ident())
+    with _HELD_LOCK:
+        if key in _HELD:
+            held = True
+        else:
+            held = False
+            fd = _lock_beside(Path(out_dir))
+            _HELD.add(key)
+    if held:
+        yield
+        return
+    try:
+        yield
+    finally:
+        with _HELD_LOCK:
+            _HELD.discard(key)
+            with contextlib.suppress(OSError):
+                os.unlink(Path(out_dir).parent / f".{Path(out_dir).name}.lock")
+            os.close(fd)
+
+
 @contextlib.contextmanager
 def folder_beside(out_dir: Path) -> Iterator[Path]:
     """A new temporary folder beside ``out_dir`` to build an export in, removed if the body
@@ -118,9 +234,7 @@ def folder_beside(out_dir: Path) -> Iterator[Path]:
         made = tempfile.mkdtemp(prefix=temp_prefix(out_dir), suffix=TEMP_SUFFIX, dir=out_dir.parent)
         tmp = Path(made)
     except OSError as exc:
-        raise UsageError(
-            f"--out {out_dir}: cannot write beside it ({exc.strerror}); choose another --out"
-        ) from exc
+        raise _beside_error(out_dir, exc) from exc
     try:
         tmp.chmod(0o755)  # mkdtemp's 0700 would make the model folder private
         yield tmp

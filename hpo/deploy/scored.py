@@ -137,6 +137,7 @@ def score_on_run_rows(
     does) would give another, equally unbiased figure that no longer checks the copy against
     its trial. The sample is rebuilt from the run's caps and seed, from the feature cache.
     """
+    from hpo.data.runtimes import carries_ranking
     from hpo.features import build_tables
     from hpo.ranking.scoring.metrics import collection_metric
 
@@ -155,6 +156,8 @@ def score_on_run_rows(
             if not ref.labeled or ref.collection not in run.collections:
                 continue
             a, b = int(bounds[g]), int(bounds[g + 1])
+            if not carries_ranking(table.target[a:b]):  # out of the means, as its trials did
+                continue
             X = read_rows(table.X, np.arange(a, b))  # a graph at a time, mapped or not
             pred = model.family_model(ref.collection).predict(X)  # routed
             metric = collection_metric(ref.collection, pred, table.target[a:b])

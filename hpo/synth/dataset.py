@@ -26,10 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
-from hpo.data.load import COLLECTIONS, SPLITS, collection_dir, is_layout
+from hpo.data.load import COLLECTIONS, LAW_FILE, SPLITS, SYNTH_FILE, collection_dir, is_layout
 from hpo.errors import UsageError, naming
 from hpo.ownership import check_replaceable
-from hpo.synth.law_family import LAW_FILE, LawConstants, law_record, resolve_law
+from hpo.synth.law_family import LawConstants, law_record, resolve_law
 from hpo.synth.layout import write_layout_file
 from hpo.synth.tile import write_tile_file
 
@@ -278,10 +278,12 @@ def _is_generated_root(root: Path) -> bool:
         return False
 
 
-def _write_law(root: Path, text: str) -> None:
-    """Write ``law.json`` whole or not at all: a truncated one (a full disk) would make the
-    root one this generator did not write, and refuse the run that fills it again."""
-    final, tmp = root / LAW_FILE, root / f".{LAW_FILE}.tmp"
+def _write_json(root: Path, name: str, data: dict) -> None:
+    """Write ``root/name`` whole or not at all: a truncated ``law.json`` (a full disk) would
+    make the root one this generator did not write, and refuse the run that fills it again;
+    a truncated ``synth.json`` would call a root whole."""
+    text = json.dumps(data, indent=1) + "\n"
+    final, tmp = root / name, root / f".{name}.tmp"
     try:
         with naming(final, option="--out"):
             root.mkdir(parents=True, exist_ok=True)
@@ -333,7 +335,10 @@ def generate_dataset(
     dict
         ``root``, ``scale``, ``seed``, ``law`` (its JSON record), ``files``
         ({collection: {split: count}}), ``n_files``, ``configs`` ({collection: total
-        configurations}) and ``bytes`` written.
+        configurations}) and ``bytes`` written. It is written to ``synth.json`` in the root
+        after the last graph: a root with ``law.json`` (written first) and without
+        ``synth.json`` is one a run did not finish (a full disk, Ctrl-C), which ``hpo data
+        check`` refuses; running again with the same arguments completes it.
 
     Raises
     ------
@@ -359,9 +364,11 @@ def generate_dataset(
             f"{root}: holds {len(stale)} graph files this run would not write "
             f"(e.g. {stale[0]}, from another seed or scale); use an empty folder"
         )
+    with naming(root / SYNTH_FILE, option="--out"):  # no longer whole, from here on
+        (root / SYNTH_FILE).unlink(missing_ok=True)
     for path in stale:
         path.unlink()
-    _write_law(root, json.dumps(law_record(constants), indent=1) + "\n")
+    _write_json(root, LAW_FILE, law_record(constants))
 
     total = sum(len(s) for s in plan.values())
     summary: dict = {
@@ -396,4 +403,5 @@ def generate_dataset(
                         f"{n_nodes} nodes, {n_configs} configs"
                     )
             summary["files"][collection][split] = len(plan[(collection, split)])
+    _write_json(root, SYNTH_FILE, summary)  # last: the root is whole
     return summary

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from hpo.data.load import LAW_FILE
 from hpo.errors import ConfigError, UsageError
 
 __all__ = [
@@ -169,8 +170,6 @@ def resolve_law(law: str | LawConstants, seed: int = 0) -> LawConstants | None:
 
 #: Law names ``hpo data synth --law`` accepts.
 LAW_NAMES: tuple[str, ...] = ("second-order", "first-order", "random")
-#: The file beside the data (in the root) that records the law a root was drawn from.
-LAW_FILE = "law.json"
 
 
 def law_record(law: LawConstants | None) -> dict[str, Any]:

@@ -316,3 +316,37 @@ def test_a_collection_without_labeled_graphs_is_refused_before_any_trial(
     )  # fmt: skip
     with pytest.raises(ConfigError, match=rf"no labeled tile:xla graph in {split} \(every file"):
         build_objective(cfg, n_jobs=1)
+
+
+def test_a_valid_graph_without_a_ranking_is_left_out_and_recorded(tiny_tables) -> None:
+    """Its tau 0 once went into the trial's score; the trial's info names it, and the
+    campaign's summary says so (``unranked_notes``)."""
+    import dataclasses
+
+    from hpo.campaign.lifecycle.preflight import unranked_notes
+
+    c = "layout:xla:random"
+    valid = tiny_tables[("layout", "valid")]
+    graphs = [i for i, ref in enumerate(valid.graphs) if ref.collection == c and ref.labeled]
+    assert len(graphs) == 2
+
+    def trial(flat: int | None) -> dict:
+        tables = dict(tiny_tables)
+        if flat is not None:
+            target = np.array(valid.target, dtype=np.float64)
+            target[np.asarray(valid.group) == flat] = 1000.0
+            tables[("layout", "valid")] = dataclasses.replace(valid, target=target)
+        objective = RankerObjective(ObjectiveSettings(collections=(c,), max_budget=20), tables)
+        return objective(HP, seed=0, budget=20)[1]
+
+    both, first_flat, second_flat = trial(None), trial(graphs[0]), trial(graphs[1])
+    assert "unranked" not in both
+    assert first_flat["unranked"] == [f"{c}/{valid.graphs[graphs[0]].stem}"]
+    # each mean is the other graph's tau alone: together, twice the mean of both
+    alone = first_flat["metrics"][c] + second_flat["metrics"][c]
+    assert alone == pytest.approx(2 * both["metrics"][c])
+    notes = unranked_notes([{"info": {}}, {"info": first_flat}, {"info": {}}])
+    assert notes == [
+        "1 labeled graph(s) carry no ranking (one config, or every runtime equal: no "
+        f"prediction can order them) and are left out of the means: {first_flat['unranked'][0]}"
+    ]

@@ -520,6 +520,22 @@ def test_a_reader_that_leaves_does_not_stop_the_campaign(data_root: Path, tmp_pa
     assert len(read_trials(runs / "piped" / "trials.jsonl")) == 8
 
 
+def test_a_full_disk_under_the_campaigns_log_is_a_note(data_root: Path, tmp_path: Path) -> None:
+    """A campaign's stdout is its log: on a full disk the campaign goes on (its result is the
+    run folder) and says once, at the end, that the log there is incomplete."""
+    runs = tmp_path / "runs"
+    argv = _argv(data_root, runs, "--name", "full", "--trials", "4", "--optimizer", "random")
+    with open("/dev/full", "w") as full:
+        proc = _child(*argv, stdout=full, stderr=subprocess.PIPE)
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert err == (
+        "hpo: note: stdout (/dev/full): No space left on device; the output is incomplete: "
+        "free space there or send it elsewhere (the run folder holds every trial)\n"
+    )
+    assert len(read_trials(runs / "full" / "trials.jsonl")) == 4
+
+
 @pytest.mark.parametrize("command", ["run", "data check"])
 def test_a_closed_stdout_stops_no_command(data_root: Path, tmp_path: Path, command: str) -> None:
     """``hpo ... >&-``: Python starts with no sys.stdout at all (data check once crashed)."""

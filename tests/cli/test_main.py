@@ -81,6 +81,82 @@ def test_a_reader_that_closes_the_pipe_ends_it_quietly() -> None:
     assert "Traceback" not in err, err
 
 
+def test_ctrl_c_while_the_parser_is_built_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C in the start-up (building the parser imports the stages, about 2 s) once ended
+    in a 25-line KeyboardInterrupt traceback."""
+
+    def build() -> argparse.ArgumentParser:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_main, "build_parser", build)
+    assert main(["runs", "list"]) == 130
+    assert capsys.readouterr().err == "hpo: interrupted\n"
+
+
+STARTING = """
+import importlib, sys
+cli = importlib.import_module("hpo.cli.main")
+build = cli.build_parser
+
+def ready():
+    print("ready", file=sys.stderr, flush=True)
+    return build()
+
+cli.build_parser = ready
+sys.exit(cli.main(["runs", "list", "--runs-dir", sys.argv[1]]))
+"""
+
+
+def test_ctrl_c_in_the_start_up_imports_is_interrupted(tmp_path: Path) -> None:
+    """The real start-up: SIGINT while ``hpo runs list`` imports what its parser needs."""
+    import signal
+
+    child = subprocess.Popen(
+        [sys.executable, "-c", STARTING, str(tmp_path / "runs")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stderr is not None
+    assert child.stderr.readline() == "ready\n"
+    child.send_signal(signal.SIGINT)  # the stages take a second or more to import
+    out, err = child.communicate(timeout=60)
+    assert (child.returncode, out, err) == (130, "", "hpo: interrupted\n"), err
+
+
+@pytest.mark.parametrize(
+    "command", [["runs", "list"], ["runs", "show", "fake"], ["runs", "show", "fake", "--json"]]
+)
+def test_a_result_on_a_full_disk_is_one_line(
+    tmp_path: Path, tiny_root: Path, command: list[str]
+) -> None:
+    """``hpo runs show r --json > full/x.json`` once exited 0 with the file cut short: a
+    command's own result that the disk refuses ends non-zero, in one line."""
+    from fake_runs import build_fake_run
+
+    runs = tmp_path / "runs"
+    build_fake_run(runs, tiny_root)
+    tests = Path(__file__).parents[1]
+    env = {**os.environ, "PYTHONPATH": f"{tests}{os.pathsep}{tests.parent}"}
+    main_code = "import sys; from hpo.cli import main; sys.exit(main())"
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-c", main_code, *command, "--runs-dir", str(runs)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == (
+        "hpo: error: stdout (/dev/full): No space left on device; the output is incomplete: "
+        "free space there or send it elsewhere\n"
+    )
+
+
 def _parser_whose_command_raises(exc: OSError) -> Any:
     def handler(args: argparse.Namespace) -> int:
         raise exc

@@ -140,3 +140,36 @@ def test_upstream_form_passes_and_a_partial_root_is_summarised(tmp_path: Path) -
     ]
     assert len(report.problems) == 1
     assert "bad.npz: key 'node_splits': expected boundaries in [0, 40]" in report.problems[0]
+
+
+def test_labeled_graphs_without_a_ranking_are_named_not_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Equal runtimes, or one config: nothing to order, which scoring once counted as tau 0.
+    data check names them (a warning, as shared graphs are) and exits 0."""
+    root = write_root(tmp_path)
+    flat = write_layout(
+        root / "npz/layout/xla/random/valid/g0.npz", c=25, config_runtime=np.full(25, 700)
+    )
+    single = write_tile(root / "npz/tile/xla/train/g1.npz", c=1, seed=98)
+    write_tile(  # test placeholders are unlabeled: no ranking is expected of them
+        root / "npz/tile/xla/test/g0.npz",
+        c=20,
+        seed=99,
+        config_runtime=np.zeros(20, dtype=np.int64),
+        config_runtime_normalizers=np.ones(20, dtype=np.int64),
+    )
+    report = check_dataset(root)
+    assert report.ok
+    assert report.unranked == [
+        f"{single}: one config, nothing to order",
+        f"{flat}: every one of its 25 configs has the runtime 700",
+    ]
+    assert main(["data", "check", str(root)]) == 0
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        f"hpo: no ranking: {single}: one config, nothing to order",
+        f"hpo: no ranking: {flat}: every one of its 25 configs has the runtime 700",
+        "hpo: warning: 2 labeled graph(s) carry no ranking: no prediction can order their "
+        "configs, so run, export and evaluate leave them out of the means",
+    ]

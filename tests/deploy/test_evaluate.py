@@ -128,3 +128,39 @@ def test_unlabeled_split(model: ExportedModel, tiny_root: Path) -> None:
 def test_unknown_split(model: ExportedModel, tiny_root: Path) -> None:
     with pytest.raises(UsageError, match=r"unknown split 'dev'"):
         evaluate_model(model, tiny_root, "dev")
+
+
+def test_a_graph_without_a_ranking_is_left_out_of_the_means_and_named(
+    model: ExportedModel, tiny_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A valid graph whose runtimes are all equal once scored tau 0 in its collection's mean
+    (layout:xla:random 0.9873 -> 0.4954 on the probe's data)."""
+    import numpy as np
+
+    from hpo.cli import main
+
+    root = tmp_path / "flat"
+    shutil.copytree(tiny_root / "npz" / "layout", root / "npz" / "layout")
+    first, second = sorted((root / "npz/layout/xla/random/valid").glob("*.npz"))
+    arrays = dict(np.load(first))
+    arrays["config_runtime"] = np.full_like(arrays["config_runtime"], 1000)
+    np.savez(first, **arrays)
+    c = "layout:xla:random"
+    flat = evaluate_model(model, root, collections=[c])
+    whole = evaluate_model(model, tiny_root, collections=[c])
+    assert flat["unranked"] == [f"{c}/{first.stem}"]
+    assert flat["collections"][c]["graphs"] == flat["overall"]["graphs"] == 1
+    kept = [g for g in whole["graphs"] if g["stem"] == second.stem]
+    assert flat["collections"][c]["metric"] == kept[0]["metric"]
+    assert [g["ranked"] for g in flat["graphs"]] == [False, True]
+    argv = ["evaluate", "--model", str(model.path), "--data", str(root), "--collections", c]
+    assert main(argv) == 0
+    assert capsys.readouterr().err == (
+        "note: 1 labeled graph(s) carry no ranking (one config, or every runtime equal: no "
+        f"prediction can order them) and are left out of the means: {c}/{first.stem}\n"
+    )
+    arrays = dict(np.load(second))
+    arrays["config_runtime"] = np.full_like(arrays["config_runtime"], 1000)
+    np.savez(second, **arrays)
+    with pytest.raises(UsageError, match=rf"no labeled {c} graphs in split 'valid' \(each of its"):
+        evaluate_model(model, root, collections=[c])

@@ -647,3 +647,92 @@ def test_an_export_removes_what_a_killed_export_left_beside_its_folder(
         (folder / "tile.txt").write_text("half a booster")
     export_model(exported[0], out, retrain=True, options=ExportOptions(n_jobs=1))
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([mine.name, "m"])
+
+
+def test_the_default_out_never_replaces_the_export_of_another_run(
+    exported: tuple[Path, Path],
+    tmp_path: Path,
+    tiny_root: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Probe 69: two runs of one name (subsets of per-subset runs, runs of two --runs-dir)
+    share ``models/NAME``, and the second export replaced the first's silently."""
+    from hpo.cli.main import main
+
+    run_dir, model_dir = exported
+    shutil.copytree(model_dir, tmp_path / "models" / "fake")  # the working directory's models/
+    other = build_fake_run(tmp_path / "other_runs", tiny_root)  # also named 'fake'
+    before = (tmp_path / "models" / "fake" / "model.json").read_text()
+    assert main(["export", str(other), "--retrain", "--jobs", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"holds the export of run {run_dir.absolute()}; give --out" in err
+    assert (tmp_path / "models" / "fake" / "model.json").read_text() == before
+    # its own run's export is replaced; so is another's, given --out
+    assert main(["export", str(run_dir), "--retrain", "--jobs", "1"]) == 0
+    out = ["--out", str(tmp_path / "models" / "fake")]
+    assert main(["export", str(other), "--retrain", "--jobs", "1", *out]) == 0
+    meta = json.loads((tmp_path / "models" / "fake" / "model.json").read_text())
+    assert meta["run"]["path"] == str(other.absolute())
+
+
+def test_an_export_on_other_data_says_so(
+    exported: tuple[Path, Path],
+    tmp_path: Path,
+    tiny_root: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Probe 68: an export on another dataset printed its valid score (not the run's) with
+    no note; only model.json said ``matches_run: false``."""
+    import os
+
+    from hpo.cli.main import main
+
+    run_dir, _ = exported
+    args = ["export", str(run_dir), "--retrain", "--jobs", "1", "--out", str(tmp_path / "m")]
+    assert main(args) == 0
+    assert "note:" not in capsys.readouterr().err  # the run's own data
+    other = tmp_path / "d5"
+    shutil.copytree(tiny_root, other)
+    touched = list_graphs(other, FAKE_COLLECTIONS[0], "valid")[0]
+    os.utime(touched, ns=(1, 1))
+    assert main([*args, "--data", str(other)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"note: exported on data other than the run tuned on ({other.absolute()}")
+
+
+def test_a_second_export_to_one_out_at_once_is_refused(
+    exported: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Probe 70: two exports to one --out at once replaced each other's folder while the
+    other read it back ("tile.txt: corrupt (its SHA-256 differs ...)"), or both said
+    "wrote". While one holds the folder, another is refused in one line and changes nothing."""
+    import subprocess
+    import sys
+
+    from hpo.cli.main import main
+
+    out = tmp_path / "models" / "m"
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys; from pathlib import Path; from hpo.deploy.out_folder import writing_out\n"
+         f"with writing_out(Path({str(out)!r})):\n print('held', flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == "held\n"
+        args = ["export", str(exported[0]), "--retrain", "--jobs", "1", "--out", str(out)]
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1
+        assert f"--out {out}: another export is writing it now" in err
+        assert not out.exists()
+        with pytest.raises(UsageError, match="another export is writing it now"):
+            export_model(exported[0], out, retrain=True, options=ExportOptions(n_jobs=1))
+    finally:
+        holder.communicate("")
+    assert main(args) == 0  # the holder ended
+    assert load_model(out).meta["run"]["path"] == str(exported[0].absolute())
+    assert sorted(p.name for p in out.parent.iterdir()) == ["m"]  # no lock file left

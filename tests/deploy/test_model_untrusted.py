@@ -122,6 +122,41 @@ def test_hostile_booster_is_refused_by_the_cli(
         assert sorted(tmp_path.rglob("*")) == before
 
 
+@pytest.mark.parametrize("command", ["evaluate", "predict"])
+def test_a_booster_that_predicts_inf_is_refused_in_one_line(
+    model_dir: Path,
+    tmp_path: Path,
+    tiny_root: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+) -> None:
+    """Every leaf 1e308: each tree is well formed, their sum is inf. ``hpo evaluate`` once
+    scored that order (tile -0.1753, exit code 0) without a word."""
+    from hpo.cli import main
+
+    dst = tmp_path / "model"
+    shutil.copytree(model_dir, dst)
+    text = _real_trees(dst)
+    forged = re.sub(
+        r"^leaf_value=(.*)$",
+        lambda m: "leaf_value=" + " ".join("1e308" for _ in m.group(1).split()),
+        re.sub(r"^tree_sizes=.*\n", "", text, flags=re.MULTILINE),  # optional; now wrong
+        flags=re.MULTILINE,
+    )
+    _write_tile(dst, forged)
+    out = tmp_path / "sub.csv"
+    extra = ["--out", str(out)] if command == "predict" else []
+    argv = [command, "--model", str(dst), "--data", str(tiny_root), "--collections", "tile"]
+    assert main([*argv, *extra]) == 2
+    err = capsys.readouterr().err
+    assert re.fullmatch(
+        rf"hpo: error: {dst / 'tile.txt'}: predicts \d+ of \d+ configs as inf or NaN \(its leaf "
+        r"values sum beyond the float range\); refusing its scores\n",
+        err,
+    ), err
+    assert not out.exists()
+
+
 def test_a_failed_booster_copy_names_the_runs_file(
     tiny_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from rich.console import Console
 from hpo.campaign.config import CampaignConfig, read_campaign
 from hpo.campaign.lifecycle.extend import LIMITS, record_extension
 from hpo.data.overlap import find_shared_graphs
+from hpo.data.runtimes import unranked_line
 from hpo.errors import ConfigError, HpoError, UsageError, naming
 from hpo.ownership import check_replaceable, refuse_protected
 from hpo.ranking.scoring.metrics import LAYOUT_METRIC, recorded_layout_metric
@@ -53,6 +54,7 @@ __all__ = [
     "check_saved",
     "locked_run",
     "overlap_notes",
+    "unranked_notes",
 ]
 
 
@@ -161,6 +163,16 @@ def campaign_record(
         "layout_metric": LAYOUT_METRIC,
         "created": time.time(),
     }
+
+
+def unranked_notes(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What the summary says of the valid graphs that carry no ranking, which every trial
+    leaves out of its means (the ``unranked`` of a trial's info; the last that has one)."""
+    for record in reversed(records):
+        names = (record.get("info") or {}).get("unranked")
+        if names:
+            return [unranked_line(names)]
+    return []
 
 
 def overlap_notes(record: Mapping[str, Any]) -> list[str]:

@@ -32,6 +32,7 @@ from hpo.campaign.lifecycle.preflight import (
     check_saved,
     locked_run,
     overlap_notes,
+    unranked_notes,
 )
 from hpo.campaign.progress import CampaignProgress, print_summary, smac_logs_to
 from hpo.campaign.result import CampaignResult
@@ -210,7 +211,8 @@ def run_single_campaign(
         quiet=quiet,
         baseline=_baseline_summary(cfg),
         cv=cfg.cv,
-        notes=overlap_notes(read_campaign(cfg.run_dir)),
+        notes=overlap_notes(read_campaign(cfg.run_dir))
+        + unranked_notes(read_trials(cfg.run_dir / TRIALS_FILE)),
     )
     return result
 

@@ -6,6 +6,10 @@
 - tile:xla: per graph ``2 - min(runtime of the k best-predicted) / min(runtime)``, averaged.
 - Leaderboard: the plain mean of the collection means.
 
+A labeled graph whose runtimes are all equal, or that has one config, carries no ranking
+(:func:`hpo.data.runtimes.carries_ranking`): every prediction scores the same on it, so the
+collection means leave it out (``hpo data check`` names such graphs).
+
 Kendall's tau is computed by :func:`scipy.stats.kendalltau` (the competition's own scorer,
 O(c log c)), so a 100,000-config graph scores in tens of milliseconds.
 """
@@ -19,6 +23,7 @@ import numpy as np
 from scipy import stats
 
 from hpo.data.load import is_layout
+from hpo.data.runtimes import carries_ranking
 
 __all__ = [
     "LAYOUT_METRIC",
@@ -143,14 +148,15 @@ def collection_metric(collection: str, pred: np.ndarray, runtime: np.ndarray) ->
 def score_collection(
     collection: str, preds: Sequence[np.ndarray], runtimes: Sequence[np.ndarray]
 ) -> float:
-    """Mean over the graphs of a collection of its per-graph metric."""
+    """Mean over the graphs of a collection of its per-graph metric, of the graphs that
+    carry a ranking (the others score the same whatever the prediction)."""
     if len(preds) != len(runtimes):
         raise ValueError(f"{len(preds)} predictions for {len(runtimes)} graphs")
-    if not preds:
-        raise ValueError(f"no graphs to score in {collection}")
-    return float(
-        np.mean([collection_metric(collection, p, r) for p, r in zip(preds, runtimes, strict=True)])
-    )
+    pairs = [(p, r) for p, r in zip(preds, runtimes, strict=True) if carries_ranking(r)]
+    if not pairs:
+        why = f" (none of its {len(preds)} carries a ranking)" if preds else ""
+        raise ValueError(f"no graphs to score in {collection}{why}")
+    return float(np.mean([collection_metric(collection, p, r) for p, r in pairs]))
 
 
 def overall_score(per_collection: Mapping[str, float]) -> float:

@@ -59,12 +59,15 @@ def select_rows(table: FeatureTable, collections: Sequence[str]) -> np.ndarray:
 
 @dataclass(frozen=True)
 class GraphScore:
-    """Metric of one scored graph."""
+    """Metric of one scored graph; ``ranked`` is False for a graph whose scored runtimes do
+    not order its configs (:func:`hpo.data.runtimes.carries_ranking`), left out of the
+    collection means."""
 
     collection: str
     stem: str
     metric: float
     n_configs: int
+    ranked: bool = True
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,13 +127,16 @@ def graph_metrics(table: FeatureTable, view: ValidRows, pred: np.ndarray) -> lis
     top = order[np.arange(len(order)) - bounds[gid[order]] < TILE_TOP_K]
     best = np.full(n_graphs, np.inf)
     np.minimum.at(best, gid[top], runtime[top])
-    tile = 2.0 - best / np.minimum.reduceat(runtime, bounds[:-1])
+    low = np.minimum.reduceat(runtime, bounds[:-1])
+    tile = 2.0 - best / low
+    ranked = (sizes >= 2) & (np.maximum.reduceat(runtime, bounds[:-1]) > low)  # carries_ranking
     return [
         GraphScore(
             ref.collection,
             ref.stem,
             kendall_tau(pred[a:b], runtime[a:b]) if is_layout(ref.collection) else float(tile[i]),
             int(b - a),
+            bool(ranked[i]),
         )
         for i, (ref, a, b) in enumerate(zip(refs, bounds[:-1], bounds[1:], strict=True))
     ]
@@ -255,10 +261,11 @@ def score_table(
 
 
 def collection_means(scores: Sequence[GraphScore], collections: Sequence[str]) -> dict[str, float]:
-    """Mean metric per collection (only collections that have scored graphs)."""
+    """Mean metric per collection over its graphs that carry a ranking (only collections that
+    have such graphs)."""
     out: dict[str, float] = {}
     for c in collections:
-        vals = [s.metric for s in scores if s.collection == c]
+        vals = [s.metric for s in scores if s.collection == c and s.ranked]
         if vals:
             out[c] = float(np.mean(vals))
     return out
@@ -321,7 +328,12 @@ def score_valid(
     if raw is not None and view.graphs:
         alone = graph_metrics(valid, view, raw)
         alone_metrics = collection_means(alone, collections)
-        worse = {c for c, w in weights.items() if w > 0 and alone_metrics[c] > metrics[c]}
+        # a collection without a graph that carries a ranking has no mean either way
+        worse = {
+            c
+            for c, w in weights.items()
+            if w > 0 and c in metrics and alone_metrics[c] > metrics[c]
+        }
         if worse:
             off = off | worse
             scores = [a if a.collection in worse else s for s, a in zip(scores, alone, strict=True)]

@@ -136,8 +136,9 @@ def _check_tree(block: str, n_features: int) -> None:
     if n_nodes == 0:
         return
     feature = _array(fields, "split_feature", n_nodes, int)
-    if feature.min() < 0 or feature.max() >= n_features:
-        raise _Bad(f"'split_feature' {feature.max()} is not below the {n_features} columns")
+    outside = feature[(feature < 0) | (feature >= n_features)]
+    if outside.size:  # the first one, as the file holds it
+        raise _Bad(f"'split_feature' {outside[0]} is not a column (0..{n_features - 1})")
     _array(fields, "split_gain", n_nodes, float)
     threshold = _array(fields, "threshold", n_nodes, float)
     decision = _array(fields, "decision_type", n_nodes, int)

@@ -7,6 +7,13 @@
   metrics per collection, and the hyperparameter importance.
 - :func:`plot_subsets`: a per-subset run, one best-score-over-time panel per subset.
 - :func:`plot_compare`: the any-time curves (the incumbent's score vs wall time) of runs.
+
+A figure replaces a file at its path only if hpo wrote that file (:mod:`hpo.ownership`):
+every PNG, PDF, SVG and PostScript figure records :data:`FIGURE_CREATOR` as its creator
+(PNG text, PDF info, SVG metadata, the PostScript header), and :func:`is_hpo_figure` looks for
+it. Formats without such metadata (JPEG, TIFF, ...) are written where nothing is; so is a
+figure named by a symlink, which is never replaced. ``runs compare`` once replaced any
+``compare.png`` in the working directory, and a text file named ``notes.png``.
 """
 
 from __future__ import annotations
@@ -18,14 +25,73 @@ from typing import Any
 import numpy as np
 
 from hpo.errors import UsageError
+from hpo.ownership import check_replaceable
+from hpo.runs.record.campaign_file import is_run_folder
 from hpo.runs.record.folder import write_file_atomic
 from hpo.runs.views.history import RunHistory, Trial
 from hpo.runs.views.importance import Importance, hyperparameter_importance
 from hpo.runs.views.nested import SubsetRun
 
-__all__ = ["compare_label", "plot_compare", "plot_run", "plot_subsets"]
+__all__ = [
+    "FIGURE_CREATOR",
+    "RUN_FIGURE",
+    "compare_label",
+    "is_hpo_figure",
+    "plot_compare",
+    "plot_run",
+    "plot_subsets",
+]
 
 _DPI = 110
+#: The creator every figure hpo writes records in its metadata: what proves it is hpo's.
+FIGURE_CREATOR = "hpo runs plot/compare"
+#: The figure ``hpo runs plot`` writes in a run folder by default.
+RUN_FIGURE = "run.png"
+#: The formats whose metadata holds a creator, by the bytes each file starts with.
+_SIGNATURES = {
+    "png": b"\x89PNG\r\n\x1a\n",
+    "pdf": b"%PDF-",
+    "svg": b"<?xml",
+    "ps": b"%!PS",
+    "eps": b"%!PS",
+}
+#: Bytes read at each end of a file for the creator (PNG, SVG and PostScript keep it near
+#: the start, PDF near the end).
+_CREATOR_WINDOW = 1 << 16
+
+
+def _ends(path: Path) -> tuple[bytes, bytes]:
+    """The first and last :data:`_CREATOR_WINDOW` bytes of ``path`` (empty if unreadable)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_CREATOR_WINDOW)
+            fh.seek(max(0, fh.seek(0, 2) - _CREATOR_WINDOW))
+            return head, fh.read()
+    except OSError:
+        return b"", b""
+
+
+def is_hpo_figure(path: Path) -> bool:
+    """Whether the file ``path`` is a figure hpo wrote: a PNG, PDF, SVG or PostScript file (by
+    its suffix and first bytes) whose metadata names :data:`FIGURE_CREATOR`."""
+    signature = _SIGNATURES.get(Path(path).suffix[1:].lower())
+    if signature is None:
+        return False
+    head, tail = _ends(path)
+    creator = FIGURE_CREATOR.encode()
+    return head.startswith(signature) and (creator in head or creator in tail)
+
+
+def _replaceable(path: Path) -> bool:
+    """A figure hpo wrote, or the PNG ``runs plot`` keeps in a run folder (written before
+    figures recorded their creator; nothing else writes there)."""
+    if is_hpo_figure(path):
+        return True
+    return (
+        path.name == RUN_FIGURE
+        and is_run_folder(path.parent)
+        and _ends(path)[0].startswith(_SIGNATURES["png"])
+    )
 
 
 def _pyplot() -> Any:
@@ -40,18 +106,20 @@ def _pyplot() -> Any:
 def _save(fig: Any, out_png: Path | str) -> Path:
     """Write ``fig`` to ``out_png`` (its suffix names the format; none: matplotlib's default,
     added as matplotlib adds it), refusing a folder or a suffix matplotlib cannot write (once
-    matplotlib's ValueError), and close it. Written whole or not at all: a disk that refuses
-    it is one line (:func:`~hpo.runs.record.folder.write_file_atomic`)."""
-    out = Path(out_png)
-    formats = fig.canvas.get_supported_filetypes()
-    if out.is_dir() or (out.suffix and out.suffix[1:].lower() not in formats):
-        _pyplot().close(fig)
-        what = "is a folder" if out.is_dir() else f"'{out.suffix}' is not an image format"
-        raise UsageError(f"--out {out}: {what} (use .png, or one of {', '.join(formats)})")
-    fmt = out.suffix[1:].lower() or str(_pyplot().rcParams["savefig.format"])
-    out = out if out.suffix else out.with_name(f"{out.name}.{fmt}")
+    matplotlib's ValueError), and a file there hpo did not write (see the module's
+    docstring), and close it. Written whole or not at all: a disk that refuses it is one line
+    (:func:`~hpo.runs.record.folder.write_file_atomic`)."""
     try:
-        write_file_atomic(out, lambda tmp: fig.savefig(tmp, format=fmt), option="--out")
+        out = Path(out_png)
+        formats = fig.canvas.get_supported_filetypes()
+        if out.is_dir() or (out.suffix and out.suffix[1:].lower() not in formats):
+            what = "is a folder" if out.is_dir() else f"'{out.suffix}' is not an image format"
+            raise UsageError(f"--out {out}: {what} (use .png, or one of {', '.join(formats)})")
+        fmt = out.suffix[1:].lower() or str(_pyplot().rcParams["savefig.format"])
+        out = out if out.suffix else out.with_name(f"{out.name}.{fmt}")
+        check_replaceable(out, "--out", kind="figure", owned=_replaceable)
+        meta = {"metadata": {"Creator": FIGURE_CREATOR}} if fmt in _SIGNATURES else {}
+        write_file_atomic(out, lambda tmp: fig.savefig(tmp, format=fmt, **meta), option="--out")
     finally:
         _pyplot().close(fig)
     return out

@@ -64,7 +64,7 @@ def test_a_second_build_reuses_the_files(
     cache = tmp_path / "cache"
     first = _build(tiny_root, cache)
     before = _files(cache)
-    assert len(before) == 4 * 6  # four tables, five arrays and a graph list each
+    assert len(before) == 4 * 7  # four tables: five arrays, a graph list, their CRC-32s
 
     def no_entry_read(*args, **kwargs):
         raise AssertionError("a reused table must not read a file's cache entry")
@@ -96,13 +96,20 @@ def test_other_caps_make_another_table(tiny_root: Path, tmp_path: Path) -> None:
     assert max(np.bincount(capped[("tile", "train")].group)) <= 5
 
 
-@pytest.mark.parametrize("damage", ["truncate", "empty"])
+@pytest.mark.parametrize("damage", ["truncate", "empty", "same size"])
 def test_a_damaged_table_file_is_rebuilt(tiny_root: Path, tmp_path: Path, damage: str) -> None:
+    """A table overwritten in place at the same size was once mapped and used as it was: the
+    probe's campaign scored 0.2473 instead of 0.7706."""
     cache = tmp_path / "cache"
     first = {k: np.array(t.X) for k, t in _build(tiny_root, cache).items()}
     (x_file,) = (cache / "tables").glob("layout-train-*.X.npy")
     size = x_file.stat().st_size
-    x_file.write_bytes(x_file.read_bytes()[: size - 100] if damage == "truncate" else b"")
+    if damage == "same size":
+        with open(x_file, "r+b") as fh:  # the rows' bytes, header kept
+            fh.seek(size // 2)
+            fh.write(np.random.default_rng(0).bytes(size - size // 2))
+    else:
+        x_file.write_bytes(x_file.read_bytes()[: size - 100] if damage == "truncate" else b"")
     rebuilt = _build(tiny_root, cache)
     assert x_file.stat().st_size == size
     for key, X in first.items():

@@ -77,6 +77,18 @@ def _drop_a_graph(path: Path) -> None:
     path.write_text(json.dumps(json.loads(path.read_text())[:-1]))
 
 
+def _overwrite_in_place(path: Path) -> None:
+    """Same size, same header, other contents: the last value's bytes turned over."""
+    data = bytearray(path.read_bytes())
+    data[-4:] = bytes(255 - b for b in data[-4:])
+    with open(path, "r+b") as fh:  # in place, as the probe's overwrite did
+        fh.write(data)
+
+
+def _rename_a_graph(path: Path) -> None:
+    path.write_text(path.read_text().replace('"g0"', '"h0"'))
+
+
 @pytest.mark.parametrize(
     ("name", "damage"),
     [
@@ -87,6 +99,13 @@ def _drop_a_graph(path: Path) -> None:
         ("graphs.json", _drop_a_graph),
         ("graphs.json", lambda p: p.write_text("{not json")),
         ("X.npy", lambda p: p.write_bytes(b"")),
+        # the same size: once mapped and used (a score of 0.2473 instead of 0.7706)
+        ("X.npy", _overwrite_in_place),
+        ("target.npy", _overwrite_in_place),
+        ("dup_count.npy", _overwrite_in_place),
+        ("graphs.json", _rename_a_graph),
+        ("crc32.json", lambda p: p.unlink()),  # a table from before the record: rebuilt
+        ("crc32.json", lambda p: p.write_text("{}")),
     ],
 )
 def test_a_damaged_table_is_not_trusted(tmp_path: Path, name: str, damage) -> None:

@@ -108,3 +108,20 @@ def test_large_graph_is_fast() -> None:
     tile_score(pred, runtime)
     # generous bound: an O(c^2) implementation takes minutes here
     assert time.perf_counter() - t0 < 5.0
+
+
+def test_a_graph_without_a_ranking_is_left_out_of_the_collection_mean() -> None:
+    """One valid graph of equal runtimes once counted tau 0 in its collection's mean (it took
+    layout:xla:random from 0.9873 to 0.4954); a graph of one config alike. Graphs that rank
+    keep the competition's tau, and a constant prediction on them still scores 0."""
+    rng = np.random.default_rng(0)
+    runtime = rng.random(30) + 1.0
+    good = -runtime  # wrong way round: tau -1
+    flat, single = np.full(30, 7.0), np.array([5.0])
+    preds = [good, rng.random(30), rng.random(1)]
+    runtimes = [runtime, flat, single]
+    assert score_collection("layout:xla:random", preds, runtimes) == pytest.approx(-1.0)
+    assert score_collection("tile:xla", preds, runtimes) == tile_score(good, runtime)
+    assert score_collection("layout:xla:random", [np.ones(30)], [runtime]) == 0.0
+    with pytest.raises(ValueError, match=r"no graphs to score in tile:xla \(none of its 2 carries"):
+        score_collection("tile:xla", preds[1:], runtimes[1:])

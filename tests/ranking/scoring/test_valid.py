@@ -18,6 +18,7 @@ from hpo.ranking.scoring import valid as scoring
 from hpo.ranking.scoring.valid import (
     ValidRows,
     blended_predict,
+    collection_means,
     graph_metrics,
     score_table,
     select_rows,
@@ -202,3 +203,24 @@ def test_a_mapping_of_weights_scores_each_collection_at_its_own(fitted) -> None:
         assert [s for s in mixed if s.collection == c] == [s for s in alone if s.collection == c]
     with pytest.raises(ConfigError, match=rf"^blend weights: none for {present[0]}"):
         score_table(ranker, valid, columns, LAYOUT, weight={present[-1]: 1.0}, prior=prior)
+
+
+def test_graphs_without_a_ranking_are_scored_but_left_out_of_the_means(fitted) -> None:
+    """A valid graph of equal runtimes, or of one config, scores tau 0 whatever the model:
+    counted, it pulled its collection's mean toward 0."""
+    train, valid, ranker, prior = fitted
+    target = np.array(valid.target, dtype=np.float64)
+    bounds = np.r_[0, np.cumsum(SIZES)]
+    target[bounds[1] : bounds[2]] = 3.0  # g1 (layout:nlp:default): one runtime for all
+    flat = dataclasses.replace(valid, target=target)
+    columns = np.arange(len(NAMES))
+    scores = score_table(ranker, flat, columns, LAYOUT)
+    ranked = {s.stem: s.ranked for s in scores}
+    assert ranked == {f"g{i}": i != 1 for i in range(len(SIZES)) if i != 4}
+    means = collection_means(scores, LAYOUT)
+    nlp = [s.metric for s in scores if s.collection == LAYOUT[1] and s.stem != "g1"]
+    assert means[LAYOUT[1]] == pytest.approx(np.mean(nlp))
+    assert (
+        collection_means(scores, LAYOUT)[LAYOUT[0]]
+        == collection_means(score_table(ranker, valid, columns, LAYOUT), LAYOUT)[LAYOUT[0]]
+    )

@@ -55,8 +55,14 @@ def _drop_tree_lines(text: str) -> str:
 
 
 HOSTILE = {
-    "huge split_feature": (lambda t: _set(t, 0, "split_feature", "99999999 1 2"), "split_feature"),
-    "negative split_feature": (lambda t: _set(t, 0, "split_feature", "-1 1 2"), "split_feature"),
+    "huge split_feature": (
+        lambda t: _set(t, 0, "split_feature", "99999999 1 2"),
+        r"'split_feature' 99999999 is not a column \(0\.\.3\)",
+    ),
+    "negative split_feature": (  # once named the largest index, 2, not the bad one
+        lambda t: _set(t, 0, "split_feature", "1 -7 2"),
+        r"'split_feature' -7 is not a column \(0\.\.3\)",
+    ),
     "left_child far out": (lambda t: _set(t, 0, "left_child", "7777 -1 -3"), "child index 7777"),
     "leaf index out": (lambda t: _set(t, 0, "right_child", "-99 2 -4"), "child index -99"),
     "child back to root": (lambda t: _set(t, 1, "left_child", "-1 0 -2"), "root node 0"),

@@ -153,3 +153,66 @@ def test_runs_plot_into_a_read_only_run_folder_is_one_line(
         "writable file system\n"
     )
     assert leftovers(run.path) == []
+
+
+def test_compare_replaces_only_a_figure_hpo_wrote(
+    run: RunHistory,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Probe 60: ``runs compare`` replaced any ``compare.png`` of the working directory, and
+    ``--out notes.png`` a text file. A figure hpo wrote (its creator in the metadata) is
+    replaced; anything else, or a symlink, is refused in one line and left as it was."""
+    from hpo.runs.views.plots import is_hpo_figure
+
+    monkeypatch.chdir(tmp_path)
+    args = ["runs", "compare", str(run.path), "--runs-dir", str(tmp_path)]
+    assert main(args) == 0
+    assert is_hpo_figure(tmp_path / "compare.png")
+    assert main(args) == 0  # its own figure: replaced
+    capsys.readouterr()
+    foreign = PNG_MAGIC + b"a photo"
+    (tmp_path / "compare.png").write_bytes(foreign)
+    (tmp_path / "notes.png").write_text("notes\n")
+    (tmp_path / "link.png").symlink_to(tmp_path / "elsewhere.png")
+    for out, what in [
+        ("compare.png", "exists and is not a figure hpo wrote"),
+        ("notes.png", "exists and is not a figure hpo wrote"),
+        ("link.png", "is a symlink"),
+    ]:
+        assert main([*args, "--out", out]) == 2
+        assert what in one_line(capsys.readouterr().err)
+    assert (tmp_path / "compare.png").read_bytes() == foreign
+    assert (tmp_path / "notes.png").read_text() == "notes\n"
+    assert not (tmp_path / "elsewhere.png").exists()
+    assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("suffix", ["png", "pdf", "svg", "ps", "eps"])
+def test_every_figure_format_with_metadata_names_hpo(
+    run: RunHistory, tmp_path: Path, suffix: str
+) -> None:
+    from hpo.runs.views.plots import is_hpo_figure
+
+    out = tmp_path / f"c.{suffix}"
+    plot_compare([run], out)
+    assert is_hpo_figure(out)
+    plot_compare([run], out)  # replaced
+    other = tmp_path / f"other.{suffix}"
+    other.write_bytes(out.read_bytes().replace(b"hpo runs plot/compare", b"someone else!!!!!!!!"))
+    assert not is_hpo_figure(other)
+    with pytest.raises(UsageError, match="not a figure hpo wrote"):
+        plot_compare([run], other)
+
+
+def test_a_run_png_from_before_the_creator_is_still_replaced(run: RunHistory) -> None:
+    """``runs plot`` wrote run.png in the run folder before figures named their creator."""
+    old = run.path / "run.png"
+    old.write_bytes(PNG_MAGIC + b"an older figure")
+    assert main(["runs", "plot", str(run.path)]) == 0
+    assert old.read_bytes() != PNG_MAGIC + b"an older figure"
+    other = run.path / "other.png"  # only run.png is a run folder's own figure
+    other.write_bytes(PNG_MAGIC)
+    with pytest.raises(UsageError, match="not a figure hpo wrote"):
+        plot_compare([run], other)
