@@ -123,8 +123,14 @@ def judge_default(tuning: Path, unseen: Path, args: argparse.Namespace) -> dict[
             options=FitOptions(n_threads=args.threads),
         )
         out["seconds"][family] = time.perf_counter() - t0
-        settings = {"as set": collection_weights(hp, collections) if hp.get(BLEND_KEY) else 0.0}
+        on = collection_weights(hp, collections) if hp.get(BLEND_KEY) else {}
+        off = fit.prior.off if fit.prior is not None else frozenset()
+        # "as set" is what a model of this configuration scores: estimate_blend_select may
+        # have ranked some collections by the trees alone (the prior's ``off``)
+        as_set = {c: 0.0 if c in off else w for c, w in on.items()}
+        settings: dict[str, Any] = {"as set": as_set or 0.0}
         if family == "layout" and args.blend_off_too and hp.get(BLEND_KEY):
+            settings["blend on"] = on
             settings["blend off"] = 0.0
         valid: dict[str, dict[str, float]] = {}
         for label, weight in settings.items():
@@ -143,10 +149,10 @@ def judge_default(tuning: Path, unseen: Path, args: argparse.Namespace) -> dict[
                             weight=weight, prior=fit.prior),
                 collections,
             )  # fmt: skip
-        if len(settings) > 1:  # per collection, the setting that scores best on valid
+        if len(settings) > 1:  # per collection, the better of on and off on valid
             chosen = out["shares"].setdefault("valid-chosen", {})
             for c in collections:
-                best = max(settings, key=lambda label: valid[label][c])
+                best = max(("blend on", "blend off"), key=lambda label: valid[label][c])
                 chosen[c] = out["shares"][best][c]
     return out
 
