@@ -279,7 +279,8 @@ def _run_at_largest_budget(
             if deadline is not None and need > deadline - smbo.used_walltime:
                 left = max(0.0, deadline - smbo.used_walltime)
                 progress.log(
-                    f"finishing: config {t.config_id} needs ~{need:.0f} s, {left:.0f} s left"
+                    f"finishing: trial {t.trial}'s configuration needs ~{need:.0f} s, "
+                    f"{left:.0f} s left"
                 )
                 continue
             info = TrialInfo(_configuration(smbo, t), seed=t.seed, budget=cfg.max_budget)
