@@ -78,7 +78,7 @@ __all__ = [
 ]
 
 #: Largest share of the walltime (or trials) the reserve may take: the search keeps most of
-#: the campaign; a quarter was too little in 2-minute campaigns (bench/README.md).
+#: the campaign; a quarter was too little in 2-minute campaigns (docs/benchmarks.md).
 FINISH_SHARE = 1 / 3
 #: Headroom on the estimated seconds: a loaded machine makes any one trial slower.
 FINISH_MARGIN = 1.25

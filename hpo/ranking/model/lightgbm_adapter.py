@@ -1,6 +1,6 @@
 """The one place that leans on LightGBM's private names: a Dataset built from table chunks.
 
-Why (issue 20): the training rows of a campaign used to be copied once more, column-selected
+Why: the training rows of a campaign used to be copied once more, column-selected
 and in Dataset order, before LightGBM binned them, and that copy was kept for the whole
 campaign because continuing a booster (``lgb.train(init_model=...)``) computes the initial
 scores by predicting ``Dataset.data``. Here LightGBM reads the rows from the feature tables
@@ -98,11 +98,11 @@ def continued_seeds(seed: int, done: int) -> dict[str, int]:
     booster continued at round ``done`` would draw the column and row samples of rounds
     ``1, 2, ...`` again, and one taken up a budget ladder (42, 84, ... 672 rounds) draws
     its first 42 samples five times. Continued boosters then scored below boosters trained
-    straight with the same configuration and seed (bench/README.md, "Continued boosters
-    against straight ones"). A stream seeded from ``(seed, done)`` draws samples the booster
-    has not used, so the same ladder gives the same result on a resume, and a continued
-    booster stays deterministic. It is not the straight booster's stream: LightGBM cannot
-    be fast-forwarded.
+    straight with the same configuration and seed
+    (docs/benchmarks.md#fidelity-and-continued-boosters). A stream seeded from ``(seed, done)``
+    draws samples the booster has not used, so the same ladder gives the same result on a
+    resume, and a continued booster stays deterministic. It is not the straight booster's
+    stream: LightGBM cannot be fast-forwarded.
     """
     if done <= 0:
         return {}
