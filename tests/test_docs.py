@@ -125,3 +125,22 @@ def test_bench_holds_scripts_and_reports_not_run_records() -> None:
     files = [ROOT / name for name in listed.stdout.split("\0") if name]
     assert not [f for f in files if "records" in f.relative_to(ROOT).parts]
     assert sum(f.stat().st_size for f in files if f.exists()) <= 5 * 2**20
+
+
+def test_where_to_change_what_names_files_that_hold_it() -> None:
+    """docs/ARCHITECTURE.md answers a newcomer's "where do I change ..." with files that exist
+    and hold the names it gives (a search-space default, the incumbent rule, a new optimizer, a
+    new CLI option, a new feature column)."""
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
+    section = text[text.index("## Where to change what") :].split("\n## ")[0]
+    for topic in ("search-space default", "incumbent rule", "optimizer", "CLI option", "feature"):
+        assert topic in section, topic
+    for line in section.split("\n- ")[1:]:
+        paths = [p for p in re.findall(r"`([\w/.]+)`", line) if "/" in p]
+        assert paths, line
+        for path in paths:
+            assert (ROOT / path).exists(), path
+        names = [n for n in re.findall(r"`([A-Z_]{4,}|register)\b", line)]
+        sources = "".join((ROOT / p).read_text() for p in paths if (ROOT / p).is_file())
+        for name in names:
+            assert name in sources, f"{name} is in none of {paths}"
