@@ -143,6 +143,8 @@ def binary_dataset(path: Path, build: Callable[[], Any], load: Callable[[Path], 
     """
     from lightgbm.basic import LightGBMError
 
+    from hpo.ranking.model.lightgbm_adapter import save_binary_quietly
+
     before = _identity(path)
     saved = _load_saved(path, load)
     if saved is not None:
@@ -156,7 +158,7 @@ def binary_dataset(path: Path, build: Callable[[], Any], load: Callable[[Path], 
         sweep_stale_temps(path.parent)  # what a killed campaign was writing
         tmp = path.with_name(f"{temp_prefix(path)}{threading.get_ident()}{TEMP_SUFFIX}")
         try:
-            dataset.save_binary(tmp)
+            save_binary_quietly(dataset, str(tmp))
             os.replace(tmp, path)
         except (LightGBMError, OSError) as exc:
             warnings.warn(f"{path}: binary Dataset not saved ({exc})", RuntimeWarning, stacklevel=2)

@@ -55,6 +55,7 @@ __all__ = [
     "continued_seeds",
     "derived_data_seed",
     "hook_signatures",
+    "save_binary_quietly",
 ]
 
 #: The private ``lightgbm.Dataset`` methods :class:`ChunkedDataset` overrides or calls, with
@@ -73,6 +74,27 @@ def hook_signatures() -> dict[str, tuple[str, ...]]:
         method = getattr(lgb.Dataset, name, None)
         out[name] = () if method is None else tuple(inspect.signature(method).parameters)
     return out
+
+
+def save_binary_quietly(dataset: lgb.Dataset, path: str) -> None:
+    """Save ``dataset`` as a LightGBM binary file without LightGBM's ``[Info] Saving data to
+    binary file`` line on stdout.
+
+    LightGBM's log level is per thread, set by the last call on that thread that read
+    parameters: a Dataset built with ``verbose=-1`` on one thread and saved on another (a
+    worker or the prebuild's pool) would log at Info. Checking ``verbose=-1`` first sets this
+    thread's level.
+
+    Raises
+    ------
+    lightgbm.basic.LightGBMError
+        If LightGBM cannot write the file.
+    """
+    from lightgbm.basic import _LIB, _c_str, _safe_call
+
+    quiet = _c_str("verbose=-1")
+    _safe_call(_LIB.LGBM_DatasetUpdateParamChecking(quiet, quiet))
+    dataset.save_binary(path)
 
 
 def derived_data_seed(seed: int) -> int:
