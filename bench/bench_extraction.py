@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", type=int, default=5_000)
     parser.add_argument("--chunk", type=int, default=2048)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
+    parser.add_argument("--out", type=Path, default=Path("/tmp/hpo-bench"))
     parser.add_argument("--measure", choices=MODES, help=argparse.SUPPRESS)
     parser.add_argument("--path", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--dataset", type=Path, help="measure build_tables on a dataset root")

@@ -10,7 +10,7 @@ trial reached at any budget, and the gap between them. The issue's target: gap <
 least 4 of 5 seeds per dataset.
 
     python bench/bench_finish.py --data /tmp/h23/small0 /tmp/h23/small1 --base /work/wt23_base
-        [--new .] [--seeds 0 1 2 3 4] [--walltime 2m] [--out bench/out/finish]
+        [--new .] [--seeds 0 1 2 3 4] [--walltime 2m] [--out /tmp/hpo-bench/finish]
         [--run-args "--space lambdarank_small --min-budget 16 --max-budget 144"]
 
 Writes ``finish.json`` (one row per campaign) and ``finish.png`` (incumbent vs best, per
@@ -122,7 +122,7 @@ def main() -> None:
     parser.add_argument("--new", type=Path, default=Path("."), help="source tree to measure")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--walltime", default="2m")
-    parser.add_argument("--out", type=Path, default=Path("bench/out/finish"))
+    parser.add_argument("--out", type=Path, default=Path("/tmp/hpo-bench/finish"))
     parser.add_argument("--run-args", default=DEFAULT_RUN_ARGS, help="more 'hpo run' options")
     args = parser.parse_args()
     args.run_args = args.run_args.split()

@@ -12,9 +12,10 @@ Usage::
 
     python bench/bench_loading.py [--configs 40000] [--config-nodes 400] [--chunk 4096]
 
-The file is kept under ``bench/out/`` and reused when it already exists. It is written by a
-subprocess too: on Linux a child's ``ru_maxrss`` starts from its parent's peak at fork time,
-so the measuring parent must stay small. ``VmHWM`` (``/proc/self/status``) is shown as a
+The file is kept under ``--out`` (default ``/tmp/hpo-bench``, outside the repository) and
+reused when it already exists. It is written by a subprocess too: on Linux a child's
+``ru_maxrss`` starts from its parent's peak at fork time, so the measuring parent must stay
+small. ``VmHWM`` (``/proc/self/status``) is shown as a
 cross-check.
 """
 
@@ -101,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", type=int, default=5_000)
     parser.add_argument("--chunk", type=int, default=4096, help="configs per chunk")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
+    parser.add_argument("--out", type=Path, default=Path("/tmp/hpo-bench"))
     parser.add_argument("--measure", choices=MODES, help=argparse.SUPPRESS)
     parser.add_argument("--generate", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--path", type=Path, help=argparse.SUPPRESS)

@@ -96,7 +96,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--threads", type=int, help="LightGBM threads per run (default: cores // K)")
     p.add_argument("--campaign-setting", type=_setting, action="append", default=[],
                    metavar="KEY=VALUE", help="extra CampaignConfig setting")  # fmt: skip
-    p.add_argument("--out", type=Path, default=Path("bench/out/optimizers"))
+    p.add_argument("--out", type=Path, default=Path("/tmp/hpo-bench/optimizers"))
     p.add_argument("--cache-dir", type=Path, help="feature cache (default: OUT/cache)")
     p.add_argument("--report-only", action="store_true", help="only read existing runs")
     p.add_argument("--run-one", help=argparse.SUPPRESS)  # a subprocess: one run, as JSON

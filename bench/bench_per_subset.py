@@ -10,7 +10,7 @@ and their gap (selection minus unseen: how much the selection flattered itself).
     hpo data synth --out /tmp/sel --scale small --seed 0
     hpo data synth --out /tmp/unseen --scale small --seed 1
     python bench/bench_per_subset.py --data /tmp/sel --unseen /tmp/unseen --walltime 20m \\
-        --seeds 0 1 2 --out bench/out/per_subset.json
+        --seeds 0 1 2 --out /tmp/hpo-bench/per_subset.json
 
 A mode is a ``--per`` mode with an optional ``+cvK``: ``collection+cv5`` runs ``--per
 collection --cv 5``, whose selection score is the incumbent's mean over 5 folds of the labeled
@@ -20,7 +20,7 @@ with k-fold selection in one invocation:
     python bench/bench_per_subset.py --data /tmp/sel --unseen /tmp/unseen --walltime 20m \
         --modes none,none+cv5,collection,collection+cv5 --seeds 0 1 2
 
-Runs are kept in ``--runs-dir`` (default ``bench/out/runs``) and reused when already finished,
+Runs are kept in ``--runs-dir`` (default ``/tmp/hpo-bench/runs``) and reused when already finished,
 so an interrupted benchmark continues where it stopped.
 """
 
@@ -216,9 +216,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     p.add_argument("--max-budget", type=float, help="largest budget (default: hpo's)")
     p.add_argument("--seeds", nargs="+", type=int, default=[0])
-    p.add_argument("--runs-dir", type=Path, default=Path("bench/out/runs"))
+    p.add_argument("--runs-dir", type=Path, default=Path("/tmp/hpo-bench/runs"))
     p.add_argument("--cache-dir", type=Path, default=Path(".hpo_cache"))
-    p.add_argument("--out", type=Path, default=Path("bench/out/per_subset.json"))
+    p.add_argument("--out", type=Path, default=Path("/tmp/hpo-bench/per_subset.json"))
     args = p.parse_args(argv)
     args.modes = [m for group in args.modes for m in group]
     rows: list[dict[str, Any]] = []

@@ -9,8 +9,8 @@ trials, trials per minute of the campaign's wall-clock (first trial start to las
 how many trials each worker ran, and whether the campaign ended cleanly (issue 24: every
 successive-halving optimizer crashed on two workers).
 
-    python bench/bench_workers.py --data DIR [--walltime 3m] [--seed 0] [--out bench/out/workers]
-        [--run-args "--min-budget 21 --max-budget 168"]
+    python bench/bench_workers.py --data DIR [--walltime 3m] [--seed 0]
+        [--out /tmp/hpo-bench/workers] [--run-args "--min-budget 21 --max-budget 168"]
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def main() -> None:
     parser.add_argument("--walltime", default="3m")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--optimizer", default="model-hb")
-    parser.add_argument("--out", type=Path, default=Path("bench/out/workers"))
+    parser.add_argument("--out", type=Path, default=Path("/tmp/hpo-bench/workers"))
     parser.add_argument(
         "--run-args", default="", help="more 'hpo run' options, e.g. '--max-budget 168'"
     )

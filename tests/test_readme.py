@@ -43,14 +43,14 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     assert ci[-1] == _readme_commands()[1]
 
 
-def test_readme_slurm_example_builds_its_job_script() -> None:
-    # dask-jobqueue is a test extra for this: the README's cluster must be one it accepts
+def test_scaling_docs_slurm_example_builds_its_job_script() -> None:
+    # dask-jobqueue is a test extra for this: the documented cluster must be one it accepts
     pytest.importorskip("dask_jobqueue")
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "scaling.md").read_text()
     (block,) = [b for b in re.findall(r"```python\n(.+?)\n```", text, flags=re.S) if "SLURM" in b]
     setup = block.split("cluster.scale", 1)[0]  # scaling would submit jobs to sbatch
     names: dict[str, Any] = {}
-    exec(compile(setup, "README.md", "exec"), names)
+    exec(compile(setup, "docs/scaling.md", "exec"), names)
     cluster = names["cluster"]
     try:
         script = cluster.job_script()

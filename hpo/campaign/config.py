@@ -75,8 +75,7 @@ DEFAULT_MIN_TRIALS = 5
 #: Of the initial configurations, those that are neighbours of the baseline
 #: (:mod:`hpo.campaign.seeding.local_design`).
 DEFAULT_N_LOCAL = 0
-#: LightGBM's histogram pool per trial in MiB; 0: unbounded (bench/README.md, "The
-#: histogram pool").
+#: LightGBM's histogram pool per trial in MiB; 0: unbounded (docs/benchmarks.md#speed-and-memory).
 DEFAULT_HISTOGRAM_POOL_MB = 0
 #: Configurations a multi-fidelity campaign takes to the largest budget in its reserve
 #: (:mod:`hpo.campaign.lifecycle.finish`).
@@ -142,11 +141,11 @@ class CampaignConfig:
     max_budget: float | None = None
     # eta 2 (halve, not third, at each stage) was measured best for the model-based default:
     # more stages promote more configurations to the largest budget, where the surrogate is
-    # fitted (bench/README.md, "eta and the smallest budget")
+    # fitted (docs/benchmarks.md#optimizers)
     eta: int = 2
     # surrogate settings of model-hb, model-sh and bo (random-hb and random have no model):
     # n_init: random configurations before the surrogate proposes (at most --trials), 8 by
-    # measurement (bench/README.md); None: SMAC's own design (10 per hyperparameter, at most a
+    # measurement (docs/benchmarks.md); None: SMAC's own design (10 per hyperparameter, at most a
     # quarter of the trials). random_prob: the share of configs sampled at random between
     # model picks
     n_init: int | None = DEFAULT_N_INIT
@@ -156,14 +155,15 @@ class CampaignConfig:
     n_local: int = DEFAULT_N_LOCAL
     random_prob: float = 0.2
     # trials one budget needs before the surrogate of model-hb/model-sh is fitted on it, 5 by
-    # measurement (bench/README.md, the min_trials pilot: BOHB's d + 1 leaves the forest idle for
-    # most of a short campaign, SMAC's 1 fits it on the lone baseline); None: BOHB's d + 1
+    # measurement (docs/benchmarks.md#optimizers, the surrogate's settings: BOHB's d + 1 leaves the
+    # forest idle for most of a short campaign, SMAC's 1 fits it on the lone baseline); None: BOHB's
+    # d + 1
     min_trials: int | None = DEFAULT_MIN_TRIALS
     seed: int = 0
     workers: int = 1
     # the local cluster's workers as processes (each holds its own binned Datasets, and one
     # that dies, say of a LightGBM crash, is restarted) instead of threads of this process,
-    # which share them (bench/README.md, "A second local worker"); --workers 2 or more only
+    # which share them (docs/benchmarks.md#speed-and-memory); --workers 2 or more only
     worker_processes: bool = False
     # LightGBM threads per trial; None fills the machine's cores (cores // workers)
     threads: int | None = None

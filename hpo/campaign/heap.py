@@ -5,7 +5,7 @@ predictions) in many blocks, and frees them when it ends. glibc's allocator keep
 that do not sit at the top of its heap (and whole per-thread arenas) for reuse instead of
 returning them, so a campaign process holds between trials what its largest trial once
 needed, and with two local workers both trials' leftovers at once. In a replay of two
-real-size trials (bench/README.md, "The histogram pool") the process kept 322 MiB after the
+real-size trials (docs/benchmarks.md#speed-and-memory) the process kept 322 MiB after the
 trials; ``malloc_trim(0)`` brought it to 154-202 MiB in 6-24 ms. In real-size campaigns it
 lowered the two-worker peak by 105-151 MiB, and the memory a second local worker adds went
 from 0.53x of the first worker's to 0.30x, and 0.49x in a second run ("Freed memory back to

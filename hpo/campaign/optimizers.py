@@ -5,8 +5,8 @@ Each :class:`Optimizer` names its facade builder, whether it races budgets (mult
 the names older ``campaign.json`` files hold for it, and one line for ``hpo run --help``.
 :class:`hpo.campaign.config.CampaignConfig` checks a name against the table,
 :func:`hpo.campaign.smac.facades.make_facade` calls the builder, ``hpo run --optimizer`` offers the
-names, and ``tests/campaign/test_optimizers.py`` checks that README.md lists every offered
-one. Adding an optimizer is one :func:`register` call (that test adds one and runs a
+names, and ``tests/campaign/test_optimizers.py`` checks that docs/campaigns.md lists every
+offered one. Adding an optimizer is one :func:`register` call (that test adds one and runs a
 campaign with it).
 
 The table holds no SMAC object: a builder is referred to by its ``"module:function"`` path and

@@ -1,7 +1,7 @@
 """``hpo export NAME --ensemble K``: one model folder averaging a run's K best configurations.
 
 Why: inside one graph the rank noise of one booster is large next to the differences
-between a run's top configurations (bench/README.md), and averaging several good rankers is
+between a run's top configurations (docs/benchmarks.md), and averaging several good rankers is
 how ranking competitions are usually won. The members are the K best distinct
 configurations *at the largest budget* (the budget the incumbent rule compares at, see
 :mod:`hpo.runs.incumbent`), the incumbent first. Each member scores a graph's configs as its
@@ -140,10 +140,9 @@ def ensemble_families(
 #: Default of ``--ensemble-within``: a member's valid score may lie at most this far below
 #: the incumbent's. Why: the case for averaging is configurations of nearly equal score, whose
 #: differences are within one booster's rank noise (about 0.005-0.01 of the score on ``small``
-#: data, bench/README.md). In 2-minute campaigns the second or third best configuration at
+#: data, docs/benchmarks.md). In 2-minute campaigns the second or third best configuration at
 #: the largest budget was often 0.04-0.12 below the incumbent, and averaging them in cost the
-#: ensemble up to 0.028 on valid and 0.036 on unseen graphs (bench/README.md, "Warm starts
-#: and ensembles over 5 seeds").
+#: ensemble up to 0.028 on valid and 0.036 on unseen graphs (docs/benchmarks.md#ensembles).
 ENSEMBLE_WITHIN = 0.01
 
 

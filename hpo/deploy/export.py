@@ -17,7 +17,7 @@ lower-budget booster, its new rounds drew their column, row and ``rank_xendcg`` 
 from streams LightGBM started again (seeded from the seed and the rounds done since
 :func:`hpo.ranking.model.lightgbm_adapter.continued_seeds`; restarted from the seed before), not
 from where a straight training's streams would be, and
-for two trials in ``bench/README.md`` a fresh training moved the score by more than 0.05. The
+for two trials in ``docs/benchmarks.md`` a fresh training moved the score by more than 0.05. The
 copy's validation metrics therefore equal the trial's recorded ones (``model.json`` keeps
 both and their largest difference; a run scored by an older layout metric, named in
 ``run_layout_metric``, differs where a model tied configs): they are computed on the valid

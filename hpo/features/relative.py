@@ -42,7 +42,7 @@ def relative_features(
         Per-config features of one graph, shape (c, p).
     ranks
         Also return the percentile ranks (measured: they help layout collections and hurt
-        the tile score badly, whose best configs sit at the extremes; see bench/README.md).
+        the tile score badly, whose best configs sit at the extremes; see docs/benchmarks.md).
     reference
         Per-config features of the configs the median and ranks are taken over, shape
         (r, p) (``None``: ``values`` itself). A sampled graph passes a uniform sample of its

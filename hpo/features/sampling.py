@@ -1,8 +1,8 @@
 """Per-graph config sampling: which configs of a file become rows, decided before featurizing.
 
 A real nlp layout graph holds up to 100,040 configs; featurizing and keeping every one of
-the ~28 million layout train configs needs about 20 GB of tables (bench/README.md, "Full-scale
-data"). The table builder therefore keeps, per graph:
+the ~28 million layout train configs needs about 20 GB of tables
+(docs/benchmarks.md#speed-and-memory). The table builder therefore keeps, per graph:
 
 - train: up to ``train_configs`` *distinct* configs (identical configs merged into one row with
   their mean runtime). The ``keep_fastest`` fastest measured configs are always kept (the
@@ -40,12 +40,12 @@ __all__ = [
     "priority_order",
 ]
 
-#: Defaults chosen by measurement (bench/README.md, "Full-scale data" and "Real-scale
-#: campaigns"): 2,000 distinct configs per train graph was first the most a 24 GB machine held
-#: (about 19 GB estimated when campaigns held float32 tables). Since the tables stay on disk
-#: and trials hold binned Datasets (issue 20), it needs about 4 GB, 4,000 about 5 GB: memory no
-#: longer binds, a trial's time (linear in rows) does, so 2,000 stays and users with cores or
-#: hours to spend raise it. 1,000 valid configs is the size of a real layout test graph.
+#: Defaults chosen by measurement (docs/benchmarks.md#speed-and-memory): 2,000 distinct configs
+#: per train graph was first the most a 24 GB machine held (about 19 GB estimated when campaigns
+#: held float32 tables). Since the tables stay on disk and trials hold binned Datasets, it needs
+#: about 4 GB, 4,000 about 5 GB: memory no longer binds, a trial's time (linear in rows) does,
+#: so 2,000 stays and users with cores or hours to spend raise it. 1,000 valid configs is the
+#: size of a real layout test graph.
 DEFAULT_TRAIN_CONFIGS = 2000
 DEFAULT_VALID_CONFIGS = 1000
 DEFAULT_KEEP_FASTEST = 100

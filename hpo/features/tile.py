@@ -164,11 +164,11 @@ def _derived(cfg: np.ndarray, kernel: _Kernel, contracting: bool) -> np.ndarray:
 
     ``contracting`` False reads no K dim in the kernel whatever its operand. Why both: an
     elementwise fusion has no contracted dim, yet reading one (the largest dim of the root's
-    first operand) prices a K strip into its working set that it never streams, so its
-    whole-dim tiles read as overflowing on-chip memory (bench/README.md, "Tile: a K dim only
-    where the kernel contracts"). Which kernels contract is a fact of their ops, not a
-    constant fitted to a law; the generator's tile law reads it by the same rule, so its gain
-    on generated data is an upper bound for real kernels.
+    first operand) prices a K strip into its working set that it never streams, so its whole-dim
+    tiles read as overflowing on-chip memory (docs/benchmarks.md#tile-objective-and-features).
+    Which kernels contract is a fact of their ops, not a constant fitted to a law; the
+    generator's tile law reads it by the same rule, so its gain on generated data is an upper
+    bound for real kernels.
     """
     shape = kernel.shape
     volume = float(shape.prod())

@@ -1,6 +1,6 @@
 """Graph-aligned chunks of rows: how valid scoring and the prior's fit walk a table in pieces.
 
-Why (issue 20): at the real dataset's size the valid rows' selected columns, or the float64
+Why: at the real dataset's size the valid rows' selected columns, or the float64
 design of every training row, are gigabytes; scoring and fitting must hold one bounded chunk
 (:data:`hpo.features.table.store.CHUNK_BYTES`) at a time, read with
 :func:`hpo.features.table.store.read_rows`. Both standardize within a graph (the blend,

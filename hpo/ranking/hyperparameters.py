@@ -58,16 +58,16 @@ __all__ = [
 TRUNCATION_KEY = "lambdarank_truncation_level"
 #: The tile family's truncation (``TRUNCATION_KEY`` then serves the layout family). Why: tile
 #: is scored on its top 5 only, and a round's time follows the pairs the truncation visits
-#: (bench/README.md, "Where a boosting round goes at real size": 2.6x from 30 to 256 on tile),
+#: (docs/benchmarks.md#speed-and-memory: 2.6x from 30 to 256 on tile),
 #: while the layout collections, scored on the whole order, need a deep one. The packaged
 #: spaces search it from the layout default (256), only while tile trains with lambdarank.
 TILE_TRUNCATION_KEY = "tile_truncation_level"
 #: The tile family's ranking objective (:data:`hpo.ranking.model.ranker.OBJECTIVES`); the layout
 #: family always trains with lambdarank. Why its own: at 31 label levels (its own too,
 #: :data:`TILE_LABEL_LEVELS_KEY`) ``rank_xendcg`` fits tile about 3x faster than lambdarank on
-#: small generated roots and 9x at real size, and ranks its top 5 as well (bench/README.md,
-#: "Tile's objective"). A configuration without it trains tile with lambdarank, as runs made
-#: before it did.
+#: small generated roots and 9x at real size, and ranks its top 5 as well (docs/benchmarks.md
+#: #tile-objective-and-features). A configuration without it trains tile with lambdarank, as runs
+#: made before it did.
 TILE_OBJECTIVE_KEY = "tile_objective"
 #: The layout family's ranking objective: ``lambdarank`` (absent: runs and spaces made before
 #: it) or ``sampled_pairs`` (:mod:`hpo.ranking.model.pairs`, a uniform pair loss, which weighs
@@ -75,7 +75,7 @@ TILE_OBJECTIVE_KEY = "tile_objective"
 LAYOUT_OBJECTIVE_KEY = "layout_objective"
 #: The tile family's relevance levels (``label_levels`` then serves the layout family). At 16
 #: levels the top level of a real-size tile graph holds its fastest ~100 configs; tile's
-#: default, ``rank_xendcg`` at 31 levels, was judged at that size (bench/README.md).
+#: default, ``rank_xendcg`` at 31 levels, was judged at that size (docs/benchmarks.md).
 TILE_LABEL_LEVELS_KEY = "tile_label_levels"
 #: The tile family's own keys, and the key each takes the place of when tile trains (the
 #: objective is its own: :func:`hpo.ranking.training.make_ranker` reads it).

@@ -2,7 +2,7 @@
 
 A warm start from a run of the same problem (:mod:`hpo.campaign.seeding.warm_reuse`) takes the
 source's best booster as its first trial: trained again, it would start LightGBM's random streams
-from another seed and score differently (bench/README.md, "Warm against cold at 10 minutes": below
+from another seed and score differently (docs/benchmarks.md#warm-starts-and-extensions: below
 its source in 2 seeds of 5), while the source's booster is a model already known to score what
 the source recorded. Scoring goes through :func:`hpo.ranking.scoring.valid.score_valid`, the
 function that scored the trial that made the booster, so the same booster on the same rows gives the

@@ -1,6 +1,6 @@
 """The family of hidden layout laws: constants and switches, random members, ``law.json``.
 
-Why (issue 19): defaults and features judged only on the law they were written after say
+Why: defaults and features judged only on the law they were written after say
 nothing about laws nobody wrote down. :class:`LawConstants` holds every constant of the
 second-order law (:mod:`hpo.synth.layout_law`) and a switch per effect; ``hpo data synth
 --law random --law-seed N`` draws a member (:func:`draw_law`), and every generated root
@@ -42,7 +42,7 @@ class LawConstants:
     The defaults are the ``second-order`` law. ``hpo data synth --law random`` draws a member
     (:func:`draw_law`): every constant scaled by a log-uniform factor in [0.2, 5] and every
     effect switched on or off at random, so that defaults and features can be judged on laws
-    nobody wrote down (issue 19). An effect switched off is neutral: its factor is 1 (matrix
+    nobody wrote down. An effect switched off is neutral: its factor is 1 (matrix
     unit, bitcast, opcode weights), its term 0 (input, kernel, copies, reader copies), every
     type pads to 8 rows (element tiles), or a major-only mismatch costs a relayout
     (mismatch classes).

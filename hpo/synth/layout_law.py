@@ -21,7 +21,7 @@ a feature set that sees them from one that does not:
 
 Its constants and switches are a :class:`hpo.synth.law_family.LawConstants`; ``--law random
 --law-seed N`` draws a member of the family around them (:mod:`hpo.synth.law_family`,
-issue 19).
+see docs/benchmarks.md#defaults-over-a-family-of-laws).
 """
 
 from __future__ import annotations

@@ -262,8 +262,8 @@ def test_a_family_trains_after_the_previous_familys_booster_is_freed(
 ) -> None:
     """A trial's families train one after the other; a LightGBM Booster keeps its tree
     learner's buffers while it lives, so the first family's must be gone before the next
-    trains (a trial's peak is then one family's, not the sum: bench/README.md, "One worker
-    against two at the default caps")."""
+    trains (a trial's peak is then one family's, not the sum:
+    docs/benchmarks.md#speed-and-memory)."""
     import weakref
 
     import hpo.campaign.objective as objective_module

@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 from hpo.campaign import CampaignResult
-from hpo.campaign.progress import CampaignProgress, format_duration, print_summary
+from hpo.campaign.progress import CampaignProgress, format_duration, gain_notes, print_summary
 
 
 def _console() -> tuple[Console, io.StringIO]:
@@ -134,3 +134,25 @@ def test_summary_quiet_and_without_incumbent() -> None:
     print_summary(console, _result(None), cv=3)  # successes, none on every fold yet
     assert "no incumbent yet: 10 trial(s) succeeded" in out.getvalue()
     assert "on all 3 folds" in " ".join(out.getvalue().split())
+
+
+@pytest.mark.parametrize(
+    ("base_score", "generated", "expected"),
+    [
+        (0.6, True, "no configuration beat the baseline (default configuration) on valid: on data"),
+        (0.5995, False, "within one booster seed's spread: a longer --walltime"),
+        (0.59, True, None),  # a real gain needs no explanation
+        (None, True, None),  # nothing to compare with
+    ],
+)
+def test_the_summary_says_why_tuning_gained_nothing(
+    base_score: float | None, generated: bool, expected: str | None
+) -> None:
+    baseline = {"score": base_score, "status": "SUCCESS", "origin": "default configuration"}
+    notes = gain_notes(_result({"num_leaves": 31}), baseline, generated=generated)
+    if expected is None:
+        assert notes == []
+    else:
+        (note,) = notes
+        assert expected in note
+        assert ("noise ceiling" in note) == generated

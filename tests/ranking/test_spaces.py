@@ -277,7 +277,8 @@ def test_unknown_name_lists_the_packaged_spaces() -> None:
 @pytest.mark.parametrize("name", ["lambdarank", "lambdarank_small", "lambdarank_groups"])
 def test_every_space_searches_truncation_beyond_lightgbm_default(name: str) -> None:
     # LightGBM's default truncation (30) ignores pairs below a query's top 30, which capped the
-    # whole-order tau (bench/README.md, issue 12): every space defaults well above it
+    # whole-order tau (docs/benchmarks.md#the-rankers-truncation-level): every space defaults well
+    # above it
     hp = load_space(name)["lambdarank_truncation_level"]
     assert hp.default_value == 256
     assert hp.upper >= 1024
@@ -287,9 +288,9 @@ def test_every_space_searches_truncation_beyond_lightgbm_default(name: str) -> N
 def test_tile_has_its_own_truncation_at_the_layout_default_in_every_packaged_space(
     name: str,
 ) -> None:
-    # searched on its own (under lambdarank); its default stays the layout one: 30's one
-    # real-size check was one graph's coin flip, not judged again (bench/README.md, "Tile's
-    # objective")
+    # searched on its own (under lambdarank); its default stays the layout one: 30's one real-size
+    # check was one graph's coin flip, not judged again
+    # (docs/benchmarks.md#tile-objective-and-features)
     space = load_space(name)
     assert space["tile_truncation_level"].default_value == 256
     assert space["lambdarank_truncation_level"].default_value == 256
@@ -299,7 +300,7 @@ def test_tile_has_its_own_truncation_at_the_layout_default_in_every_packaged_spa
 @pytest.mark.parametrize("name", ["lambdarank", "lambdarank_small", "lambdarank_groups"])
 def test_tile_searches_its_objective_and_its_truncation_only_under_lambdarank(name: str) -> None:
     # default rank_xendcg at 31 levels: a third of lambdarank's time on tile, and its top-5
-    # score as high on small and real-size graphs (bench/README.md, "Tile's objective")
+    # score as high on small and real-size graphs (docs/benchmarks.md#tile-objective-and-features)
     space = load_space(name)
     objective = space["tile_objective"]
     assert isinstance(objective, CategoricalHyperparameter)
@@ -316,9 +317,9 @@ def test_tile_searches_its_objective_and_its_truncation_only_under_lambdarank(na
 
 @pytest.mark.parametrize("name", ["lambdarank", "lambdarank_small", "lambdarank_groups"])
 def test_default_collections_have_their_own_blend_weight_in_every_packaged_space(name: str) -> None:
-    """Default 27 (bench/README.md, "The conv kernels' padded bytes"), searched on a log scale
+    """Default 27 (docs/benchmarks.md#the-learned-prior-and-its-weights), searched on a log scale
     from 0.1 to 100, against ``estimate_weight``'s 100, searched from 0.1 to 1000
-    (bench/README.md, "The random collections' blend weight"), only while the blend is on."""
+    (docs/benchmarks.md#the-learned-prior-and-its-weights), only while the blend is on."""
     space = load_space(name)
     own, shared = space["estimate_weight_default_collections"], space["estimate_weight"]
     assert (own.lower, own.upper, own.log) == (shared.lower, 100.0, shared.log)

@@ -46,9 +46,14 @@ class Candidate:
         return duration * max_budget / budget
 
     def describe(self) -> str:
-        """``config 7 (0.9051 at 168, #1 of 6 there)``, for the progress log."""
+        """``trial 7's configuration (0.9051 at 168, #1 of 6 there)``, for the progress log.
+
+        It is named by its trial at the highest budget it reached, the number the progress
+        view shows for trials (SMAC's own configuration ids are never shown).
+        """
         t = self.trial
-        return f"config {t.config_id} ({t.score:.4f} at {t.budget:g}, #{self.rank} of {self.of})"
+        where = f"({t.score:.4f} at {t.budget:g}, #{self.rank} of {self.of})"
+        return f"trial {t.trial}'s configuration {where}"
 
 
 def finish_candidates(trials: list[Trial], max_budget: float, k: int) -> list[Candidate]:

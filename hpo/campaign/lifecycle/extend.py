@@ -4,7 +4,7 @@ A user who ran a campaign and wants it to run longer can continue it instead of 
 new one warm-started from it: SMAC's runhistory, surrogate data and brackets carry over, the
 run keeps one folder and one incumbent rule over all its trials, and its curve has no dip (a
 warm run re-scores the source's best with a new booster seed). On score the two were level
-(bench/README.md, "Extending a finished campaign"). A resume may therefore raise the
+(docs/benchmarks.md#warm-starts-and-extensions). A resume may therefore raise the
 campaign's limits (:data:`LIMITS`); every other setting must be the saved one
 (:func:`hpo.campaign.lifecycle.preflight.check_saved`).
 

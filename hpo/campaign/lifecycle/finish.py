@@ -78,7 +78,7 @@ __all__ = [
 ]
 
 #: Largest share of the walltime (or trials) the reserve may take: the search keeps most of
-#: the campaign; a quarter was too little in 2-minute campaigns (bench/README.md).
+#: the campaign; a quarter was too little in 2-minute campaigns (docs/benchmarks.md).
 FINISH_SHARE = 1 / 3
 #: Headroom on the estimated seconds: a loaded machine makes any one trial slower.
 FINISH_MARGIN = 1.25
@@ -279,7 +279,8 @@ def _run_at_largest_budget(
             if deadline is not None and need > deadline - smbo.used_walltime:
                 left = max(0.0, deadline - smbo.used_walltime)
                 progress.log(
-                    f"finishing: config {t.config_id} needs ~{need:.0f} s, {left:.0f} s left"
+                    f"finishing: trial {t.trial}'s configuration needs ~{need:.0f} s, "
+                    f"{left:.0f} s left"
                 )
                 continue
             info = TrialInfo(_configuration(smbo, t), seed=t.seed, budget=cfg.max_budget)

@@ -1,13 +1,13 @@
 """Build a campaign's binned Datasets once, in a short-lived process, before its workers start.
 
-Why (issue 20): building a LightGBM Dataset holds its bin sample, up to
+Why: building a LightGBM Dataset holds its bin sample, up to
 ``bin_construct_sample_cnt`` rows of float64 values (about 0.7 GB at 200,000 rows of 301
 columns), far more than the binned Dataset it makes. A worker that builds its own Datasets
 peaks that much higher at least once. Here one spawned process builds every Dataset the
 campaign's trials can ask for and exits, returning its memory to the machine, and the
 workers (and the campaign process itself) only load the binary files
 (:func:`hpo.ranking.model.datasets.binary_dataset`). In the `--scale real` runs of
-bench/README.md that process peaked at 720 MiB and each worker at 495 MiB. Most of a
+docs/benchmarks.md that process peaked at 720 MiB and each worker at 495 MiB. Most of a
 worker's former ~1 GB was the learned prior's fit (:mod:`hpo.ranking.prior.fit`), fixed with
 this step, so what this step alone saves per worker was not measured separately.
 

@@ -34,7 +34,7 @@ from hpo.campaign.lifecycle.preflight import (
     overlap_notes,
     unranked_notes,
 )
-from hpo.campaign.progress import CampaignProgress, print_summary, smac_logs_to
+from hpo.campaign.progress import CampaignProgress, gain_notes, print_summary, smac_logs_to
 from hpo.campaign.result import CampaignResult
 from hpo.campaign.seeding.local_design import local_design_record, saved_local_design
 from hpo.campaign.seeding.warm_reuse import reuse_entries, reuse_record, settle_reuse
@@ -56,6 +56,7 @@ from hpo.runs.record.folder import (
 )
 from hpo.runs.record.trial import baseline_origin, baseline_records, trials_of
 from hpo.runs.views.history import Trial, baseline_record
+from hpo.synth.law_family import LAW_FILE
 
 if TYPE_CHECKING:
     from dask.distributed import Client
@@ -205,15 +206,13 @@ def run_single_campaign(
     has_trials = functools.partial(_has_trials, cfg.run_dir)
     with locked_run(cfg, start, record, has_trials), smac_logs_to(progress), progress:
         result = _run_locked(cfg, progress, rt.objective, rt.data_to_scatter, resume=start.resume)
-    print_summary(
-        console,
-        result,
-        quiet=quiet,
-        baseline=_baseline_summary(cfg),
-        cv=cfg.cv,
-        notes=overlap_notes(read_campaign(cfg.run_dir))
-        + unranked_notes(read_trials(cfg.run_dir / TRIALS_FILE)),
-    )
+    base = _baseline_summary(cfg)
+    notes = [
+        *overlap_notes(read_campaign(cfg.run_dir)),
+        *unranked_notes(read_trials(cfg.run_dir / TRIALS_FILE)),
+        *gain_notes(result, base, generated=(Path(cfg.data_root) / LAW_FILE).is_file()),
+    ]
+    print_summary(console, result, quiet=quiet, baseline=base, cv=cfg.cv, notes=notes)
     return result
 
 

@@ -1,11 +1,11 @@
 """Initial-design configurations near the baseline: one hyperparameter of it changed each.
 
-Why: the packaged spaces' default configuration was chosen over many laws (bench/README.md,
-"Defaults judged over a family of laws"), and a short campaign takes only a few
+Why: the packaged spaces' default configuration was chosen over many laws
+(docs/benchmarks.md#defaults-over-a-family-of-laws), and a short campaign takes only a few
 configurations to its largest budget. In 4-minute campaigns on 8 laws, those besides the
 baseline were the same few configurations on every law, drawn at random or picked early,
 each changing 10-15 hyperparameters of the default at once, and none beat it
-(bench/README.md, "A 4-minute campaign on 8 laws"). A neighbour changes one hyperparameter,
+(docs/benchmarks.md#defaults-over-a-family-of-laws). A neighbour changes one hyperparameter,
 so it keeps what made the baseline good and asks whether one setting should move for this
 data.
 

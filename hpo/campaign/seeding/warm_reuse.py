@@ -2,13 +2,14 @@
 
 :mod:`hpo.campaign.seeding.warm_start` makes the first source's best configuration the new
 campaign's baseline, its first trial at the largest budget. Trained again, that booster draws
-LightGBM's random streams from this run's seed and scores differently: in bench/README.md ("Warm
-against cold at 10 minutes") the warm runs' baselines came out below their sources' scores in 2
-seeds of 5, and a warm run took 0.70 of its walltime to reach the cold runs' final median. Where the
-source ran the *same problem* as the new campaign, the source's booster is a model of this
-problem already trained at this budget, so the baseline trial copies it into this run's booster
-store and scores it on this run's valid split instead of training (:mod:`hpo.ranking.rescore`),
-in a second instead of a trial's minutes; the model export ships is the one this run scored.
+LightGBM's random streams from this run's seed and scores differently: in
+docs/benchmarks.md#warm-starts-and-extensions the warm runs' baselines came out below their
+sources' scores in 2 seeds of 5, and a warm run took 0.70 of its walltime to reach the cold
+runs' final median. Where the source ran the *same problem* as the new campaign, the source's
+booster is a model of this problem already trained at this budget, so the baseline trial copies
+it into this run's booster store and scores it on this run's valid split instead of training
+(:mod:`hpo.ranking.rescore`), in a second instead of a trial's minutes; the model export ships
+is the one this run scored.
 
 The score is this run's: a graph with more configs than the caps (``valid_configs``,
 ``train_configs``) is sampled with the campaign's seed, so a run of another seed scores the

@@ -13,14 +13,13 @@ configuration (a per-subset source gives it only from the subset of this campaig
 evaluated first (:mod:`hpo.campaign.smac.facades`). With ``random-hb``, whose initial design holds
 the default configuration, a warm-started run races the default like its other samples.
 
-Why the source's best as the baseline: the baseline is what the campaign starts from and
-what its gain is measured against, and a user who warm-starts starts from that
-configuration, not from the default. It also gives the campaign its first incumbent at the
-largest budget after one trial; as an initial-design configuration it would start at the
-smallest budget and reach the largest only after a bracket (bench/README.md, "Warm starts
-and ensembles over 5 seeds": a warm run then reached the cold runs' final median only at
-0.76 of the walltime). A full-budget trial of the default, which the user already had
-without this campaign, would be the cost of keeping the default as the baseline.
+Why the source's best as the baseline: the baseline is what the campaign starts from and what its
+gain is measured against, and a user who warm-starts starts from that configuration, not from the
+default. It also gives the campaign its first incumbent at the largest budget after one trial; as an
+initial-design configuration it would start at the smallest budget and reach the largest only after
+a bracket: a warm run then reached the cold runs' final median only at 0.76 of the walltime
+(docs/benchmarks.md#warm-starts-and-extensions). A full-budget trial of the default, which the user
+already had without this campaign, would be the cost of keeping the default as the baseline.
 
 Why only the initial design, never SMAC's history: a configuration SMAC has been *told*
 is one it never runs again (its config selector skips what the runhistory holds), so a
@@ -80,7 +79,7 @@ __all__ = [
 ]
 
 #: Configurations each source run gives: enough to cover the top of a run whose best few are
-#: close (bench/README.md), few enough to leave most of the initial design to exploration.
+#: close (docs/benchmarks.md), few enough to leave most of the initial design to exploration.
 WARM_CONFIGS = 5
 
 

@@ -8,7 +8,7 @@ with two additions:
   SMAC's runhistory or ``trials.jsonl`` already holds it (a resumed run);
 - :class:`FullBrackets` (successive halving and Hyperband): full first-stage groups and
   promotions bounded by what a group holds, around a fault of SMAC 2.4 that the baseline
-  triggers and that crashed every parallel campaign (issue 24; docs/ARCHITECTURE.md,
+  triggers and that crashed every parallel campaign (docs/ARCHITECTURE.md,
   "SMAC's successive halving and a configuration it already knows").
 """
 

@@ -6,7 +6,7 @@ bytes of reshapes that move, mismatch classes... The runtime of a config is the 
 costs, but a tree ensemble cannot add ``log(a)`` and ``log(b)`` whose graph-specific
 magnitudes decide which one dominates, and the relative columns (minus the graph median,
 percentile rank) of a log do not add up either. Measured on ``hpo data synth --law
-second-order`` data (bench/README.md, issue 12): a column holding the generator's own
+second-order`` data (docs/benchmarks.md): a column holding the generator's own
 noiseless cost lifted the unseen-graph share of the noise ceiling on the random collections
 from 0.80/0.74 to 0.88/0.86, while its terms as separate log columns gave only 0.82/0.76. So
 what the features missed was less a missing effect than the combination: this module prices

@@ -1,6 +1,6 @@
 """Per-op-class byte totals of a config (feature version 6): what a learned prior can weigh.
 
-Why (issue 19): a program's runtime adds up over its kernels, and each kind of kernel has its
+Why: a program's runtime adds up over its kernels, and each kind of kernel has its
 own cost per byte, which no one can write down for hardware and compilers they have not
 measured. The second-order columns split the padded output bytes into three groups (conv/dot,
 reshape/transpose, other) and price the matrix-unit and bitcast discounts and the reader copies
@@ -24,10 +24,9 @@ Only the learned prior reads them (:func:`is_prior_only`): no booster's Dataset 
 and they get no relative columns. Why: over 8 laws, with the trees splitting on them too and
 every (standardized) prior weighing them, nlp:random's worst share of the noise ceiling rose
 from 0.753 to 0.843, but the default collections' median and worst fell by up to 0.011
-(bench/README.md, "The per-op-class totals in the random collections' prior only"). The
+(docs/benchmarks.md#the-learned-prior-and-its-weights). The
 random collections' own weights read them first; since the prior is additive the default
-collections' pooled weights read them too (bench/README.md, "The conv kernels' padded
-bytes").
+collections' pooled weights read them too (docs/benchmarks.md#the-learned-prior-and-its-weights).
 
 Logs of the totals (``log1p``) like every byte column, and the prior takes them back with
 ``expm1``. Every input is a ``(k, nc)`` chunk array or a

@@ -4,7 +4,7 @@ The rows come file by file from :func:`hpo.features.table.feature_table.extract_
 cache). With a ``cache_dir`` the tables themselves are cached too, as files under
 ``cache_dir/tables/`` (:mod:`hpo.features.table.on_disk`): a table is named by the hash of its
 files' cache entries, its version columns and its feature names, written once while its
-files' rows stream in, and returned as read-only ``numpy.memmap``\\ s. Why (issue 20): at the
+files' rows stream in, and returned as read-only ``numpy.memmap``\\ s. Why: at the
 real dataset's size a family's table is gigabytes; gathering it in memory and concatenating
 held it twice, every Dask worker held a copy, and every campaign re-read every file's cache
 entry to gather it again. Disk use: the tables add about the size of the per-file cache.

@@ -1,6 +1,6 @@
 """Feature tables on disk: written once per key, mapped read-only, pickled as file references.
 
-Why (issue 20): at the real dataset's size a family's float32 table is gigabytes. Held in
+Why: at the real dataset's size a family's float32 table is gigabytes. Held in
 memory, it is copied into every Dask worker a campaign scatters it to, and building it
 concatenated every file's rows (twice the table at peak). On disk, under
 ``cache_dir/tables/``, the table is written once while its files' rows stream in, each

@@ -1,6 +1,6 @@
 """Reading rows of a feature table in bounded chunks, whether it is in memory or on disk.
 
-Why (issue 20): at the real dataset's size a family's float32 table is gigabytes. A campaign
+Why: at the real dataset's size a family's float32 table is gigabytes. A campaign
 must not hold a second full copy of it (the column-selected, Dataset-ordered rows) while
 LightGBM bins it, nor keep every page of a memory-mapped table resident: the pages of a
 ``numpy.memmap`` that were read stay in the process's resident set as long as the mapping

@@ -2,7 +2,7 @@
 
 Binning the training rows (LightGBM ``Dataset.construct``) plus computing labels and
 sub-queries cost about as much as boosting a smallest-budget trial on ``small`` data (see
-bench/README.md, "Where a trial's time goes"), yet they depend only on the rows and on a few
+docs/benchmarks.md#speed-and-memory), yet they depend only on the rows and on a few
 hyperparameters (:meth:`hpo.ranking.model.ranker.LambdaRanker.dataset_key`). The cache lives on the
 object that trains (the objective), one per process: a pickled cache arrives empty, so a Dask
 worker process fills its own. The thread workers of a local cluster (the default) share the
@@ -114,7 +114,7 @@ def _build_lock(path: Path) -> Iterator[None]:
     rows of float64 values: about 0.7 GB at 200,000 rows of 301 columns), far more than the
     binned Dataset it makes. The workers of a campaign start together and each needs a
     Dataset per family and ``max_bin``: without a lock every worker held a sample at once
-    (the lock took 175 MiB off a 2-worker campaign's peak, bench/README.md). One lock per folder,
+    (the lock took 175 MiB off a 2-worker campaign's peak, docs/benchmarks.md). One lock per folder,
     not per file, keeps one build at a time on a machine: a worker that wanted the same
     Dataset then loads the file; one that wanted another waits a build's time. Where the lock
     cannot be taken (a read-only or lock-less filesystem), workers build without it.
@@ -143,6 +143,8 @@ def binary_dataset(path: Path, build: Callable[[], Any], load: Callable[[Path], 
     """
     from lightgbm.basic import LightGBMError
 
+    from hpo.ranking.model.lightgbm_adapter import save_binary_quietly
+
     before = _identity(path)
     saved = _load_saved(path, load)
     if saved is not None:
@@ -156,7 +158,7 @@ def binary_dataset(path: Path, build: Callable[[], Any], load: Callable[[Path], 
         sweep_stale_temps(path.parent)  # what a killed campaign was writing
         tmp = path.with_name(f"{temp_prefix(path)}{threading.get_ident()}{TEMP_SUFFIX}")
         try:
-            dataset.save_binary(tmp)
+            save_binary_quietly(dataset, str(tmp))
             os.replace(tmp, path)
         except (LightGBMError, OSError) as exc:
             warnings.warn(f"{path}: binary Dataset not saved ({exc})", RuntimeWarning, stacklevel=2)

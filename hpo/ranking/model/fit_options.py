@@ -60,8 +60,8 @@ class FitOptions:
     histogram_pool_mb
         LightGBM's ``histogram_pool_size`` in MiB; 0: unbounded (LightGBM's default). A
         booster keeps one gradient histogram per leaf, every bin of every column (0.47 MiB
-        a leaf for a real-size layout Dataset at ``max_bin`` 255, bench/README.md "The
-        histogram pool"); a pool recomputes what it evicts instead, for time.
+        a leaf for a real-size layout Dataset at ``max_bin`` 255,
+        docs/benchmarks.md#speed-and-memory); a pool recomputes what it evicts instead, for time.
     """
 
     n_threads: int = 1

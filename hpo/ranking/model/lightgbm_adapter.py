@@ -1,6 +1,6 @@
 """The one place that leans on LightGBM's private names: a Dataset built from table chunks.
 
-Why (issue 20): the training rows of a campaign used to be copied once more, column-selected
+Why: the training rows of a campaign used to be copied once more, column-selected
 and in Dataset order, before LightGBM binned them, and that copy was kept for the whole
 campaign because continuing a booster (``lgb.train(init_model=...)``) computes the initial
 scores by predicting ``Dataset.data``. Here LightGBM reads the rows from the feature tables
@@ -55,6 +55,7 @@ __all__ = [
     "continued_seeds",
     "derived_data_seed",
     "hook_signatures",
+    "save_binary_quietly",
 ]
 
 #: The private ``lightgbm.Dataset`` methods :class:`ChunkedDataset` overrides or calls, with
@@ -73,6 +74,27 @@ def hook_signatures() -> dict[str, tuple[str, ...]]:
         method = getattr(lgb.Dataset, name, None)
         out[name] = () if method is None else tuple(inspect.signature(method).parameters)
     return out
+
+
+def save_binary_quietly(dataset: lgb.Dataset, path: str) -> None:
+    """Save ``dataset`` as a LightGBM binary file without LightGBM's ``[Info] Saving data to
+    binary file`` line on stdout.
+
+    LightGBM's log level is per thread, set by the last call on that thread that read
+    parameters: a Dataset built with ``verbose=-1`` on one thread and saved on another (a
+    worker or the prebuild's pool) would log at Info. Checking ``verbose=-1`` first sets this
+    thread's level.
+
+    Raises
+    ------
+    lightgbm.basic.LightGBMError
+        If LightGBM cannot write the file.
+    """
+    from lightgbm.basic import _LIB, _c_str, _safe_call
+
+    quiet = _c_str("verbose=-1")
+    _safe_call(_LIB.LGBM_DatasetUpdateParamChecking(quiet, quiet))
+    dataset.save_binary(path)
 
 
 def derived_data_seed(seed: int) -> int:
@@ -98,11 +120,11 @@ def continued_seeds(seed: int, done: int) -> dict[str, int]:
     booster continued at round ``done`` would draw the column and row samples of rounds
     ``1, 2, ...`` again, and one taken up a budget ladder (42, 84, ... 672 rounds) draws
     its first 42 samples five times. Continued boosters then scored below boosters trained
-    straight with the same configuration and seed (bench/README.md, "Continued boosters
-    against straight ones"). A stream seeded from ``(seed, done)`` draws samples the booster
-    has not used, so the same ladder gives the same result on a resume, and a continued
-    booster stays deterministic. It is not the straight booster's stream: LightGBM cannot
-    be fast-forwarded.
+    straight with the same configuration and seed
+    (docs/benchmarks.md#fidelity-and-continued-boosters). A stream seeded from ``(seed, done)``
+    draws samples the booster has not used, so the same ladder gives the same result on a
+    resume, and a continued booster stays deterministic. It is not the straight booster's
+    stream: LightGBM cannot be fast-forwarded.
     """
     if done <= 0:
         return {}

@@ -22,7 +22,7 @@ from typing import Any
 
 # LightGBM's OpenMP threads spin while they wait. On a machine whose cores are shared (other
 # workers, other jobs), 2 spinning threads made a 16-round trial 10-50x slower than 1 thread
-# (bench/README.md, "Where a trial's time goes"); passive waiting removes that. It must be set
+# (docs/benchmarks.md#speed-and-memory); passive waiting removes that. It must be set
 # before the OpenMP runtime loads (the first LightGBM import); a value set by the user wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
@@ -48,7 +48,7 @@ LIGHTGBM_QUERY_LIMIT = 10_000
 #: LightGBM's ranking objectives a ranker may train with. ``lambdarank`` (pairwise, its cost
 #: set by the truncation level) is the default; ``rank_xendcg`` (a listwise cross-entropy,
 #: linear in a query's rows) fits tile 3x (small roots) to 9x (real size) faster at the same
-#: trees' settings, and ranks tile's top 5 as well (bench/README.md, "Tile's objective").
+#: trees' settings, and ranks tile's top 5 as well (docs/benchmarks.md#tile-objective-and-features).
 OBJECTIVES = ("lambdarank", "rank_xendcg", "sampled_pairs")
 #: The objective hpo computes itself (:mod:`hpo.ranking.model.pairs`), not one of LightGBM's.
 SAMPLED_PAIRS = "sampled_pairs"

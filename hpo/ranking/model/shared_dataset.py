@@ -6,7 +6,7 @@ Dataset cannot be boosted on by two trials at once, since either may set those f
 thread workers of a local cluster share one Dataset cache (:mod:`hpo.ranking.model.datasets`). With
 one lock around each Dataset, two trials that wanted the same family at the same ``max_bin``
 took turns: with ``--workers 2`` trials ran 0.7x as fast as on two processes
-(bench/README.md, "A second local worker"). Instead, a trial checks out a copy for its
+(docs/benchmarks.md#speed-and-memory). Instead, a trial checks out a copy for its
 boosting, and a trial that finds every copy busy makes one more (it loads the binary Dataset
 file, or bins the rows again) rather than wait. A process thus holds as many copies as it had
 trials boosting on that Dataset at once: at most its workers, and one copy when trials never

@@ -1,13 +1,13 @@
 """The learned prior's additive fit: byte totals with shared weights and one scale per graph.
 
-Why (issue 19): a program's runtime adds up over its kernels, so within one graph a
+Why: a program's runtime adds up over its kernels, so within one graph a
 config's runtime is about ``base + sum_k w_k * bytes_k`` for its byte totals ``bytes_k``.
 The prior before this fit standardized every basis column within its graph, which keeps
 each column's order but not the ratios between columns: a total that varies a little in one
 graph weighs as much as one that varies a lot, so one set of weights cannot add them up the
 way the runtime does. On unseen graphs of two laws where the default ranked worst, the prior
 alone reached 0.75 and 0.86 of the noise ceiling on nlp:random standardized that way and 0.92
-additively (bench/README.md, "An additive prior").
+additively (docs/benchmarks.md#the-learned-prior-and-its-weights).
 
 So the linear byte columns keep their ratios: each graph's columns are only centred, and the
 whole centred design of a graph is scaled by one factor ``a_g``. The target is the runtime

@@ -4,9 +4,9 @@ Why: on default-collection graphs a config changes one or two nodes, so most con
 graph differ by less than the measurement noise and the relevance labels of that bulk are
 mostly noise. The trees fit it: on ``hpo data synth`` data the trained ranker ordered unseen
 nlp:default graphs *worse* than the one column ``est_log_total_bytes`` alone (0.87-0.89 of the
-noise ceiling against 0.95-0.97; bench/README.md, "Blending the cost estimate into the
-ranking"). Adding the estimate to the ranker's score keeps what the trees learned (they win on
-the random collections) and lets the estimate order the bulk the labels cannot.
+noise ceiling against 0.95-0.97; docs/benchmarks.md#the-learned-prior-and-its-weights).
+Adding the estimate to the ranker's score keeps what the trees learned (they win on the random
+collections) and lets the estimate order the bulk the labels cannot.
 
 The blend works inside one graph, where the ranking is scored: both scores are standardized
 over the graph's rows, so ``estimate_weight`` means the same on every graph whatever its
@@ -15,30 +15,21 @@ runtime scale and the booster's score range::
     blended = z(score) + estimate_weight * z(estimate),   z(x) = (x - mean(x)) / std(x)
 
 The estimate is the learned prior of :mod:`hpo.ranking.prior.fit` (weights fitted on the train
-split, issue 19); models exported before it blend the column :data:`ESTIMATE_COLUMN`, whose
+split); models exported before it blend the column :data:`ESTIMATE_COLUMN`, whose
 weights were written by hand, and keep scoring as they did.
 
 ``estimate_blend`` (on/off) and ``estimate_weight`` are hyperparameters of the search spaces:
 the switch has its own branch, so a campaign reaches "off" with one choice instead of a
-weight near the end of a range (issue 19), and the weight is only searched while it is on.
+weight near the end of a range, and the weight is only searched while it is on.
 Absent switch: on when the weight is above 0 (runs and models made before it); absent
 weight: 0.
 
 The default layout collections have their own weight, ``estimate_weight_default_collections``
-(:data:`DEFAULT_WEIGHT_KEY`; ``estimate_weight`` then serves the random ones). Why: a default
-collection's configs differ in a node or two, so most of their labels are noise the trees fit,
-and more so the longer they train. With the standardized prior, over 8 laws at the campaign's
-largest budget (672 rounds), weight 3 ranked both default collections better than weight 1
-while the random collections did best at 1 (bench/README.md, "The default at the campaign's
-largest budget"). Since the prior is additive it ranks better than the trees on most laws, and
-on 8 laws never used before the defaults rose to 10 (random) and 9 (default collections):
-bench/README.md, "The blend's weights with the additive prior". Once the default collections'
-pooled weights also read the per-op-class totals, 27 beat 9 there on 8 more laws (the
-default collections' weight is searched over log 0.1-100): bench/README.md, "The conv
-kernels' padded bytes". With those columns the prior alone ranked the random collections
-better than the blend at 10, and on 8 more laws 100 beat 10 there (searched over log
-0.1-1000; 270 did not beat 27 on the default collections): bench/README.md, "The random
-collections' blend weight".
+(:data:`DEFAULT_WEIGHT_KEY`, default 27, searched over log 0.1-100; ``estimate_weight`` then
+serves the random ones, default 100, searched over log 0.1-1000). Why: a default collection's
+configs differ in a node or two, so most of their labels are noise the trees fit, and the two
+kinds of collection want different weights over a family of laws
+(docs/benchmarks.md#the-learned-prior-and-its-weights).
 
 The tile family has no estimate column and is never blended.
 

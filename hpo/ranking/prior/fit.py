@@ -1,6 +1,6 @@
 """The learned cost prior: per-config quantities weighted by a ridge fitted on the train split.
 
-Why (issue 19): the hand-written estimate ``est_log_total_bytes`` has weights someone chose
+Why: the hand-written estimate ``est_log_total_bytes`` has weights someone chose
 after reading the generator's law. On real TPU runtimes it ranked a U-Net worse than the plain
 padded volume (Kendall tau 0.19 against 0.39, one of its terms with the wrong sign), and on
 generated data of a law it was not written for, blending it cost up to a third of the noise
@@ -20,22 +20,21 @@ Why not every column standardized within its graph (the prior before): that keep
 column's order but loses the ratios between totals, and it read counts and shares, which do
 not add up over kernels; on unseen graphs of the laws where the default ranked worst, the
 additive prior alone ranked nlp:random at 0.92 of the noise ceiling against 0.75-0.86
-(bench/README.md, "An additive prior").
+(docs/benchmarks.md#the-learned-prior-and-its-weights).
 
 Each random layout collection gets weights of its own, fitted on its graphs' rows; the
-default ones share the weights of every row. Why (issue 19): on unseen graphs of 8 laws no
+default ones share the weights of every row. Why: on unseen graphs of 8 laws no
 one had looked at, xla:random's own weights ranked better (median +0.009 of the noise ceiling,
 better on 7 of 8 laws); nlp:random's were even; the default collections' own weights were
-worse (their labels are mostly noise). bench/README.md, "A prior per random collection".
+worse (their labels are mostly noise). docs/benchmarks.md#the-learned-prior-and-its-weights.
 
 The per-op-class byte totals (``oc_log_*``, :mod:`hpo.features.layout.op_class`) and the conv
 kernels' padded bytes (``kp_log_*``) are read by the prior alone, never by a booster: in the
-trees they cost the default collections up to 0.011 of the noise ceiling (bench/README.md,
-"The per-op-class totals in the random collections' prior only", "The conv kernels' padded
-bytes"). First only the random collections' own weights read the totals; with the additive
-prior the pooled weights read them too, which raised nlp:default's median share of the noise
-ceiling 0.872 -> 0.883 and its worst 0.759 -> 0.811 over 8 laws no one had looked at
-(bench/README.md, "The conv kernels' padded bytes").
+trees they cost the default collections up to 0.011 of the noise ceiling
+(docs/benchmarks.md#the-learned-prior-and-its-weights). First only the random collections' own
+weights read the totals; with the additive prior the pooled weights read them too, which raised
+nlp:default's median share of the noise ceiling 0.872 -> 0.883 and its worst 0.759 -> 0.811 over
+8 laws no one had looked at (docs/benchmarks.md#the-learned-prior-and-its-weights).
 
 Fitted inside :func:`hpo.ranking.training.train_family` on the rows the trial trains on,
 saved with the booster (booster store, ``model.json``), so the exported model is the model
@@ -88,7 +87,7 @@ def prior_basis(column_names: Sequence[str]) -> tuple[tuple[int, ...], tuple[boo
     Returns ``(positions, linear)`` (every flag true). Why only those: the additive fit
     (:mod:`hpo.ranking.prior.additive`) adds byte totals up as a runtime does; counts, shares and
     logs do not add up across kernels, and standardized one by one they cost the ratios the
-    totals carry (bench/README.md, "An additive prior").
+    totals carry (docs/benchmarks.md#the-learned-prior-and-its-weights).
     """
     positions = [
         i

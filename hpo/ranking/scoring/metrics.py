@@ -75,12 +75,11 @@ def kendall_tau(pred: np.ndarray, runtime: np.ndarray) -> float:
     ``pred`` itself.
 
     Why not the tau-b of the scores: it leaves pairs tied in the prediction out of its count,
-    which no submission can. Ranking models tie duplicate configs (the default collections
-    hold many), and on 10 laws the default's tau-b there was 0.005-0.007 above what its order
-    scores (bench/README.md, "Ties: the order a submission writes, and the ceiling it can
-    reach"). Why not the order of a stable sort: which of the tied configs comes first is
-    then the file's order, a coin flip that moved a collection's mean by 0.002 on 22 graphs;
-    the expectation is exact and free.
+    which no submission can. Ranking models tie duplicate configs (the default collections hold
+    many), and on 10 laws the default's tau-b there was 0.005-0.007 above what its order scores
+    (docs/benchmarks.md#defaults-over-a-family-of-laws). Why not the order of a stable sort:
+    which of the tied configs comes first is then the file's order, a coin flip that moved a
+    collection's mean by 0.002 on 22 graphs; the expectation is exact and free.
 
     An undefined value (a single config, or constant predictions or runtimes) is reported as
     0.0: a prediction that ranks nothing carries no information.

@@ -1,6 +1,6 @@
 """Scoring a ranker on the valid rows of a table, in graph-aligned chunks.
 
-Why (issue 20): the valid rows' feature columns of a real-size family are gigabytes, and a
+Why: the valid rows' feature columns of a real-size family are gigabytes, and a
 campaign keeps what it gathers for scoring across trials. So a :class:`ValidRows` keeps only
 which rows are scored, their runtimes and graph bounds (a few bytes a row), and
 :func:`blended_predict` reads the features in chunks of whole graphs of at most about

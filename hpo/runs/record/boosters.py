@@ -10,7 +10,7 @@ Why keep boosters
   when it continues; hpo seeds them from the seed and the rounds done,
   :func:`hpo.ranking.model.lightgbm_adapter.continued_seeds`, so the new rounds draw new samples,
   but not a straight training's; for
-  two trials in ``bench/README.md`` the score moved by more than 0.05). ``hpo export``
+  two trials in ``docs/benchmarks.md`` the score moved by more than 0.05). ``hpo export``
   therefore copies the booster that was scored, for either fidelity.
 
 Layout and identity

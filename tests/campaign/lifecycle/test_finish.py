@@ -140,8 +140,13 @@ def test_the_last_trials_finish_the_most_promising_configurations(
     result, out = _run(cfg)
     done = _check_finished(cfg, result, 3)
     assert "finishing: taking 3 configuration(s) to budget 27" in out
-    for r in done:
-        assert f"config {r['config_id']} (" in out
+    records = _records(cfg)
+    for r in done:  # each named by a trial that ran it before, as the progress view numbers them
+        before = [
+            t["trial"] for t in records if t["config_id"] == r["config_id"] and not t["finish"]
+        ]
+        assert any(f"trial {n}'s configuration (" in out for n in before)
+    assert "config " not in out.replace("configuration", "")  # SMAC's ids are never shown
     incumbent = load_run(cfg.run_dir).incumbent
     assert incumbent is not None
     assert incumbent.finish  # the best configuration was one the campaign had not finished

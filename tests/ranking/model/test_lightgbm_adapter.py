@@ -251,3 +251,26 @@ def test_a_continued_booster_samples_its_new_rounds_afresh(monkeypatch: pytest.M
     # a straight fit is LightGBM's own: no seed of a stream is set
     LambdaRanker(params, num_boost_round=5, seed=3).fit(X, y, qid)
     assert not set(ROUND_STREAMS) & set(seen[-1])
+
+
+def test_saving_a_dataset_built_on_another_thread_prints_nothing(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """LightGBM's log level is per thread: a Dataset built with verbose=-1 and saved on another
+    thread printed '[LightGBM] [Info] Saving data to binary file' into a campaign's output."""
+    import threading
+
+    import lightgbm as lgb
+
+    from hpo.ranking.model.lightgbm_adapter import save_binary_quietly
+
+    rng = np.random.default_rng(0)
+    dataset = lgb.Dataset(rng.random((200, 3)), rng.random(200), params={"verbose": -1})
+    dataset.construct()
+    capfd.readouterr()
+    saver = threading.Thread(target=save_binary_quietly, args=(dataset, str(tmp_path / "d.bin")))
+    saver.start()
+    saver.join()
+    assert (tmp_path / "d.bin").is_file()
+    out, err = capfd.readouterr()
+    assert "Saving data" not in out + err
