@@ -73,11 +73,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
         return 0
     table = Table(title=f"Runs in {args.runs_dir}")
     right = ("trials", "failed", "best score", "budget")
-    for col in ("name", "state", "optimizer", *right, "started"):
+    for col in ("name", "state", "optimizer", *right, "started", "collections"):
         table.add_column(col, justify="right" if col in right else "left")
     for r in runs:
         if r.problem:  # marked here, its one-line reason under the table
-            table.add_row(r.name, r.state, "[red]unreadable[/red]", "", "", "", "", "")
+            table.add_row(r.name, r.state, "[red]unreadable[/red]", "", "", "", "", "", "")
             continue
         table.add_row(
             r.name,
@@ -88,6 +88,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
             _f(r.best_score) + (" *" if r.older_metric else ""),
             _b(r.best_budget),
             _when(r.started),
+            ", ".join(r.collections),
         )
     stdout_console().print(table)
     older = sorted({r.older_metric for r in runs if r.older_metric})
@@ -356,6 +357,31 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     runs: list[RunHistory] = []
     for name in args.names:  # a per-subset run is one curve per subset, named run/subset
         runs += load_any(name, args.runs_dir).curves()
+    table = Table(title="Runs compared", title_justify="left")
+    for col in ("run", "optimizer", "state", "trials", "failed", "score", "budget", "collections"):
+        table.add_column(
+            col, justify="left" if col in ("run", "optimizer", "state", "collections") else "right"
+        )
+    for r in runs:
+        inc = r.incumbent
+        table.add_row(
+            r.name,
+            r.optimizer + (f" cv {r.folds}" if r.folds else ""),
+            r.state,
+            str(len(r.trials)),
+            str(len(r.crashed)),
+            "-" if inc is None else _f(inc.score),
+            "-" if inc is None else _b(inc.budget),
+            ", ".join(r.collections),
+        )
+    stdout_console().print(table)
+    if len({frozenset(r.collections) for r in runs}) > 1:
+        # a score is a mean over the run's own collections: other collections, other scale
+        print(
+            "warning: these runs do not score the same collections, so their scores are not "
+            "comparable: " + "; ".join(f"{r.name}: {', '.join(r.collections)}" for r in runs),
+            file=sys.stderr,
+        )
     out = plot_compare(runs, args.out)
     print(f"wrote {out}")
     return 0
