@@ -167,6 +167,7 @@ OPTIONS: dict[str, Option] = {
     ),
     "out-root": Option(("--out",), "dataset root to create", {"type": Path, "required": True}),
     "json": Option(("--json",), "print JSON instead of tables", {"action": "store_true"}),
+    "csv": Option(("--csv",), "print CSV instead of a table", {"action": "store_true"}),
     "quiet": Option(("--quiet",), "plain log lines, no live view", {"action": "store_true"}),
     "quiet-synth": Option(("--quiet",), "print only the final line", {"action": "store_true"}),
     # -- a campaign's settings (hpo run)

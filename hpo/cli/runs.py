@@ -14,6 +14,7 @@ from rich.table import Table
 from hpo.campaign.progress import format_budget as _b
 from hpo.campaign.progress import format_number as _f
 from hpo.campaign.progress import stdout_console
+from hpo.cli import run_tables
 from hpo.cli.baseline import baseline_json, print_baseline, smac_line
 from hpo.cli.options import add_options
 
@@ -45,6 +46,8 @@ def add_parsers(sub: Any) -> None:
     p = runs_sub.add_parser("compare", help="overlay the best-score-over-time curves of runs")
     add_options(p, "names", "runs-dir", "out-compare")
     p.set_defaults(handler=_cmd_compare)
+
+    run_tables.add_parsers(runs_sub)
 
 
 def _extensions(campaign: dict[str, Any]) -> list[str]:

@@ -1,0 +1,78 @@
+"""``hpo runs trials``: every trial as one row (a table, ``--csv`` or ``--json``)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from typing import Any
+
+from rich.table import Table
+
+from hpo.campaign.progress import format_budget as _b
+from hpo.campaign.progress import format_number as _f
+from hpo.campaign.progress import stdout_console
+from hpo.cli.options import add_options
+from hpo.errors import UsageError
+
+__all__ = ["add_parsers"]
+
+
+def add_parsers(runs_sub: Any) -> None:
+    """Add ``trials`` to the sub-parsers of ``hpo runs``."""
+    p = runs_sub.add_parser(
+        "trials", help="every trial as one row: config, budget, status, scores, time, worker"
+    )
+    add_options(p, "name", "runs-dir", "csv", "json")
+    p.set_defaults(handler=_cmd_trials)
+
+
+def _cell(column: str, value: Any) -> str:
+    if value is None:
+        return ""
+    if column == "budget":
+        return _b(value)
+    if column in ("elapsed", "duration"):
+        return f"{value:.1f}"
+    return _f(value)
+
+
+def _cmd_trials(args: argparse.Namespace) -> int:
+    from hpo.runs.views.nested import load_any
+    from hpo.runs.views.trials import trial_table
+
+    if args.csv and args.json:
+        raise UsageError("runs trials: give --csv or --json, not both")
+    table = trial_table(load_any(args.name, args.runs_dir))
+    if args.json:
+        print(json.dumps(table.rows, indent=2, default=str))
+        return 0
+    if args.csv:
+        writer = csv.DictWriter(sys.stdout, fieldnames=table.columns, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows({k: "" if v is None else v for k, v in r.items()} for r in table.rows)
+        return 0
+    # the terminal table: the start as elapsed seconds, columns every row leaves empty
+    # dropped, and of the configuration the hyperparameters that differ between trials
+    rows = table.rows
+    shown = [
+        c
+        for c in table.columns
+        if c != "start"
+        and not c.startswith("config.")
+        and any(r[c] not in (None, False) for r in rows)
+    ]
+    varied = [
+        c for c in table.columns if c.startswith("config.") and len({str(r[c]) for r in rows}) > 1
+    ]
+    out = Table(title=f"Trials of {args.name} ({len(table)})", title_justify="left")
+    for c in [*shown, "config"]:
+        out.add_column(c.removeprefix("metric."), justify="left" if c == "config" else "right")
+    for r in rows:
+        config = " ".join(
+            f"{c.removeprefix('config.')}={_f(r[c], 3)}" for c in varied if r[c] is not None
+        )
+        out.add_row(*(_cell(c, r[c]) for c in shown), config)
+    stdout_console().print(out)
+    return 0
