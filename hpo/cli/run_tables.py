@@ -1,4 +1,5 @@
-"""``hpo runs trials``: every trial as one row (a table, ``--csv`` or ``--json``)."""
+"""``hpo runs trials`` (every trial as one row: a table, ``--csv`` or ``--json``) and the
+budget correlation table that ``hpo runs show`` prints."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import argparse
 import csv
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
@@ -16,7 +17,12 @@ from hpo.campaign.progress import stdout_console
 from hpo.cli.options import add_options
 from hpo.errors import UsageError
 
-__all__ = ["add_parsers"]
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from hpo.runs.views.budgets import BudgetCorrelation
+
+__all__ = ["add_parsers", "budget_json", "print_budget_correlation"]
 
 
 def add_parsers(runs_sub: Any) -> None:
@@ -76,3 +82,34 @@ def _cmd_trials(args: argparse.Namespace) -> int:
         out.add_row(*(_cell(c, r[c]) for c in shown), config)
     stdout_console().print(out)
     return 0
+
+
+def budget_json(correlations: list[BudgetCorrelation]) -> list[dict[str, Any]]:
+    """The budget correlation as ``runs show --json`` prints it."""
+    return [
+        {"low": c.low, "high": c.high, "n": c.n, "spearman": c.spearman, "kendall": c.kendall}
+        for c in correlations
+    ]
+
+
+def print_budget_correlation(
+    console: Console, correlations: list[BudgetCorrelation], title: str = ""
+) -> None:
+    """The table of rank correlations between budgets and, when the smallest budget does not
+    predict the largest, a one-line note under it."""
+    from hpo.runs.views.budgets import budget_note
+
+    if not correlations:
+        return
+    table = Table(
+        title=f"Budget correlation{title} (ranks of the configs scored at both budgets)",
+        title_justify="left",
+    )
+    for col in ("budgets", "configs", "spearman", "kendall"):
+        table.add_column(col, justify="right")
+    for c in correlations:
+        table.add_row(f"{_b(c.low)} -> {_b(c.high)}", str(c.n), _f(c.spearman), _f(c.kendall))
+    console.print(table)
+    note = budget_note(correlations)
+    if note is not None:
+        console.print(f"note: {note}", highlight=False)

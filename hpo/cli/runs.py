@@ -145,6 +145,8 @@ def _bytes(n: int) -> str:
 
 def _run_json(run: RunHistory, imp: Importance) -> dict[str, Any]:
     """What ``hpo runs show --json`` prints."""
+    from hpo.runs.views.budgets import budget_correlations
+
     inc = run.incumbent
     return {
         "name": run.name,
@@ -168,11 +170,14 @@ def _run_json(run: RunHistory, imp: Importance) -> dict[str, Any]:
             for t in run.crashed
         ],
         "importance": {"values": imp.values, "method": imp.method, "message": imp.message},
+        "budget_correlation": run_tables.budget_json(budget_correlations(run)),
     }
 
 
 def _subsets_json(run: SubsetRun) -> dict[str, Any]:
     """What ``hpo runs show --json`` prints for a per-subset run."""
+    from hpo.runs.views.budgets import budget_correlations
+
     subsets: dict[str, Any] = {}
     for name, collections in run.plan.items():
         sub = run.subsets.get(name)
@@ -184,6 +189,9 @@ def _subsets_json(run: SubsetRun) -> dict[str, Any]:
             "n_failed": 0 if sub is None else len(sub.crashed),
             "incumbent": None if inc is None else _trial_json(inc),
             "trajectory": [] if sub is None else [dataclasses.asdict(p) for p in sub.trajectory()],
+            "budget_correlation": []
+            if sub is None
+            else run_tables.budget_json(budget_correlations(sub)),
         }
     return {
         "name": run.name,
@@ -199,6 +207,8 @@ def _subsets_json(run: SubsetRun) -> dict[str, Any]:
 
 def _show_subsets(run: SubsetRun, as_json: bool) -> int:
     """``hpo runs show`` of a per-subset run: one line per subset, trajectories, combined score."""
+    from hpo.runs.views.budgets import budget_correlations
+
     if as_json:
         print(json.dumps(_subsets_json(run), indent=2, default=str))
         return 0
@@ -240,6 +250,8 @@ def _show_subsets(run: SubsetRun, as_json: bool) -> int:
             traj.add_row(name, f"{p.elapsed:.1f} s", str(p.trial), _b(p.budget), _f(p.score))
     console.print(table)
     console.print(traj)
+    for name, sub in run.subsets.items():
+        run_tables.print_budget_correlation(console, budget_correlations(sub), f" of {name}")
     console.print(
         f"combined score (mean over collections of each subset's incumbent): {_f(run.score)}\n"
         f"details of a subset: hpo runs show {run.name}/<subset>",
@@ -249,6 +261,7 @@ def _show_subsets(run: SubsetRun, as_json: bool) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
+    from hpo.runs.views.budgets import budget_correlations
     from hpo.runs.views.importance import hyperparameter_importance
     from hpo.runs.views.nested import load_any
 
@@ -279,6 +292,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     for b, c in run.trials_per_budget().items():
         budgets.add_row(_b(b), str(c["total"]), str(c["success"]), str(c["failed"]))
     console.print(budgets)
+    run_tables.print_budget_correlation(console, budget_correlations(run))
     inc = run.incumbent
     if inc is None:
         console.print("no successful trial yet")
