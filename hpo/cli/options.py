@@ -166,8 +166,16 @@ OPTIONS: dict[str, Option] = {
         {"type": Path, "default": Path("compare.png")},
     ),
     "out-root": Option(("--out",), "dataset root to create", {"type": Path, "required": True}),
+    "out-export": Option(
+        ("--out",),
+        "folder to write the export to",
+        {"metavar": "DIR", "type": Path, "required": True},
+    ),
     "json": Option(("--json",), "print JSON instead of tables", {"action": "store_true"}),
     "csv": Option(("--csv",), "print CSV instead of a table", {"action": "store_true"}),
+    "export-format": Option(
+        ("--format",), "the format to write", {"choices": ("deepcave",), "required": True}
+    ),
     "quiet": Option(("--quiet",), "plain log lines, no live view", {"action": "store_true"}),
     "quiet-synth": Option(("--quiet",), "print only the final line", {"action": "store_true"}),
     # -- a campaign's settings (hpo run)

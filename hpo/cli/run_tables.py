@@ -1,5 +1,6 @@
-"""``hpo runs trials`` (every trial as one row: a table, ``--csv`` or ``--json``) and the
-budget correlation table that ``hpo runs show`` prints."""
+"""``hpo runs trials`` (every trial as one row: a table, ``--csv`` or ``--json``), ``hpo runs
+export`` (a run in the format of another tool: DeepCAVE) and the budget correlation table that
+``hpo runs show`` prints."""
 
 from __future__ import annotations
 
@@ -26,12 +27,16 @@ __all__ = ["add_parsers", "budget_json", "print_budget_correlation"]
 
 
 def add_parsers(runs_sub: Any) -> None:
-    """Add ``trials`` to the sub-parsers of ``hpo runs``."""
+    """Add ``trials`` and ``export`` to the sub-parsers of ``hpo runs``."""
     p = runs_sub.add_parser(
         "trials", help="every trial as one row: config, budget, status, scores, time, worker"
     )
     add_options(p, "name", "runs-dir", "csv", "json")
     p.set_defaults(handler=_cmd_trials)
+
+    p = runs_sub.add_parser("export", help="write a run in another tool's format (DeepCAVE)")
+    add_options(p, "name", "runs-dir", "export-format", "out-export")
+    p.set_defaults(handler=_cmd_export)
 
 
 def _cell(column: str, value: Any) -> str:
@@ -81,6 +86,17 @@ def _cmd_trials(args: argparse.Namespace) -> int:
         )
         out.add_row(*(_cell(c, r[c]) for c in shown), config)
     stdout_console().print(out)
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from hpo.runs.views.deepcave import export_deepcave
+    from hpo.runs.views.nested import load_any
+
+    written = export_deepcave(load_any(args.name, args.runs_dir), args.out)
+    for path in written:
+        print(f"wrote {path}")
+    print(f"open with DeepCAVE (Python 3.10): deepcave --open, then load {args.out}")
     return 0
 
 
