@@ -141,6 +141,14 @@ OPTIONS: dict[str, Option] = {
     "model": Option(
         ("--model",), "model folder (from hpo export)", {"type": Path, "required": True}
     ),
+    "graph": Option(
+        ("--graph",), "graph file stem (without .npz)", {"metavar": "STEM", "required": True}
+    ),
+    "configs": Option(
+        ("--configs",),
+        "two config indices of the graph file, A,B",
+        {"metavar": "A,B", "required": True},
+    ),
     "collections": Option(
         ("--collections",),
         "collection name, 'layout', 'all' or a comma list (default: all); 'all' and "
