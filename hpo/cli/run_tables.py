@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from hpo.runs.views.budgets import BudgetCorrelation
+    from hpo.runs.views.trials import TrialTable
 
 __all__ = ["add_parsers", "budget_json", "print_budget_correlation"]
 
@@ -64,29 +65,56 @@ def _cmd_trials(args: argparse.Namespace) -> int:
         writer.writeheader()
         writer.writerows({k: "" if v is None else v for k, v in r.items()} for r in table.rows)
         return 0
-    # the terminal table: the start as elapsed seconds, columns every row leaves empty
-    # dropped, and of the configuration the hyperparameters that differ between trials
+    _print_trials(args.name, table)
+    return 0
+
+
+#: Columns of the terminal table, by the table's column names (the rest are folded into
+#: ``note``, the start shown as seconds since the campaign's start).
+_SHORT = {"config_id": "config", "elapsed": "at s", "duration": "took s"}
+
+
+def _note(row: dict[str, Any]) -> str:
+    marks = [m for m in ("baseline", "finish") if row[m]]
+    return " ".join([*marks, *([row["error"]] if row["error"] else [])])
+
+
+def _print_trials(name: str, table: TrialTable) -> None:
+    """The terminal table, narrow enough to read: each trial's configuration by its id, and
+    the hyperparameters of each id in a second table (all of them: ``--csv``, ``--json``)."""
     rows = table.rows
-    shown = [
-        c
-        for c in table.columns
-        if c != "start"
-        and not c.startswith("config.")
-        and any(r[c] not in (None, False) for r in rows)
-    ]
+    fixed = ("subset", "fold", "trial", "config_id", "budget", "status", "score")
+    shown = [c for c in fixed if any(r[c] is not None for r in rows)]
+    metrics = [c for c in table.columns if c.startswith("metric.")]
+    tail = ("elapsed", "duration", "worker")
+    out = Table(title=f"Trials of {name} ({len(table)})", title_justify="left")
+    for c in [*shown, *metrics, *tail, "note"]:
+        left = c in ("subset", "fold", "status", "worker", "note")
+        out.add_column(
+            _SHORT.get(c, c.removeprefix("metric.")), justify="left" if left else "right"
+        )
+    for r in rows:
+        out.add_row(*(_cell(c, r[c]) for c in [*shown, *metrics, *tail]), _note(r))
+    console = stdout_console()
+    console.print(out)
     varied = [
         c for c in table.columns if c.startswith("config.") and len({str(r[c]) for r in rows}) > 1
     ]
-    out = Table(title=f"Trials of {args.name} ({len(table)})", title_justify="left")
-    for c in [*shown, "config"]:
-        out.add_column(c.removeprefix("metric."), justify="left" if c == "config" else "right")
+    configs = Table(title="Configurations (the hyperparameters that differ)", title_justify="left")
+    for c in ["subset", "config"] if "subset" in shown else ["config"]:
+        configs.add_column(c, justify="right" if c == "config" else "left")
+    configs.add_column("hyperparameters")
+    seen: set[tuple[Any, Any]] = set()
     for r in rows:
-        config = " ".join(
+        key = (r["subset"], r["config_id"])
+        if key in seen:
+            continue
+        seen.add(key)
+        hp = " ".join(
             f"{c.removeprefix('config.')}={_f(r[c], 3)}" for c in varied if r[c] is not None
         )
-        out.add_row(*(_cell(c, r[c]) for c in shown), config)
-    stdout_console().print(out)
-    return 0
+        configs.add_row(*([str(r["subset"])] if "subset" in shown else []), _cell("", key[1]), hp)
+    console.print(configs)
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
@@ -118,10 +146,10 @@ def print_budget_correlation(
     if not correlations:
         return
     table = Table(
-        title=f"Budget correlation{title} (ranks of the configs scored at both budgets)",
+        title=f"Budget correlation{title}",
         title_justify="left",
     )
-    for col in ("budgets", "configs", "spearman", "kendall"):
+    for col in ("budgets", "configs at both", "spearman", "kendall"):
         table.add_column(col, justify="right")
     for c in correlations:
         table.add_row(f"{_b(c.low)} -> {_b(c.high)}", str(c.n), _f(c.spearman), _f(c.kendall))
