@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hpo.data.load import SPLITS, is_layout, list_graphs
+from hpo.data.load import is_layout, list_graphs
 from hpo.deploy.explain.counterfactual import NodeEffect, node_effects, switched_together
 from hpo.deploy.model import ExportedModel
 from hpo.errors import UsageError
@@ -91,7 +91,6 @@ def find_graph(model: ExportedModel, root: Path, stem: str) -> tuple[Path, str]:
         If no collection of the model has such a graph.
     """
     for split in ("valid", "test", "train"):
-        assert split in SPLITS
         for collection in model.collections:
             try:
                 paths = list_graphs(root, collection, split)
@@ -132,7 +131,8 @@ def explain_configs(
     full = fam.predict(X)
     order = np.argsort(np.argsort(full, kind="stable"), kind="stable")
     contrib = -np.asarray(fam.booster.predict(X[[a, b]][:, fam.columns], pred_contrib=True))
-    names = [feature_names(family_of(collection), model.spec)[i] for i in fam.columns]
+    every = feature_names(family_of(collection), model.spec)
+    names = [every[i] for i in fam.columns]
     by_group: dict[str, list[float]] = {}
     for j, name in enumerate(names):
         acc = by_group.setdefault(group_of(name) or "ungrouped", [0.0, 0.0])
