@@ -22,16 +22,27 @@ from hpo.cli import main
 from hpo.runs.views.deepcave import export_deepcave, objective_names
 from hpo.runs.views.nested import load_any
 
-#: What DeepCAVE's SMAC3 converter makes of each folder, printed as JSON.
+#: What DeepCAVE makes of each folder, printed as JSON: its run handler tries its converters
+#: in this order and keeps the first that loads the folder.
 _LOAD = """
 import json, sys
 from pathlib import Path
-from deepcave.runs.converters.smac3v2 import SMAC3v2Run
+from deepcave.config import Config
 out = {}
 for p in sys.argv[1:]:
-    run = SMAC3v2Run.from_path(Path(p))
-    out[p] = {"name": run.name, "objectives": [o.name for o in run.get_objectives()],
-              "trials": len(run.history), "budgets": [float(b) for b in run.get_budgets()]}
+    errors = []
+    for converter in Config().CONVERTERS:
+        try:
+            run = converter.from_path(Path(p))
+        except Exception as exc:
+            errors.append(f"{converter.__name__}: {exc}")
+            continue
+        out[p] = {"converter": converter.__name__, "name": run.name,
+                  "objectives": [o.name for o in run.get_objectives()],
+                  "trials": len(run.history), "budgets": [float(b) for b in run.get_budgets()]}
+        break
+    else:
+        out[p] = {"errors": errors}
 print(json.dumps(out))
 """
 
@@ -109,6 +120,7 @@ def test_deepcave_loads_the_exports_and_a_plain_smac_folder(runs: Path, tmp_path
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    assert {v.get("converter") for v in loaded.values()} == {"SMAC3v2Run"}, loaded
     single = loaded[str(tmp_path / "single")]
     assert single["name"] == "single"  # named after the run, not its seed
     assert single["objectives"] == ["cost", "cost tile:xla", "cost layout:xla:default", "Time"]
