@@ -83,7 +83,7 @@ def _print_trials(name: str, table: TrialTable) -> None:
     """The terminal table, narrow enough to read: each trial's configuration by its id, and
     the hyperparameters of each id in a second table (all of them: ``--csv``, ``--json``)."""
     rows = table.rows
-    fixed = ("subset", "fold", "trial", "config_id", "budget", "status", "score")
+    fixed = ("subset", "trial", "fold", "config_id", "budget", "status", "score")
     shown = [c for c in fixed if any(r[c] is not None for r in rows)]
     metrics = [c for c in table.columns if c.startswith("metric.")]
     tail = ("elapsed", "duration", "worker")
