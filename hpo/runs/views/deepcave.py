@@ -136,7 +136,7 @@ def export_deepcave(run: AnyRun, out: Path | str) -> list[Path]:
         If the run holds no search space, or a per-subset run has no started subset.
     """
     out = Path(out)
-    if isinstance(run, RunHistory):
+    if run.kind == "single":
         return [_write(run, out / run.name)]
     if not run.subsets:
         raise UsageError(f"run '{run.name}': no subset has started, so there is nothing to export")

@@ -85,7 +85,7 @@ def trial_table(run: AnyRun) -> TrialTable:
     space) are ``None`` in its row.
     """
     parts: list[tuple[str | None, RunHistory]] = (
-        [(None, run)] if isinstance(run, RunHistory) else list(run.subsets.items())
+        [(None, run)] if run.kind == "single" else list(run.subsets.items())
     )
     rows = [_row(history, subset, t) for subset, history in parts for t in history.trials]
     hyper = dict.fromkeys(k for r in rows for k in r if k.startswith("config."))
