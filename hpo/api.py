@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from hpo.deploy.evaluate import evaluate_model
+from hpo.deploy.explain import Explanation, explain_configs
 from hpo.deploy.export import export_model
 from hpo.deploy.model import ExportedModel, load_model
 from hpo.deploy.predict import write_submission
@@ -32,10 +33,12 @@ from hpo.runs.views.plots import plot_compare, plot_run
 __all__ = [
     "ExportOptions",
     "ExportedModel",
+    "Explanation",
     "Importance",
     "RunHistory",
     "RunSummary",
     "evaluate_model",
+    "explain_configs",
     "export_model",
     "hyperparameter_importance",
     "list_runs",

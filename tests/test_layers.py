@@ -164,6 +164,7 @@ SUBPACKAGE_RANKS = {
     "ranking": {"model": 1, "prior": 1, "scoring": 2},
     "features": {"layout": 1, "table": 2},
     "runs": {"record": 1, "views": 2},
+    "deploy": {"explain": 1},
 }
 
 

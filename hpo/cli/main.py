@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser with every sub-command."""
     from hpo.cli import campaign as cli_campaign
     from hpo.cli import data as cli_data
+    from hpo.cli import explain as cli_explain
     from hpo.cli import models as cli_models
     from hpo.cli import runs as cli_runs
 
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_campaign.add_parsers(sub)
     cli_runs.add_parsers(sub)
     cli_models.add_parsers(sub)
+    cli_explain.add_parsers(sub)
     return parser
 
 

@@ -166,6 +166,14 @@ OPTIONS: dict[str, Option] = {
     "model": Option(
         ("--model",), "model folder (from hpo export)", {"type": Path, "required": True}
     ),
+    "graph": Option(
+        ("--graph",), "graph file stem (without .npz)", {"metavar": "STEM", "required": True}
+    ),
+    "configs": Option(
+        ("--configs",),
+        "two config indices of the graph file, A,B",
+        {"metavar": "A,B", "required": True},
+    ),
     "collections": Option(
         ("--collections",),
         "collection name, 'layout', 'all' or a comma list (default: all); 'all' and "
@@ -195,7 +203,16 @@ OPTIONS: dict[str, Option] = {
         {"type": Path, "default": Path("compare.png")},
     ),
     "out-root": Option(("--out",), "dataset root to create", {"type": Path, "required": True}),
+    "out-export": Option(
+        ("--out",),
+        "folder to write the export to",
+        {"metavar": "DIR", "type": Path, "required": True},
+    ),
     "json": Option(("--json",), "print JSON instead of tables", {"action": "store_true"}),
+    "csv": Option(("--csv",), "print CSV instead of a table", {"action": "store_true"}),
+    "export-format": Option(
+        ("--format",), "the format to write", {"choices": ("deepcave",), "required": True}
+    ),
     "quiet": Option(("--quiet",), "plain log lines, no live view", {"action": "store_true"}),
     "quiet-synth": Option(("--quiet",), "print only the final line", {"action": "store_true"}),
     # -- a campaign's settings (hpo run)

@@ -14,6 +14,7 @@ from rich.table import Table
 from hpo.campaign.progress import format_budget as _b
 from hpo.campaign.progress import format_number as _f
 from hpo.campaign.progress import stdout_console
+from hpo.cli import run_tables
 from hpo.cli.baseline import baseline_json, print_baseline, smac_line
 from hpo.cli.options import add_options
 
@@ -46,6 +47,8 @@ def add_parsers(sub: Any) -> None:
     add_options(p, "names", "runs-dir", "out-compare")
     p.set_defaults(handler=_cmd_compare)
 
+    run_tables.add_parsers(runs_sub)
+
 
 def _extensions(campaign: dict[str, Any]) -> list[str]:
     """One line per extension of the run (``hpo run --resume NAME --walltime ...``)."""
@@ -73,11 +76,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
         return 0
     table = Table(title=f"Runs in {args.runs_dir}")
     right = ("trials", "failed", "best score", "budget")
-    for col in ("name", "state", "optimizer", *right, "started"):
+    for col in ("name", "state", "optimizer", *right, "started", "collections"):
         table.add_column(col, justify="right" if col in right else "left")
     for r in runs:
         if r.problem:  # marked here, its one-line reason under the table
-            table.add_row(r.name, r.state, "[red]unreadable[/red]", "", "", "", "", "")
+            table.add_row(r.name, r.state, "[red]unreadable[/red]", "", "", "", "", "", "")
             continue
         table.add_row(
             r.name,
@@ -88,6 +91,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
             _f(r.best_score) + (" *" if r.older_metric else ""),
             _b(r.best_budget),
             _when(r.started),
+            ", ".join(r.collections),
         )
     stdout_console().print(table)
     older = sorted({r.older_metric for r in runs if r.older_metric})
@@ -141,6 +145,8 @@ def _bytes(n: int) -> str:
 
 def _run_json(run: RunHistory, imp: Importance) -> dict[str, Any]:
     """What ``hpo runs show --json`` prints."""
+    from hpo.runs.views.budgets import budget_correlations
+
     inc = run.incumbent
     return {
         "name": run.name,
@@ -164,11 +170,14 @@ def _run_json(run: RunHistory, imp: Importance) -> dict[str, Any]:
             for t in run.crashed
         ],
         "importance": {"values": imp.values, "method": imp.method, "message": imp.message},
+        "budget_correlation": run_tables.budget_json(budget_correlations(run)),
     }
 
 
 def _subsets_json(run: SubsetRun) -> dict[str, Any]:
     """What ``hpo runs show --json`` prints for a per-subset run."""
+    from hpo.runs.views.budgets import budget_correlations
+
     subsets: dict[str, Any] = {}
     for name, collections in run.plan.items():
         sub = run.subsets.get(name)
@@ -180,6 +189,9 @@ def _subsets_json(run: SubsetRun) -> dict[str, Any]:
             "n_failed": 0 if sub is None else len(sub.crashed),
             "incumbent": None if inc is None else _trial_json(inc),
             "trajectory": [] if sub is None else [dataclasses.asdict(p) for p in sub.trajectory()],
+            "budget_correlation": []
+            if sub is None
+            else run_tables.budget_json(budget_correlations(sub)),
         }
     return {
         "name": run.name,
@@ -195,6 +207,8 @@ def _subsets_json(run: SubsetRun) -> dict[str, Any]:
 
 def _show_subsets(run: SubsetRun, as_json: bool) -> int:
     """``hpo runs show`` of a per-subset run: one line per subset, trajectories, combined score."""
+    from hpo.runs.views.budgets import budget_correlations
+
     if as_json:
         print(json.dumps(_subsets_json(run), indent=2, default=str))
         return 0
@@ -236,6 +250,8 @@ def _show_subsets(run: SubsetRun, as_json: bool) -> int:
             traj.add_row(name, f"{p.elapsed:.1f} s", str(p.trial), _b(p.budget), _f(p.score))
     console.print(table)
     console.print(traj)
+    for name, sub in run.subsets.items():
+        run_tables.print_budget_correlation(console, budget_correlations(sub), f" of {name}")
     console.print(
         f"combined score (mean over collections of each subset's incumbent): {_f(run.score)}\n"
         f"details of a subset: hpo runs show {run.name}/<subset>",
@@ -245,6 +261,7 @@ def _show_subsets(run: SubsetRun, as_json: bool) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
+    from hpo.runs.views.budgets import budget_correlations
     from hpo.runs.views.importance import hyperparameter_importance
     from hpo.runs.views.nested import load_any
 
@@ -275,6 +292,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     for b, c in run.trials_per_budget().items():
         budgets.add_row(_b(b), str(c["total"]), str(c["success"]), str(c["failed"]))
     console.print(budgets)
+    run_tables.print_budget_correlation(console, budget_correlations(run))
     inc = run.incumbent
     if inc is None:
         console.print("no successful trial yet")
@@ -356,6 +374,31 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     runs: list[RunHistory] = []
     for name in args.names:  # a per-subset run is one curve per subset, named run/subset
         runs += load_any(name, args.runs_dir).curves()
+    table = Table(title="Runs compared", title_justify="left")
+    for col in ("run", "optimizer", "state", "trials", "failed", "score", "budget", "collections"):
+        table.add_column(
+            col, justify="left" if col in ("run", "optimizer", "state", "collections") else "right"
+        )
+    for r in runs:
+        inc = r.incumbent
+        table.add_row(
+            r.name,
+            r.optimizer + (f" cv {r.folds}" if r.folds else ""),
+            r.state,
+            str(len(r.trials)),
+            str(len(r.crashed)),
+            "-" if inc is None else _f(inc.score),
+            "-" if inc is None else _b(inc.budget),
+            ", ".join(r.collections),
+        )
+    stdout_console().print(table)
+    if len({frozenset(r.collections) for r in runs}) > 1:
+        # a score is a mean over the run's own collections: other collections, other scale
+        print(
+            "warning: these runs do not score the same collections, so their scores are not "
+            "comparable: " + "; ".join(f"{r.name}: {', '.join(r.collections)}" for r in runs),
+            file=sys.stderr,
+        )
     out = plot_compare(runs, args.out)
     print(f"wrote {out}")
     return 0

@@ -16,6 +16,10 @@ from hpo.deploy.evaluate import (
     graph_metrics,
     model_collections,
 )
+from hpo.deploy.explain import (
+    Explanation,
+    explain_configs,
+)
 from hpo.deploy.export import (
     export_model,
     export_rounds,
@@ -43,6 +47,7 @@ __all__ = [
     "DEFAULT_TOP_K",
     "ExportOptions",
     "ExportedModel",
+    "Explanation",
     "FamilyModel",
     "GraphPrediction",
     "HEADER",
@@ -50,6 +55,7 @@ __all__ = [
     "ProgressFn",
     "TOP_K",
     "evaluate_model",
+    "explain_configs",
     "export_ensemble",
     "export_model",
     "export_rounds",

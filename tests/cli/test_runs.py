@@ -515,3 +515,33 @@ def test_exporting_a_live_run_says_it_is_the_incumbent_so_far(
     )
     assert main([*argv, "--out", str(tmp_path / "done")]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_runs_list_names_each_runs_collections(
+    tmp_path: Path, tiny_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "runs"
+    build_fake_run(runs, tiny_root, name="tile", collections=("tile:xla",))
+    assert main(["runs", "list", "--runs-dir", str(runs)]) == 0
+    out = capsys.readouterr().out
+    assert "collections" in out
+    assert re.search(r"│ tile .*│ tile:xla\s*│", out)
+
+
+def test_runs_compare_prints_a_table_and_warns_of_other_collections(
+    tmp_path: Path, tiny_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "runs"
+    build_fake_run(runs, tiny_root, name="tile", collections=("tile:xla",))
+    build_fake_run(runs, tiny_root, name="both", collections=("tile:xla", "layout:xla:random"))
+    build_fake_run(runs, tiny_root, name="tile2", collections=("tile:xla",), seed=2)
+    argv = ["runs", "compare", "--runs-dir", str(runs), "--out", str(tmp_path / "c.png")]
+    assert main([*argv, "tile", "tile2"]) == 0
+    captured = capsys.readouterr()
+    assert "Runs compared" in captured.out
+    assert "tile2" in captured.out
+    assert captured.err == ""  # the same collections: no warning
+    assert main([*argv, "tile", "both"]) == 0
+    err = capsys.readouterr().err
+    assert "do not score the same collections" in err
+    assert "both: tile:xla, layout:xla:random" in err

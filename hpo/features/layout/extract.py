@@ -43,6 +43,7 @@ __all__ = [
     "LAYOUT_GROUPS",
     "LayoutStatic",
     "extract_layout_features",
+    "layout_block_rows",
     "layout_config_features",
     "layout_feature_names",
     "layout_rows",
@@ -379,3 +380,28 @@ def extract_layout_features(
     """
     per_config, hashes = layout_config_features(graph, spec)
     return layout_rows(graph, collection, spec, per_config), hashes
+
+
+def layout_block_rows(
+    graph: LayoutGraph, collection: str, spec: FeatureSpec, blocks: np.ndarray
+) -> np.ndarray:
+    """Feature rows of layout configurations given as blocks, among the graph's own configs.
+
+    What a counterfactual reads (``hpo explain``: config A with one node's layout taken from
+    config B): each row is the row that configuration would have as one more config of the
+    file, its relative columns taken against the file's configs and its pattern frequency
+    the count of its equals among them (at least 1). A block equal to a config of the file
+    gets that config's row.
+
+    Parameters
+    ----------
+    blocks
+        Layouts of shape (k, nc, 18), as ``node_config_feat`` holds them.
+    """
+    reference, hashes = layout_config_features(graph, spec)
+    raw = np.asarray(blocks).astype(np.int8)
+    per_config = np.empty((raw.shape[0], len(_PER_CONFIG)), dtype=np.float64)
+    per_config[:, :-1] = _chunk_features(raw, layout_static(graph, spec))
+    mine = hash_int8_rows(raw.reshape(raw.shape[0], -1))
+    per_config[:, -1] = np.log(np.maximum((mine[:, None] == hashes[None, :]).sum(1), 1))
+    return layout_rows(graph, collection, spec, per_config, reference=reference)

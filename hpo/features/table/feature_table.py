@@ -25,7 +25,11 @@ import numpy as np
 from hpo.data.load import is_layout, load_layout_graph, load_tile_graph
 from hpo.data.npyzip import ARCHIVE_ERRORS
 from hpo.errors import DataFormatError, naming
-from hpo.features.layout.extract import extract_layout_features, layout_feature_names
+from hpo.features.layout.extract import (
+    extract_layout_features,
+    layout_block_rows,
+    layout_feature_names,
+)
 from hpo.features.sampling import EVERY_CONFIG, SampleRule
 from hpo.features.spec import FeatureSpec
 from hpo.features.table.on_disk import ARRAY_DTYPES, MappedArray, mapped_ref, reopen
@@ -38,6 +42,7 @@ __all__ = [
     "GraphRef",
     "by_family",
     "extract_file",
+    "extract_layout_blocks",
     "extract_rows",
     "extracted_names",
     "extraction_jobs",
@@ -305,6 +310,17 @@ def extract_file(
         if cache_file is not None:
             _write_cache(cache_file, X, target, hashes, labeled)
     return (X if keep is None else X[:, keep]), target, hashes, labeled, cached is not None
+
+
+def extract_layout_blocks(
+    path: Path, collection: str, spec: FeatureSpec, blocks: np.ndarray
+) -> np.ndarray:
+    """Rows of layout configurations given as blocks (k, nc, 18), as if each were one more
+    config of the layout file ``path`` (:func:`~hpo.features.layout.extract.layout_block_rows`),
+    in the columns of ``spec``'s feature version, as :func:`extract_file` gives them."""
+    keep = version_columns("layout", spec)
+    X = layout_block_rows(load_layout_graph(path), collection, spec.extracting(), blocks)
+    return X if keep is None else X[:, keep]
 
 
 def _extract_every_config(

@@ -227,6 +227,7 @@ class RunSummary:
     started: float | None = None
     problem: str | None = None
     older_metric: str | None = None  # the layout metric it was scored by, if not today's
+    collections: tuple[str, ...] = ()  # the collections its score is the mean over
 
 
 def _summary(run: RunHistory, name: str) -> RunSummary:
@@ -242,6 +243,7 @@ def _summary(run: RunHistory, name: str) -> RunSummary:
         best_budget=None if inc is None else inc.budget,
         started=run.started,
         older_metric=run.older_layout_metric,
+        collections=run.collections,
     )
 
 
@@ -260,6 +262,7 @@ def _summaries(folder: Path) -> list[RunSummary]:
         best_score=run.score,
         started=run.started,
         older_metric=run.older_layout_metric,
+        collections=run.collections,
     )
     return [head, *(_summary(sub, f"{run.name}/{k}") for k, sub in run.subsets.items())]
 
