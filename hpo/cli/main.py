@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from hpo import __version__
-from hpo.cli.interrupts import INTERRUPTED, start_up_interrupts
+from hpo.cli import INTERRUPTED, start_up_interrupts
 from hpo.errors import STORAGE_ERRNOS, HpoError, StorageError, UsageError
 
 __all__ = ["build_parser", "main"]

@@ -15,6 +15,7 @@ from fake_runs import FAKE_COLLECTIONS, as_older_metric_run, build_fake_run
 from hpo.cli import main
 from hpo.data.load import COLLECTIONS, list_graphs
 from hpo.features import FEATURE_VERSION
+from hpo.features.spec import READABLE_VERSIONS
 from hpo.ranking.scoring.metrics import LEGACY_LAYOUT_METRIC
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -241,7 +242,8 @@ def test_incompatible_model(
         line = _error_line(capsys)
         assert line == (
             f"hpo: error: {old}: model was exported with feature version 0, this hpo "
-            f"extracts feature version {FEATURE_VERSION} and reads 1, 2, 3, 4, 5, 6, 7, 8; "
+            f"extracts feature version {FEATURE_VERSION} and reads "
+            f"{', '.join(map(str, READABLE_VERSIONS))}; "
             "re-export the model with this hpo"
         )
     assert not (tmp_path / "s.csv").exists()
