@@ -329,7 +329,8 @@ OPTIONS: dict[str, Option] = {
     ),
     "threads": Option(
         ("--threads",),
-        "LightGBM threads per trial (default: the machine's cores divided by the workers)",
+        "LightGBM threads per trial, at most the machine's cores (default: the cores divided "
+        "by the workers); a --resume may change it: results do not depend on it",
         {"type": int},
         setting="threads",
     ),
