@@ -77,7 +77,7 @@ def _export_options(args: argparse.Namespace, progress: ProgressFn) -> ExportOpt
     return ExportOptions(
         data_root=args.data,
         cache_dir=args.cache_dir,
-        n_threads=args.threads or os.cpu_count() or 1,
+        n_threads=(os.cpu_count() or 1) if args.threads is None else args.threads,
         n_jobs=args.jobs,
         progress=progress,
     )

@@ -401,7 +401,7 @@ OPTIONS: dict[str, Option] = {
     ),
     "threads-export": Option(
         ("--threads",),
-        "LightGBM threads for --retrain (default: every core)",
+        "LightGBM threads for --retrain, at most the machine's cores (default: every core)",
         {"type": int, "default": None},
     ),
     "jobs": Option(
