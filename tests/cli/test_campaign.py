@@ -478,6 +478,10 @@ def test_overwrite_never_follows_a_symlink(
         # probe 33: LightGBM's OpenMP segfaulted and left the run's lock
         (("--threads", "100000"), r"--threads 100000: expected 1 to \d+, the cores of this"),
         (("--threads", "0"), r"'threads': expected an integer >= 1"),
+        (
+            ("--threads", "1025", "--dask-scheduler", "tcp://127.0.0.1:9"),
+            r"--threads 1025: at most 1024 per trial on a Dask scheduler's workers",
+        ),
     ],
 )
 def test_settings_beyond_their_bounds_are_refused_before_any_folder(
