@@ -752,4 +752,4 @@ def test_export_threads_beyond_the_cores_are_refused_before_writing(
         err = capsys.readouterr().err
         assert err.count("\n") == 1
         assert f"--threads {bad}: expected 1 to " in err
-    assert not out.parent.exists() or list(out.parent.iterdir()) == []
+    assert not out.parent.exists()  # nor an empty models/
