@@ -150,7 +150,8 @@ def _note_other_data(meta: dict[str, Any]) -> None:
     if data.get("matches_run") is False and data.get("run_fingerprint") is not None:
         print(
             f"note: exported on data other than the run tuned on ({data.get('root')}: its "
-            "files differ from the run's); the valid score is of that data, not the run's",
+            "train/valid files differ from the run's in name, size or time); the valid score "
+            "is of that data, not the run's",
             file=sys.stderr,
         )
 
