@@ -135,7 +135,8 @@ def check_default_out(out_dir: Path, run_path: Path) -> None:
         return
     whose = "another run" if recorded is None else f"run {recorded}"
     raise UsageError(
-        f"{out_dir}: holds the export of {whose}; give --out (this folder, to replace it)"
+        f"{out_dir}: holds the export of {whose}; give --out {out_dir} to replace it, or "
+        "another --out"
     )
 
 

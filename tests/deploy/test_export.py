@@ -666,7 +666,7 @@ def test_the_default_out_never_replaces_the_export_of_another_run(
     assert main(["export", str(other), "--retrain", "--jobs", "1"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
-    assert f"holds the export of run {run_dir.absolute()}; give --out" in err
+    assert f"holds the export of run {run_dir.absolute()}; give --out models/fake to" in err
     assert (tmp_path / "models" / "fake" / "model.json").read_text() == before
     # its own run's export is replaced; so is another's, given --out
     assert main(["export", str(run_dir), "--retrain", "--jobs", "1"]) == 0
