@@ -135,17 +135,18 @@ def _resumed_config(args: argparse.Namespace) -> Any:
     checked against the saved ones by :func:`hpo.campaign.lifecycle.preflight.check_saved`)."""
     from hpo.campaign.config import read_campaign
     from hpo.campaign.lifecycle.extend import LIMITS
+    from hpo.campaign.lifecycle.preflight import SESSION_SETTINGS
     from hpo.runs.views.nested import is_subset_run
 
     given = [
         f"--{o.replace('_', '-')}"
         for o in _SETTINGS
-        if getattr(args, o) is not None and o not in LIMITS
+        if getattr(args, o) is not None and o not in LIMITS and o not in SESSION_SETTINGS
     ]
     if given:
         raise UsageError(
             "--resume takes every setting from the run folder (but --trials and --walltime, "
-            f"which extend it); drop {', '.join(given)}"
+            f"which extend it, and --threads, which changes no result); drop {', '.join(given)}"
         )
     run_dir = args.runs_dir / args.resume
     if not run_dir.is_dir():
@@ -161,7 +162,8 @@ def _resumed_config(args: argparse.Namespace) -> Any:
         )
     # the folder given is the run: a moved runs folder, or a copied or renamed run folder,
     # resumes in place (campaign.json keeps the name it was started with)
-    return dataclasses.replace(cfg, runs_dir=args.runs_dir, name=args.resume, **raised)
+    session = {o: getattr(args, o) for o in SESSION_SETTINGS if getattr(args, o) is not None}
+    return dataclasses.replace(cfg, runs_dir=args.runs_dir, name=args.resume, **raised, **session)
 
 
 @contextlib.contextmanager

@@ -77,7 +77,7 @@ def _export_options(args: argparse.Namespace, progress: ProgressFn) -> ExportOpt
     return ExportOptions(
         data_root=args.data,
         cache_dir=args.cache_dir,
-        n_threads=args.threads or os.cpu_count() or 1,
+        n_threads=(os.cpu_count() or 1) if args.threads is None else args.threads,
         n_jobs=args.jobs,
         progress=progress,
     )
@@ -150,7 +150,8 @@ def _note_other_data(meta: dict[str, Any]) -> None:
     if data.get("matches_run") is False and data.get("run_fingerprint") is not None:
         print(
             f"note: exported on data other than the run tuned on ({data.get('root')}: its "
-            "files differ from the run's); the valid score is of that data, not the run's",
+            "train/valid files differ from the run's in name, size or time); the valid score "
+            "is of that data, not the run's",
             file=sys.stderr,
         )
 

@@ -346,7 +346,8 @@ OPTIONS: dict[str, Option] = {
     ),
     "threads": Option(
         ("--threads",),
-        "LightGBM threads per trial (default: the machine's cores divided by the workers)",
+        "LightGBM threads per trial, at most the machine's cores (default: the cores divided "
+        "by the workers); a --resume may change it: results do not depend on it",
         {"type": int},
         setting="threads",
     ),
@@ -417,7 +418,7 @@ OPTIONS: dict[str, Option] = {
     ),
     "threads-export": Option(
         ("--threads",),
-        "LightGBM threads for --retrain (default: every core)",
+        "LightGBM threads for --retrain, at most the machine's cores (default: every core)",
         {"type": int, "default": None},
     ),
     "jobs": Option(

@@ -135,7 +135,8 @@ def check_default_out(out_dir: Path, run_path: Path) -> None:
         return
     whose = "another run" if recorded is None else f"run {recorded}"
     raise UsageError(
-        f"{out_dir}: holds the export of {whose}; give --out (this folder, to replace it)"
+        f"{out_dir}: holds the export of {whose}; give --out {out_dir} to replace it, or "
+        "another --out"
     )
 
 
@@ -146,7 +147,8 @@ def _beside_error(out_dir: Path, exc: OSError) -> UsageError:
 
 
 def _lock_beside(out_dir: Path) -> int:
-    """Open and lock ``.<name>.lock`` beside ``out_dir`` (made if missing); its descriptor.
+    """Open and lock ``.<name>.lock`` beside ``out_dir`` (its folder made if missing); its
+    descriptor.
 
     A lock file is removed by its holder when done, so one opened just before that is of a
     name no longer there: locked, it is dropped and the name opened again.
@@ -193,6 +195,8 @@ def writing_out(out_dir: Path) -> Iterator[None]:
         If another export holds it, or nothing can be written beside it.
     """
     key = (Path(out_dir).absolute(), threading.get_ident())
+    parent = key[0].parent
+    made = [p for p in (parent, *parent.parents) if not p.exists()]  # removed if left empty
     with _HELD_LOCK:
         if key in _HELD:
             held = True
@@ -211,6 +215,9 @@ def writing_out(out_dir: Path) -> Iterator[None]:
             with contextlib.suppress(OSError):
                 os.unlink(Path(out_dir).parent / f".{Path(out_dir).name}.lock")
             os.close(fd)
+            for folder in made:  # an export refused (or failed) leaves no empty models/
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
 
 
 @contextlib.contextmanager

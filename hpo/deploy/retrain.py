@@ -17,6 +17,7 @@ from typing import Any
 from hpo.deploy.model import ProgressFn
 from hpo.errors import UsageError
 from hpo.features import ExtractOptions, FeatureSpec, SampleCaps, by_family, extraction_jobs
+from hpo.ranking.model.fit_options import check_threads
 from hpo.runs.record.settings import RunSettings
 
 __all__ = ["TRAIN_SPLITS", "ExportOptions", "Trained", "train_families"]
@@ -54,7 +55,14 @@ class ExportOptions:
     progress: ProgressFn | None = None
 
     def for_run(self, settings: RunSettings) -> ExportOptions:
-        """These options with the run's data root and feature cache where none was given."""
+        """These options with the run's data root and feature cache where none was given.
+
+        Raises
+        ------
+        UsageError
+            If ``n_threads`` is not from 1 to the machine's cores (:func:`check_threads`).
+        """
+        check_threads(self.n_threads)
         return dataclasses.replace(
             self,
             data_root=Path(self.data_root if self.data_root is not None else settings.data_root),

@@ -20,7 +20,7 @@ from hpo.ranking.hyperparameters import (
     route_hyperparameters,
 )
 from hpo.ranking.model.datasets import DatasetCache
-from hpo.ranking.model.fit_options import FitOptions
+from hpo.ranking.model.fit_options import FitOptions, check_threads
 from hpo.ranking.model.ranker import (
     LIGHTGBM_QUERY_LIMIT,
     LambdaRanker,
@@ -70,6 +70,7 @@ __all__ = [
     "RANKER_KEYS",
     "RoutedHyperparameters",
     "assign_folds",
+    "check_threads",
     "collection_means",
     "collection_metric",
     "feature_columns",

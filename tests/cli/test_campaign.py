@@ -476,6 +476,13 @@ def test_overwrite_never_follows_a_symlink(
         (("--seed", "4294967296"), r"'seed': expected an integer in \[0, 4294967295\]"),
         (("--max-budget", "1e12"), r"'max_budget': expected a budget of at most 1,000,000"),
         (("--workers", "300"), r"--workers 300: at most \d+ on this machine"),
+        # probe 33: LightGBM's OpenMP segfaulted and left the run's lock
+        (("--threads", "100000"), r"--threads 100000: expected 1 to \d+, the cores of this"),
+        (("--threads", "0"), r"'threads': expected an integer >= 1"),
+        (
+            ("--threads", "1025", "--dask-scheduler", "tcp://127.0.0.1:9"),
+            r"--threads 1025: at most 1024 per trial on a Dask scheduler's workers",
+        ),
     ],
 )
 def test_settings_beyond_their_bounds_are_refused_before_any_folder(
@@ -493,6 +500,30 @@ def test_settings_beyond_their_bounds_are_refused_before_any_folder(
     assert re.search(message, err)
     assert err.count("\n") == 1
     assert not (runs / "x").exists()
+
+
+def test_a_resume_may_change_the_threads(
+    data_root: Path,
+    tmp_path: Path,
+    toy_builder: list[Any],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Probe 33: ``--resume thr --threads 2`` was refused ("drop --threads"), so a run
+    started with more threads than a machine has could not be resumed there. Threads change
+    no result (LightGBM runs deterministic=True: test_threads_change_no_score), so a resume
+    takes them for its session; campaign.json keeps the saved value."""
+    runs = tmp_path / "runs"
+    argv = _argv(data_root, runs, "--name", "thr", "--trials", "4", "--n-init", "3")
+    assert main([*argv, "--threads", "1"]) == 0
+    resume = ["run", "--runs-dir", str(runs), "--resume", "thr", "--quiet", "--threads", "2"]
+    assert main([*resume, "--trials", "8"]) == 0
+    out = capsys.readouterr().out
+    assert "threads 2 for this session (saved: 1); results do not change" in out
+    assert toy_builder[-1].threads == 2
+    saved = json.loads((runs / "thr" / "campaign.json").read_text())
+    assert (saved["config"]["threads"], saved["config"]["trials"]) == (1, 8)
+    assert main([*resume[:-1], "100000"]) == 2
+    assert "--threads 100000: expected 1 to" in capsys.readouterr().err
 
 
 # --- stdout that goes away ----------------------------------------------------------------

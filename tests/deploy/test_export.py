@@ -666,7 +666,7 @@ def test_the_default_out_never_replaces_the_export_of_another_run(
     assert main(["export", str(other), "--retrain", "--jobs", "1"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
-    assert f"holds the export of run {run_dir.absolute()}; give --out" in err
+    assert f"holds the export of run {run_dir.absolute()}; give --out models/fake to" in err
     assert (tmp_path / "models" / "fake" / "model.json").read_text() == before
     # its own run's export is replaced; so is another's, given --out
     assert main(["export", str(run_dir), "--retrain", "--jobs", "1"]) == 0
@@ -736,3 +736,20 @@ def test_a_second_export_to_one_out_at_once_is_refused(
     assert main(args) == 0  # the holder ended
     assert load_model(out).meta["run"]["path"] == str(exported[0].absolute())
     assert sorted(p.name for p in out.parent.iterdir()) == ["m"]  # no lock file left
+
+
+def test_export_threads_beyond_the_cores_are_refused_before_writing(
+    exported: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Probe 67: ``--retrain --threads 100000`` segfaulted in LightGBM and left
+    ``models/.x.*.tmp``."""
+    from hpo.cli.main import main
+
+    out = tmp_path / "models" / "x"
+    for bad in ("100000", "0"):
+        argv = ["export", str(exported[0]), "--retrain", "--threads", bad, "--out", str(out)]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1
+        assert f"--threads {bad}: expected 1 to " in err
+    assert not out.parent.exists()  # nor an empty models/

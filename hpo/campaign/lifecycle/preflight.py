@@ -17,6 +17,7 @@ user's results safe are the same for both kinds of run, so they live here once:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -32,6 +33,7 @@ from hpo.data.overlap import find_shared_graphs
 from hpo.data.runtimes import unranked_line
 from hpo.errors import ConfigError, HpoError, UsageError, naming
 from hpo.ownership import check_replaceable, refuse_protected
+from hpo.ranking.model.fit_options import check_threads
 from hpo.ranking.scoring.metrics import LAYOUT_METRIC, recorded_layout_metric
 from hpo.ranking.spaces import space_to_dict
 from hpo.runs.record.campaign_file import CAMPAIGN_FORMAT, is_run_folder
@@ -48,6 +50,8 @@ from hpo.runs.record.folder import (
 )
 
 __all__ = [
+    "MAX_SCHEDULER_THREADS",
+    "SESSION_SETTINGS",
     "Runtime",
     "Start",
     "campaign_record",
@@ -56,6 +60,14 @@ __all__ = [
     "overlap_notes",
     "unranked_notes",
 ]
+
+#: LightGBM threads per trial on a Dask scheduler's workers (other machines: their cores are
+#: not known here); without a scheduler, at most this machine's cores.
+MAX_SCHEDULER_THREADS = 1024
+#: The settings a resume may change for its session alone, since results do not depend on
+#: them: LightGBM runs ``deterministic=True``, so its threads give the same trees (the saved
+#: value stays in ``campaign.json``).
+SESSION_SETTINGS = ("threads",)
 
 
 @dataclass(frozen=True)
@@ -96,6 +108,14 @@ class Start:
                 "trial boosts on a core of its own); for more, run the trials on a Dask "
                 "cluster (--dask-scheduler)"
             )
+        if cfg.threads is not None:
+            if cfg.dask_scheduler is None:
+                check_threads(cfg.threads)
+            elif cfg.threads > MAX_SCHEDULER_THREADS:  # another machine's cores
+                raise UsageError(
+                    f"--threads {cfg.threads}: at most {MAX_SCHEDULER_THREADS} per trial on a "
+                    "Dask scheduler's workers"
+                )
         run_dir = cfg.run_dir
         if self.overwrite:
             if run_dir.exists() and not run_dir.is_symlink():  # a failed start removes it all
@@ -209,7 +229,7 @@ def check_saved(cfg: CampaignConfig, log: Callable[[str], None]) -> dict[str, An
     place = {"runs_dir": cfg.runs_dir, "name": cfg.name}
     old, new = saved["config"].to_dict(), cfg.to_dict()
     keys = [k for k in new if new[k] != old.get(k) and k not in place]
-    others = [k for k in keys if k not in LIMITS]  # raised limits extend the campaign
+    others = [k for k in keys if k not in LIMITS and k not in SESSION_SETTINGS]
     if others:
         raise ConfigError(
             f"{cfg.run_dir / CAMPAIGN_FILE}: cannot resume with different settings: "
@@ -232,7 +252,12 @@ def check_saved(cfg: CampaignConfig, log: Callable[[str], None]) -> dict[str, An
             "(where a model ties configs, a little lower: the earlier trials may be favoured "
             "as the incumbent)"
         )
-    return record_extension(cfg, saved, log) if keys else saved
+    for key in (k for k in keys if k in SESSION_SETTINGS):
+        log(f"{key} {new[key]} for this session (saved: {old.get(key)}); results do not change")
+    if not any(k in LIMITS for k in keys):
+        return saved
+    kept = {k: getattr(saved["config"], k) for k in SESSION_SETTINGS}  # the record keeps them
+    return record_extension(dataclasses.replace(cfg, **kept), saved, log)
 
 
 @contextlib.contextmanager

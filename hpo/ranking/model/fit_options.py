@@ -7,6 +7,7 @@ train+valid); one object carries them, so the training path keeps a short signat
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,10 +15,30 @@ from typing import Any
 
 import numpy as np
 
+from hpo.errors import UsageError
 from hpo.features.table.feature_table import FeatureTable
 from hpo.ranking.model.datasets import DatasetCache
 
-__all__ = ["FitOptions"]
+__all__ = ["FitOptions", "check_threads"]
+
+
+def check_threads(n: int, flag: str = "--threads") -> int:
+    """``n`` LightGBM threads if this machine has that many cores (from 1 to
+    ``os.cpu_count()``); threads beyond the cores only wait for one, and ``--threads 100000``
+    crashed LightGBM's OpenMP (a segmentation fault that left the run's lock behind).
+
+    Raises
+    ------
+    UsageError
+        In one line naming ``flag``, the value and the limit.
+    """
+    cores = os.cpu_count() or 1
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= cores:
+        raise UsageError(
+            f"{flag} {n}: expected 1 to {cores}, the cores of this machine (LightGBM's "
+            "threads beyond them only wait for one)"
+        )
+    return n
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

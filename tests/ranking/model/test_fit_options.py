@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import pytest
 
 from hpo.data.load import COLLECTIONS
 from hpo.ranking.model.fit_options import FitOptions
@@ -41,3 +44,34 @@ def test_the_histogram_pool_reaches_lightgbm_and_keeps_what_is_learned(tiny_tabl
 def _trees(fit) -> str:
     """The model's trees, without its parameters (which name the pool)."""
     return fit.ranker.booster_.model_to_string().split("parameters:")[0]
+
+
+@pytest.mark.parametrize("family", ["tile", "layout"])
+def test_threads_change_no_score(tiny_tables: Any, family: str) -> None:
+    """A resume may change --threads (probe 33) because LightGBM runs deterministic=True:
+    the same trees, byte for byte, and the same scores, whatever its threads."""
+    collections = [c for c in COLLECTIONS if (c == "tile:xla") == (family == "tile")]
+    train, valid = tiny_tables[(family, "train")], tiny_tables[(family, "valid")]
+    hp = {"learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 5, "label_levels": 8}
+    fits = [
+        train_family(
+            train, valid, collections, hp, rounds=8, seed=3, options=FitOptions(n_threads=n)
+        )  # fmt: skip
+        for n in (1, 2, 4)
+    ]
+    texts = {f.ranker.booster_.model_to_string().split("\nparameters:\n")[0] for f in fits}
+    assert len(texts) == 1
+    assert fits[0].metrics == fits[1].metrics == fits[2].metrics
+
+
+def test_threads_are_bounded_by_the_cores() -> None:
+    import os
+
+    from hpo.errors import UsageError
+    from hpo.ranking.model.fit_options import check_threads
+
+    cores = os.cpu_count() or 1
+    assert check_threads(cores) == cores
+    for bad in (0, -1, cores + 1, 100000):
+        with pytest.raises(UsageError, match=rf"--threads {bad}: expected 1 to {cores}, "):
+            check_threads(bad)
