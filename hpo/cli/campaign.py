@@ -150,7 +150,7 @@ def _resumed_config(args: argparse.Namespace) -> Any:
     run_dir = args.runs_dir / args.resume
     if not run_dir.is_dir():
         raise UsageError(f"no run '{args.resume}' in {args.runs_dir}")
-    cfg = read_campaign(run_dir)["config"]
+    cfg = read_campaign(run_dir).config
     limits = {o: getattr(args, o) for o in LIMITS if getattr(args, o) is not None}
     raised = {o: v for o, v in limits.items() if v != getattr(cfg, o)}  # the saved value: no-op
     if raised and (args.runs_dir / "campaign.json").is_file() and is_subset_run(args.runs_dir):

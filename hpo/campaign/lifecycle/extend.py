@@ -25,17 +25,15 @@ import dataclasses
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from hpo.campaign.config import CampaignConfig
+from hpo.campaign.config import CampaignConfig, SavedCampaign
 from hpo.errors import UsageError
-from hpo.runs.record.campaign_file import CAMPAIGN_FORMAT
+from hpo.runs.record.campaign_file import CAMPAIGN_FORMAT, Extension, write_campaign_file
 from hpo.runs.record.folder import (
-    CAMPAIGN_FILE,
     RESULT_FILE,
     TRIALS_FILE,
+    read_trial_log,
     read_trials,
-    write_json_atomic,
 )
 
 __all__ = ["LIMITS", "check_extension", "record_extension"]
@@ -81,10 +79,10 @@ def check_extension(cfg: CampaignConfig, before: CampaignConfig) -> Path:
     if used is None:
         return smac_dir
     seconds, submitted = used
-    records = read_trials(cfg.run_dir / TRIALS_FILE)
+    trials = read_trial_log(cfg.run_dir / TRIALS_FILE)
     # on a scheduler of unknown size, the smallest reserve: refuse only what surely has no room
     slots = max(1, cfg.finish) if cfg.dask_scheduler else max(1, cfg.workers)
-    reserve = reserve_seconds(cfg, records, slots)
+    reserve = reserve_seconds(cfg, trials, slots)
     # a limit the user did not raise is named as the one to add, not as given
     if cfg.walltime is not None and seconds >= cfg.walltime - reserve:
         keeps = f" and keeps {reserve:.0f} s to finish" if reserve else ""
@@ -105,8 +103,8 @@ def check_extension(cfg: CampaignConfig, before: CampaignConfig) -> Path:
 
 
 def record_extension(
-    cfg: CampaignConfig, saved: dict[str, Any], log: Callable[[str], None]
-) -> dict[str, Any]:
+    cfg: CampaignConfig, saved: SavedCampaign, log: Callable[[str], None]
+) -> SavedCampaign:
     """Extend the saved campaign ``saved`` to the limits of ``cfg`` (checked first by
     :func:`check_extension`); return ``saved`` as it now is, its ``config`` being ``cfg``.
 
@@ -116,19 +114,28 @@ def record_extension(
     """
     from hpo.campaign.smac.state import reopen_smac_state
 
-    before = saved["config"]
+    before = saved.config
     smac_dir = check_extension(cfg, before)
-    change = {key: [getattr(before, key), getattr(cfg, key)] for key in LIMITS}
-    entry = {"at": time.time(), **change, "records": len(read_trials(cfg.run_dir / TRIALS_FILE))}
+    change = {key: (getattr(before, key), getattr(cfg, key)) for key in LIMITS}
+    entry = Extension(
+        at=time.time(),
+        trials=change["trials"],
+        walltime=change["walltime"],
+        records=len(read_trials(cfg.run_dir / TRIALS_FILE)),
+    )
     # the settings complete (an older format's too), under the name the run started with
     as_saved = dataclasses.replace(cfg, runs_dir=before.runs_dir, name=before.name)
-    record = {**saved, "format": CAMPAIGN_FORMAT, "config": as_saved.to_dict()}
-    record["extensions"] = [*saved.get("extensions", []), entry]
+    record = dataclasses.replace(
+        saved.record,
+        format=CAMPAIGN_FORMAT,
+        settings=as_saved.to_dict(),
+        extensions=(*saved.record.extensions, entry),
+    )
     reopen_smac_state(smac_dir)
     (cfg.run_dir / RESULT_FILE).unlink(missing_ok=True)  # no longer finished
-    write_json_atomic(cfg.run_dir / CAMPAIGN_FILE, record)
+    write_campaign_file(cfg.run_dir, record)
     log(
         f"campaign '{cfg.name}' extended: "
         + ", ".join(f"{k} {_shown(a)} -> {_shown(b)}" for k, (a, b) in change.items() if a != b)
     )
-    return {**record, "config": cfg}
+    return SavedCampaign(record, cfg)

@@ -19,21 +19,27 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from hpo.campaign.config import CampaignConfig, read_campaign
+from hpo.campaign.config import CampaignConfig, SavedCampaign, read_campaign
 from hpo.campaign.lifecycle.extend import LIMITS, record_extension
 from hpo.data.overlap import find_shared_graphs
 from hpo.errors import ConfigError, HpoError, UsageError, naming
 from hpo.ownership import check_replaceable, refuse_protected
-from hpo.ranking.scoring.metrics import LAYOUT_METRIC, recorded_layout_metric
+from hpo.ranking.scoring.metrics import LAYOUT_METRIC
 from hpo.ranking.spaces import space_to_dict
-from hpo.runs.record.campaign_file import CAMPAIGN_FORMAT, is_run_folder
+from hpo.runs.record.campaign_file import (
+    CAMPAIGN_FORMAT,
+    CampaignRecord,
+    WarmStartRecord,
+    is_run_folder,
+    write_campaign_file,
+)
 from hpo.runs.record.folder import (
     CAMPAIGN_FILE,
     RunLock,
@@ -43,7 +49,6 @@ from hpo.runs.record.folder import (
     package_versions,
     run_state,
     sweep_run_folder,
-    write_json_atomic,
 )
 
 __all__ = [
@@ -134,10 +139,15 @@ class Runtime:
 
 
 def campaign_record(
-    cfg: CampaignConfig, space: Any, extra: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
+    cfg: CampaignConfig,
+    space: Any,
+    *,
+    warm_start: WarmStartRecord | None = None,
+    local_design: tuple[dict[str, Any], ...] | None = None,
+    subsets: dict[str, tuple[str, ...]] | None = None,
+) -> CampaignRecord:
     """The ``campaign.json`` of a new run: its settings, space, data fingerprint and package
-    versions, plus what its kind adds (``extra``: the warm start, the subsets).
+    versions, plus what its kind adds (the warm start and local design, the subsets).
 
     Hashing the data here, before the run folder exists, is what refuses a missing
     collection without leaving a folder behind. So is the check for valid and test graphs
@@ -150,22 +160,25 @@ def campaign_record(
             f"scores would measure fit ({shared[0].line()}{', ...' if len(shared) > 1 else ''}; "
             "hpo data check lists them); give --allow-overlap to run anyway"
         )
-    return {
-        **(extra or {}),
-        "format": CAMPAIGN_FORMAT,
-        "config": cfg.to_dict(),
-        "space": space_to_dict(space),
-        "data_fingerprint": data_fingerprint(cfg.data_root, cfg.collections),
-        "shared_graphs": [s.line() for s in shared],
-        "versions": package_versions(),
-        "layout_metric": LAYOUT_METRIC,
-        "created": time.time(),
-    }
+    return CampaignRecord(
+        format=CAMPAIGN_FORMAT,
+        settings=cfg.to_dict(),
+        space=space_to_dict(space),
+        data_fingerprint=data_fingerprint(cfg.data_root, cfg.collections),
+        shared_graphs=tuple(s.line() for s in shared),
+        versions=package_versions(),
+        layout_metric=LAYOUT_METRIC,
+        created=time.time(),
+        warm_start=warm_start,
+        local_design=local_design,
+        subsets=subsets,
+        source=str(cfg.run_dir / CAMPAIGN_FILE),
+    )
 
 
-def overlap_notes(record: Mapping[str, Any]) -> list[str]:
+def overlap_notes(record: CampaignRecord) -> list[str]:
     """What the summary says of a run whose valid or test graphs are also in train."""
-    shared = record.get("shared_graphs") or []
+    shared = record.shared_graphs or ()
     if not shared:
         return []
     return [
@@ -174,7 +187,7 @@ def overlap_notes(record: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def check_saved(cfg: CampaignConfig, log: Callable[[str], None]) -> dict[str, Any]:
+def check_saved(cfg: CampaignConfig, log: Callable[[str], None]) -> SavedCampaign:
     """The saved ``campaign.json`` of a run to resume, checked against ``cfg`` and the data,
     and extended (written) when ``cfg`` raises its limits.
 
@@ -195,7 +208,7 @@ def check_saved(cfg: CampaignConfig, log: Callable[[str], None]) -> dict[str, An
     """
     saved = read_campaign(cfg.run_dir)
     place = {"runs_dir": cfg.runs_dir, "name": cfg.name}
-    old, new = saved["config"].to_dict(), cfg.to_dict()
+    old, new = saved.config.to_dict(), cfg.to_dict()
     keys = [k for k in new if new[k] != old.get(k) and k not in place]
     others = [k for k in keys if k not in LIMITS]  # raised limits extend the campaign
     if others:
@@ -203,16 +216,16 @@ def check_saved(cfg: CampaignConfig, log: Callable[[str], None]) -> dict[str, An
             f"{cfg.run_dir / CAMPAIGN_FILE}: cannot resume with different settings: "
             + ", ".join(f"{k} (saved {old.get(k)!r}, now {new[k]!r})" for k in others)
         )
-    if data_fingerprint(cfg.data_root, cfg.collections) != saved.get("data_fingerprint"):
+    if data_fingerprint(cfg.data_root, cfg.collections) != saved.record.data_fingerprint:
         raise ConfigError(
             f"{cfg.data_root}: the data of {', '.join(cfg.collections)} changed since campaign "
             f"'{cfg.name}' started; resuming would mix results (start a new campaign)"
         )
     now = package_versions()
-    for pkg, version in (saved.get("versions") or {}).items():
+    for pkg, version in (saved.record.versions or {}).items():
         if now.get(pkg) != version:
             log(f"warning: {pkg} {now.get(pkg)} differs from {version} at the start")
-    before = recorded_layout_metric(saved)
+    before = saved.record.recorded_layout_metric
     if before != LAYOUT_METRIC:
         log(
             f"warning: this run's trials so far scored layout graphs by {before}; "
@@ -227,7 +240,7 @@ def check_saved(cfg: CampaignConfig, log: Callable[[str], None]) -> dict[str, An
 def locked_run(
     cfg: CampaignConfig,
     start: Start,
-    record: dict[str, Any] | None,
+    record: CampaignRecord | None,
     has_trials: Callable[[], bool],
 ) -> Iterator[None]:
     """Hold the run folder's lock; clear it (``overwrite``) and write ``record`` in it.
@@ -248,7 +261,7 @@ def locked_run(
             if start.overwrite:
                 clear_run_dir(run_dir)
             if record is not None:
-                write_json_atomic(run_dir / CAMPAIGN_FILE, record)
+                write_campaign_file(run_dir, record)
             yield
         finally:
             lock.release()

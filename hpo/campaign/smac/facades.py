@@ -56,6 +56,7 @@ from hpo.campaign.smac.runners import CampaignDaskRunner, CampaignRunner, Campai
 from hpo.errors import naming
 from hpo.ranking.folds import fold_names
 from hpo.runs.record.folder import SMAC_DIR, jsonable
+from hpo.runs.record.trial import Trial
 
 if TYPE_CHECKING:
     from dask.distributed import Client
@@ -114,7 +115,7 @@ def make_facade(
     *,
     callbacks: list[Callback],
     resume: bool,
-    baseline_records: list[dict[str, Any]] | None = None,
+    baseline_records: list[Trial] | None = None,
     dask_client: Client | None = None,
     warm: WarmStart | None = None,
 ) -> AbstractFacade:
@@ -122,7 +123,7 @@ def make_facade(
 
     SMAC's logging setup is left alone (``logging_level=False``); a new run overwrites SMAC's
     folder, a resumed one continues from it after :func:`_check_resumable`.
-    ``baseline_records`` are the baseline's trials.jsonl records logged already (one per
+    ``baseline_records`` are the baseline's trials logged in trials.jsonl already (one per
     fold with cross-validation). ``warm`` is the warm start
     (:mod:`hpo.campaign.seeding.warm_start`): its ``baseline`` replaces the space's default as the
     baseline trial's configuration when it is set, and its ``configs`` are extra

@@ -25,7 +25,7 @@ import math
 import os
 import shutil
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +34,8 @@ import numpy as np
 from hpo.data.load import SPLITS, list_graphs
 from hpo.errors import ConfigError, naming
 from hpo.ownership import TEMP_SUFFIX, sweep_stale_temps, temp_prefix
-from hpo.runs.incumbent import config_key
 from hpo.runs.record.lock import LOCK_FILE, RunLock, lock_is_held, read_lock, this_host, this_worker
+from hpo.runs.record.trial import Trial, trials_of
 
 __all__ = [
     "CAMPAIGN_FILE",
@@ -54,6 +54,7 @@ __all__ = [
     "package_versions",
     "read_json",
     "read_lock",
+    "read_trial_log",
     "read_trials",
     "run_state",
     "sweep_run_folder",
@@ -194,18 +195,15 @@ def run_state(run_dir: Path) -> str:
     return "interrupted"
 
 
-def trial_key(record: dict[str, Any]) -> tuple[str, Any, Any, Any]:
+def trial_key(record: Mapping[str, Any] | Trial) -> tuple[str, Any, Any, Any]:
     """Identity of a trial: (:func:`~hpo.runs.incumbent.config_key`, budget, seed, instance).
 
     ``instance`` is the cross-validation fold (``fold0`` ...), ``None`` without folds and in
-    records made before folds existed, so those keep their identity.
+    records made before folds existed, so those keep their identity. A record is read as a
+    :class:`~hpo.runs.record.trial.Trial` (:attr:`Trial.key`).
     """
-    return (
-        config_key(record.get("config")),
-        record.get("budget"),
-        record.get("seed"),
-        record.get("instance"),
-    )
+    trial = record if isinstance(record, Trial) else Trial.from_record(record, 0)
+    return trial.key
 
 
 def _parse_trial_lines(path: Path) -> tuple[list[dict[str, Any]], int]:
@@ -249,10 +247,6 @@ def read_trials(path: Path) -> list[dict[str, Any]]:
     return _parse_trial_lines(path)[0]
 
 
-def _without(record: dict[str, Any], key: str) -> dict[str, Any]:
-    return {k: v for k, v in record.items() if k != key}
-
-
 def _append_line(path: Path, line: bytes) -> None:
     """Append ``line`` to ``path`` and fsync it; on a failed write (a full disk) the file is
     cut back to where it ended, so no half line is left for a later append to follow."""
@@ -273,7 +267,7 @@ def _append_line(path: Path, line: bytes) -> None:
 
 
 class TrialLog:
-    """Append-only ``trials.jsonl`` with de-duplication by :func:`trial_key`.
+    """Append-only ``trials.jsonl`` with de-duplication by :attr:`Trial.key`.
 
     Opening cuts a truncated last line (left by ``kill -9``) so appends start on a clean line.
 
@@ -281,39 +275,57 @@ class TrialLog:
     ----------
     path
         The ``trials.jsonl`` file (created on first append).
+
+    Attributes
+    ----------
+    trials
+        Every trial of the log in order, as :meth:`Trial.from_record` reads it.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.records: list[dict[str, Any]] = []
+        self.trials: list[Trial] = []
         if self.path.exists():
-            self.records, good = _parse_trial_lines(self.path)
+            records, good = _parse_trial_lines(self.path)
+            self.trials = trials_of(records)
             if good < self.path.stat().st_size:
                 with open(self.path, "r+b") as fh:
                     fh.truncate(good)
-        self._keys = {trial_key(r) for r in self.records}
+        self._keys = {t.key for t in self.trials}
 
     def __len__(self) -> int:
-        return len(self.records)
+        return len(self.trials)
 
-    def __contains__(self, record: dict[str, Any]) -> bool:
-        return trial_key(record) in self._keys
+    def __contains__(self, trial: Trial) -> bool:
+        return trial.key in self._keys
 
-    def append(self, record: dict[str, Any]) -> bool:
-        """Append ``record`` unless a trial with the same key is logged; return whether written.
+    def append(self, trial: Trial) -> bool:
+        """Append ``trial`` unless a trial with the same key is logged; return whether written.
 
-        The record gets ``trial`` = its 1-based position in the log.
+        The record (:meth:`Trial.to_record`) gets ``trial`` = its 1-based position in the log.
         """
-        record = jsonable(record)
-        key = trial_key(record)
-        if key in self._keys:
+        record = jsonable({**trial.to_record(), "trial": len(self.trials) + 1})
+        written = Trial.from_record(record, len(self.trials) + 1)  # as a reader will see it
+        if written.key in self._keys:
             return False
-        record = {"trial": len(self.records) + 1, **_without(record, "trial")}
         with naming(self.path):
             _append_line(self.path, (json.dumps(record) + "\n").encode("utf-8"))
-        self.records.append(record)
-        self._keys.add(key)
+        self.trials.append(written)
+        self._keys.add(written.key)
         return True
+
+
+def read_trial_log(path: Path) -> list[Trial]:
+    """The trials of a ``trials.jsonl`` in log order (:func:`read_trials`, each record read by
+    :meth:`Trial.from_record`), repeats included.
+
+    Raises
+    ------
+    ConfigError
+        If a line other than the last is not a JSON object, or a record's ``config``,
+        ``metrics`` or ``info`` is not a JSON object.
+    """
+    return trials_of(read_trials(path))
 
 
 def clear_run_dir(run_dir: Path) -> None:

@@ -47,6 +47,7 @@ from hpo.runs.record.folder import (
     this_host,
     trial_key,
 )
+from hpo.runs.record.trial import Trial
 
 TESTS = Path(__file__).resolve().parents[2]
 RECORD_KEYS = {
@@ -324,7 +325,7 @@ def test_resume_follows_a_moved_runs_folder(data_root: Path, runs: Path, tmp_pat
     moved = tmp_path / "elsewhere"
     moved.mkdir()
     shutil.move(str(cfg.run_dir), str(moved / cfg.name))
-    resumed = dataclasses.replace(read_campaign(moved / cfg.name)["config"], runs_dir=moved)
+    resumed = dataclasses.replace(read_campaign(moved / cfg.name).config, runs_dir=moved)
     _run(resumed, InterruptAfter(10**6), resume=True)
     assert len(_records(resumed)) == 10
 
@@ -356,7 +357,7 @@ def test_a_format_1_run_resumes_with_the_settings_of_its_time(data_root: Path, r
     for key in FORMAT_1_SETTINGS:
         del data["config"][key]
     path.write_text(json.dumps({**data, "format": 1}))
-    assert read_campaign(cfg.run_dir)["config"] == cfg
+    assert read_campaign(cfg.run_dir).config == cfg
     again = _run(cfg, always_crash, resume=True)
     assert again.incumbent == first.incumbent
 
@@ -394,7 +395,7 @@ def test_a_finished_campaign_extended_goes_on_from_its_state(data_root: Path, ru
     assert len(after) == 24
     assert result.n_trials == 24
     assert len({trial_key(r) for r in after}) == 24
-    assert read_campaign(cfg.run_dir)["config"].trials == 24
+    assert read_campaign(cfg.run_dir).config.trials == 24
     (entry,) = json.loads((cfg.run_dir / "campaign.json").read_text())["extensions"]
     assert (entry["trials"], entry["walltime"], entry["records"]) == ([12, 24], [None, None], 12)
     # SMAC went on from its saved state: its runhistory holds both stretches
@@ -503,10 +504,10 @@ def test_repair_reports_a_corrupt_state_file(tmp_path: Path) -> None:
 
 def test_trial_log_dedupes_and_numbers(tmp_path: Path) -> None:
     log = TrialLog(tmp_path / "trials.jsonl")
-    record = {"config": {"a": 1}, "budget": 1.0, "seed": 0, "status": "SUCCESS"}
-    assert log.append(record)
-    assert not log.append(dict(record))
-    assert log.append({**record, "budget": 3.0})
+    trial = Trial(0, {"a": 1}, 1.0, "SUCCESS", seed=0)
+    assert log.append(trial)
+    assert not log.append(dataclasses.replace(trial, trial=5))
+    assert log.append(dataclasses.replace(trial, budget=3.0))
     assert [r["trial"] for r in read_trials(tmp_path / "trials.jsonl")] == [1, 2]
     assert len(TrialLog(tmp_path / "trials.jsonl")) == 2
 
@@ -518,7 +519,7 @@ def test_trial_log_cuts_a_truncated_last_line(tmp_path: Path) -> None:
     assert len(read_trials(path)) == 1
     log = TrialLog(path)
     assert path.read_text() == good + "\n"
-    assert log.append({"config": {"a": 2}, "budget": 1.0, "seed": 0})
+    assert log.append(Trial(0, {"a": 2}, 1.0, "SUCCESS", seed=0))
     assert [r["trial"] for r in read_trials(path)] == [1, 2]
 
 

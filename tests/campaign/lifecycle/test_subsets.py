@@ -79,16 +79,16 @@ def test_a_run_per_collection_writes_one_complete_run_folder_per_subset(
     result = _run(cfg, InterruptAfter(10**6))
     assert isinstance(result, SubsetsResult)
     parent = read_campaign(cfg.run_dir)
-    assert parent["config"].per == "collection"
-    assert parent["subsets"] == {"tile-xla": ["tile:xla"], "layout-xla-default": [TWO[1]]}
-    for name, collections in parent["subsets"].items():
-        sub = read_campaign(cfg.run_dir / name)["config"]
+    assert parent.config.per == "collection"
+    assert parent.record.subsets == {"tile-xla": ("tile:xla",), "layout-xla-default": (TWO[1],)}
+    for name, collections in parent.record.subsets.items():
+        sub = read_campaign(cfg.run_dir / name).config
         assert (sub.collections, sub.per) == (tuple(collections), "none")
         assert len(read_trials(cfg.run_dir / name / "trials.jsonl")) == 5
         assert (cfg.run_dir / name / "result.json").is_file()
     # the combined score: each collection's metric from its own subset's incumbent
     expected = {
-        c: result.subsets[n].metrics[c] for n, c in zip(parent["subsets"], TWO, strict=False)
+        c: result.subsets[n].metrics[c] for n, c in zip(parent.record.subsets, TWO, strict=False)
     }
     assert result.metrics == expected
     assert result.score == pytest.approx(sum(expected.values()) / 2)
