@@ -140,12 +140,12 @@ def _resumed_config(args: argparse.Namespace) -> Any:
     given = [
         f"--{o.replace('_', '-')}"
         for o in _SETTINGS
-        if getattr(args, o) is not None and o not in LIMITS
+        if getattr(args, o) is not None and o not in (*LIMITS, "data")
     ]
     if given:
         raise UsageError(
             "--resume takes every setting from the run folder (but --trials and --walltime, "
-            f"which extend it); drop {', '.join(given)}"
+            f"which extend it, and --data, a moved data root); drop {', '.join(given)}"
         )
     run_dir = args.runs_dir / args.resume
     if not run_dir.is_dir():
@@ -161,7 +161,9 @@ def _resumed_config(args: argparse.Namespace) -> Any:
         )
     # the folder given is the run: a moved runs folder, or a copied or renamed run folder,
     # resumes in place (campaign.json keeps the name it was started with)
-    return dataclasses.replace(cfg, runs_dir=args.runs_dir, name=args.resume, **raised)
+    # a moved data root: taken when its files are the run's (checked with the data)
+    moved = {} if args.data is None else {"data_root": args.data}
+    return dataclasses.replace(cfg, runs_dir=args.runs_dir, name=args.resume, **raised, **moved)
 
 
 @contextlib.contextmanager

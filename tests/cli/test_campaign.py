@@ -95,6 +95,10 @@ def test_run_then_refuse_then_resume(
     argv = _argv(data_root, runs, "--name", "demo", "--trials", "4", "--n-init", "3")
     assert main([*argv, "--overwrite"]) == 0
     assert len(read_trials(runs / "demo" / "trials.jsonl")) == 4
+    moved = data_root.parent / "moved"
+    data_root.rename(moved)  # a moved data root: --data says where, its files are the run's
+    assert main([*resume, "--data", str(moved)]) == 0
+    assert f"data root moved: {data_root.absolute()} -> {moved}" in capsys.readouterr().out
 
 
 def test_warm_start_reaches_the_campaign(

@@ -28,7 +28,12 @@ from pathlib import Path
 
 from hpo.campaign.config import CampaignConfig, SavedCampaign
 from hpo.errors import UsageError
-from hpo.runs.record.campaign_file import CAMPAIGN_FORMAT, Extension, write_campaign_file
+from hpo.runs.record.campaign_file import (
+    CAMPAIGN_FORMAT,
+    CampaignRecord,
+    Extension,
+    write_campaign_file,
+)
 from hpo.runs.record.folder import (
     RESULT_FILE,
     TRIALS_FILE,
@@ -36,10 +41,21 @@ from hpo.runs.record.folder import (
     read_trials,
 )
 
-__all__ = ["LIMITS", "check_extension", "record_extension"]
+__all__ = ["LIMITS", "as_started", "check_extension", "record_extension"]
 
 #: The settings a resume may raise: the campaign's limits.
 LIMITS = ("trials", "walltime")
+
+
+def as_started(cfg: CampaignConfig, saved: CampaignRecord) -> CampaignConfig:
+    """``cfg`` with the limits it had before its first extension (``campaign.json``'s
+    ``extensions``): what SMAC's facade is built with (SMAC sizes its initial design from
+    ``n_trials`` and compares its saved scenario on a resume), before
+    :func:`~hpo.campaign.smac.adapter.raise_limits` gives its loop the new ones."""
+    if not saved.extensions:
+        return cfg
+    first = saved.extensions[0]
+    return dataclasses.replace(cfg, trials=first.trials[0], walltime=first.walltime[0])
 
 
 def _shown(value: float | None) -> str:

@@ -22,6 +22,7 @@ from ConfigSpace import Configuration
 from rich.console import Console
 
 from hpo.campaign.config import CampaignConfig, SavedCampaign, read_campaign
+from hpo.campaign.lifecycle.extend import as_started
 from hpo.campaign.lifecycle.preflight import (
     Runtime,
     Start,
@@ -305,16 +306,6 @@ def _bin_ahead(
     prebuild_datasets(plan, log)
 
 
-def _as_started(cfg: CampaignConfig, saved: CampaignRecord) -> CampaignConfig:
-    """``cfg`` with the limits it had before its first extension (``campaign.json``'s
-    ``extensions``): what SMAC's facade is built with (:func:`~hpo.campaign.smac.adapter.
-    raise_limits`)."""
-    if not saved.extensions:
-        return cfg
-    first = saved.extensions[0]
-    return dataclasses.replace(cfg, trials=first.trials[0], walltime=first.walltime[0])
-
-
 @dataclasses.dataclass(frozen=True)
 class _Stretch:
     """What this stretch of the campaign (a start, a resume or an extension) starts from."""
@@ -458,7 +449,7 @@ def _optimize(
         )
         recorder = TrialRecorder(log, progress, cfg.max_budget, baseline=dict(seeds.baseline))
         stop = ReserveStop(cfg, log, progress.log)  # SMAC's loop leaves time to finish
-        started = _as_started(cfg, saved)  # SMAC is built as it started, then extended
+        started = as_started(cfg, saved)  # SMAC is built as it started, then extended
         facade = make_facade(
             started,
             make_scenario(started, stretch.space, run_dir),

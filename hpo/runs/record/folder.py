@@ -9,6 +9,8 @@ Layout (see ``docs/ARCHITECTURE.md``)::
     lock.json       {"pid", "host", "started"}; flock-ed by the live campaign (RunLock)
     result.json     the incumbent, written when the campaign ends
     ensemble.json   the last ensemble exported from the run (hpo export --ensemble), if any
+    data_files.json each data file the fingerprint hashed: {path: [size, mtime ns]} (runs
+                    made since it was kept), so a resume names the file that changed
 
 Nothing here knows about SMAC; :mod:`hpo.campaign.smac.facades` fills the trial records. The lock
 lives in :mod:`hpo.runs.record.lock`; its names are re-exported here with the other run-folder
@@ -18,6 +20,7 @@ files.
 from __future__ import annotations
 
 import contextlib
+import datetime as _dt
 import hashlib
 import importlib.metadata
 import json
@@ -39,6 +42,7 @@ from hpo.runs.record.trial import Trial, trials_of
 
 __all__ = [
     "CAMPAIGN_FILE",
+    "DATA_FILES_FILE",
     "ENSEMBLE_FILE",
     "LOCK_FILE",
     "RESULT_FILE",
@@ -46,10 +50,14 @@ __all__ = [
     "TRIALS_FILE",
     "RunLock",
     "TrialLog",
+    "changed_data_files",
     "clear_run_dir",
+    "data_files",
     "data_fingerprint",
+    "fingerprint_of",
     "discard_new_run",
     "jsonable",
+    "kept_data_files",
     "lock_is_held",
     "package_versions",
     "read_json",
@@ -62,6 +70,7 @@ __all__ = [
     "this_host",
     "this_worker",
     "write_file_atomic",
+    "write_data_files",
     "write_json_atomic",
 ]
 
@@ -69,6 +78,7 @@ CAMPAIGN_FILE = "campaign.json"
 TRIALS_FILE = "trials.jsonl"
 RESULT_FILE = "result.json"
 ENSEMBLE_FILE = "ensemble.json"
+DATA_FILES_FILE = "data_files.json"
 SMAC_DIR = "smac"
 VERSIONED_PACKAGES = ("hpo", "smac", "ConfigSpace", "lightgbm", "numpy", "dask")
 FINGERPRINT_SPLITS = tuple(s for s in SPLITS if s != "test")
@@ -149,6 +159,33 @@ def read_json(path: Path) -> Any:
         raise ConfigError(f"{path}: not valid JSON ({exc})") from exc
 
 
+def data_files(root: Path, collections: Iterable[str]) -> dict[str, tuple[int, int]]:
+    """The train and valid data files of ``collections`` under ``root``, in the order the
+    fingerprint hashes them: ``{path relative to root: (size, mtime ns)}``.
+
+    Raises
+    ------
+    UsageError
+        If a collection has no train or valid folder under ``root``.
+    """
+    root = Path(root)
+    out: dict[str, tuple[int, int]] = {}
+    for collection in collections:
+        for split in FINGERPRINT_SPLITS:
+            for path in list_graphs(root, collection, split):
+                st = path.stat()
+                out[path.relative_to(root).as_posix()] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def fingerprint_of(files: dict[str, tuple[int, int]]) -> str:
+    """The hash of :func:`data_files`' entries (see :func:`data_fingerprint`)."""
+    digest = hashlib.sha256()
+    for rel, (size, mtime_ns) in files.items():
+        digest.update(f"{rel}\0{size}\0{mtime_ns}\n".encode())
+    return digest.hexdigest()[:32]
+
+
 def data_fingerprint(root: Path, collections: Iterable[str]) -> str:
     """Hash the train and valid data files of ``collections`` under ``root``.
 
@@ -161,15 +198,47 @@ def data_fingerprint(root: Path, collections: Iterable[str]) -> str:
     UsageError
         If a collection has no train or valid folder under ``root``.
     """
-    root = Path(root)
-    digest = hashlib.sha256()
-    for collection in collections:
-        for split in FINGERPRINT_SPLITS:
-            for path in list_graphs(root, collection, split):
-                st = path.stat()
-                rel = path.relative_to(root).as_posix()
-                digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
-    return digest.hexdigest()[:32]
+    return fingerprint_of(data_files(root, collections))
+
+
+def write_data_files(run_dir: Path, files: dict[str, tuple[int, int]]) -> None:
+    """Keep the files a run's fingerprint hashed (:data:`DATA_FILES_FILE`)."""
+    write_json_atomic(Path(run_dir) / DATA_FILES_FILE, {k: list(v) for k, v in files.items()})
+
+
+def kept_data_files(run_dir: Path) -> dict[str, tuple[int, int]] | None:
+    """The data files a run kept (:func:`write_data_files`); ``None`` for a run made before
+    it kept them, or a list that is not readable."""
+    path = Path(run_dir) / DATA_FILES_FILE
+    if not path.is_file():
+        return None
+    try:
+        kept = read_json(path)
+    except ConfigError:
+        return None
+    if not isinstance(kept, dict):
+        return None
+    entries = {k: v for k, v in kept.items() if isinstance(v, list) and len(v) == 2}
+    return {k: (int(v[0]), int(v[1])) for k, v in entries.items()}
+
+
+def changed_data_files(
+    kept: dict[str, tuple[int, int]], now: dict[str, tuple[int, int]]
+) -> list[str]:
+    """What changed between the data files a run kept and ``now`` (:func:`data_files`): one
+    phrase per file, new, gone, or with its size or mtime changed."""
+    out = [f"{rel} is new" for rel in now if rel not in kept]
+    out += [f"{rel} is gone" for rel in kept if rel not in now]
+    for rel, (size, mtime_ns) in now.items():
+        was = kept.get(rel)
+        if was is None or was == (size, mtime_ns):
+            continue
+        if was[0] != size:
+            out.append(f"{rel} changed size ({was[0]} -> {size} bytes)")
+        else:
+            when = _dt.datetime.fromtimestamp(mtime_ns / 1e9).isoformat(sep=" ", timespec="seconds")
+            out.append(f"{rel} was modified (same size, mtime now {when})")
+    return out
 
 
 def package_versions() -> dict[str, str | None]:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
 from disks import as_left_by, dead_pid
-from toy_objectives import toy_config
+from toy_objectives import TOY_COLLECTIONS, toy_config
 
 from hpo.campaign import CampaignConfig
 from hpo.campaign.lifecycle.preflight import Start, campaign_record, check_saved, locked_run
@@ -172,3 +174,53 @@ def test_the_lock_holder_sweeps_what_a_killed_campaign_was_writing(
         pass
     assert [p for p in left if p.exists()] == []
     assert (run_dir / CAMPAIGN_FILE).is_file()
+
+
+def test_a_changed_data_file_is_named_with_what_changed(data_root: Path, tmp_path: Path) -> None:
+    cfg = toy_config(tmp_path / "runs", data_root)
+    _new_run(cfg)
+    (touched,) = (data_root / "npz" / "tile" / "xla" / "train").glob("*.npz")
+    stat = touched.stat()
+    os.utime(touched, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    rel = touched.relative_to(data_root).as_posix()
+    with pytest.raises(ConfigError, match=rf"{rel} was modified \(same size, mtime now "):
+        check_saved(cfg, print)
+    touched.write_bytes(touched.read_bytes() + b"x")
+    with pytest.raises(ConfigError, match=rf"{rel} changed size \(\d+ -> \d+ bytes\): the data"):
+        check_saved(cfg, print)
+
+
+def test_an_edited_collections_setting_is_named_as_a_setting(
+    two_collection_root: Path, tmp_path: Path
+) -> None:
+    cfg = toy_config(tmp_path / "runs", two_collection_root, collections=TOY_COLLECTIONS)
+    _new_run(cfg)
+    edited = json.loads((cfg.run_dir / CAMPAIGN_FILE).read_text())
+    edited["config"]["collections"] = ["tile:xla"]
+    (cfg.run_dir / CAMPAIGN_FILE).write_text(json.dumps(edited))
+    with pytest.raises(ConfigError, match=r"different settings: collections \(the run started "):
+        check_saved(dataclasses.replace(cfg, collections=("tile:xla",)), print)
+
+
+def test_a_moved_data_root_resumes_with_data_and_is_recorded(
+    data_root: Path, tmp_path: Path
+) -> None:
+    cfg = toy_config(tmp_path / "runs", data_root)
+    _new_run(cfg)
+    moved = tmp_path / "moved"
+    data_root.rename(moved)
+    with pytest.raises(UsageError, match=r"data root of campaign 'toy' is gone; .* --data NEW"):
+        check_saved(cfg, print)
+    logged: list[str] = []
+    resumed = check_saved(dataclasses.replace(cfg, data_root=moved), logged.append)
+    assert resumed.config.data_root == moved
+    assert logged == [f"data root moved: {data_root} -> {moved} (the same files)"]
+    assert json.loads((cfg.run_dir / CAMPAIGN_FILE).read_text())["config"]["data_root"] == str(
+        moved
+    )
+    other = tmp_path / "other"
+    shutil.copytree(moved, other)  # a copy (times kept) with one file changed
+    (changed,) = (other / "npz" / "tile" / "xla" / "valid").glob("*.npz")
+    changed.write_bytes(changed.read_bytes() + b"x")
+    with pytest.raises(ConfigError, match="the data changed since campaign 'toy' started"):
+        check_saved(dataclasses.replace(cfg, data_root=other), print)

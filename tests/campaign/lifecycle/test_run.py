@@ -459,8 +459,38 @@ def test_resume_after_the_data_changed_is_refused(data_root: Path, runs: Path) -
     _interrupted(cfg, calls=3)
     extra = data_root / "npz" / "tile" / "xla" / "valid" / "new_graph.npz"
     extra.write_bytes(b"new")
-    with pytest.raises(ConfigError, match=r"the data of tile:xla changed since campaign 'toy'"):
+    with pytest.raises(ConfigError, match=r"valid/new_graph\.npz is new: the data changed since"):
         _run(cfg, InterruptAfter(10**6), resume=True)
+
+
+def _edit_setting(cfg: CampaignConfig, key: str, value: Any) -> bytes:
+    """Edit ``campaign.json``'s setting ``key`` by hand; return the file as edited."""
+    path = cfg.run_dir / "campaign.json"
+    edited = json.loads(path.read_text())
+    edited["config"][key] = value
+    path.write_text(json.dumps(edited))
+    return path.read_bytes()
+
+
+def test_an_edited_seed_is_refused_as_smacs_saved_run_disagrees(
+    data_root: Path, runs: Path
+) -> None:
+    cfg = toy_config(runs, data_root, trials=6)
+    _run(cfg)
+    _edit_setting(cfg, "seed", 7)
+    with pytest.raises(ConfigError, match=r"cannot resume with seed 7: SMAC's saved run is for"):
+        _run(dataclasses.replace(cfg, seed=7, trials=8), resume=True)
+    assert len(_records(cfg)) == 6
+
+
+def test_a_resume_refused_by_any_check_writes_nothing(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=6)
+    _run(cfg)
+    edited = _edit_setting(cfg, "max_budget", 9.0)
+    with pytest.raises(ConfigError, match=r"SMAC's saved run differs .*max_budget \(saved 27"):
+        _run(dataclasses.replace(cfg, max_budget=9.0, trials=12), resume=True)
+    assert (cfg.run_dir / "campaign.json").read_bytes() == edited  # no extension, no resume
+    assert (cfg.run_dir / "result.json").is_file()  # still finished
 
 
 def test_resume_never_prompts_when_smac_state_differs(data_root: Path, runs: Path) -> None:
