@@ -154,7 +154,7 @@ def _run_json(run: RunHistory, imp: Importance) -> dict[str, Any]:
         "trials_per_budget": {str(k): v for k, v in run.trials_per_budget().items()},
         "incumbent": None if inc is None else _trial_json(inc),
         "baseline": baseline_json(run),
-        "smac": run.smac,
+        "smac": None if run.smac is None else run.smac.data,
         "trajectory": [dataclasses.asdict(p) for p in run.trajectory()],  # any budget
         "incumbent_trajectory": [dataclasses.asdict(p) for p in run.incumbent_trajectory()],
         "top": [_trial_json(t) for t in run.top(5)],

@@ -88,7 +88,9 @@ def test_campaign_json_records_what_searched(data_root: Path, runs: Path, optimi
         assert smac["intensifier"]["eta"] == cfg.eta
         assert smac["intensifier"]["incumbent_selection"] == "highest_budget"
     assert {"initial_design", "random_design", "model", "config_selector"} <= set(smac)
-    assert load_run(cfg.run_dir).smac == smac
+    saved = load_run(cfg.run_dir).smac
+    assert saved is not None
+    assert saved.data == smac
 
 
 def test_surrogate_settings_reach_smac(data_root: Path, runs: Path) -> None:
