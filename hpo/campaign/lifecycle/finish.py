@@ -152,9 +152,11 @@ class ReserveStop(Callback):
             return False
         kept = reserved_trials(cfg)
         if kept and smbo.runhistory.submitted >= cfg.trials - kept:
-            # the last trials are kept only for configurations there are to finish
+            # the last trials are kept only for configurations there are to finish, as many
+            # as there are: the loop runs the others (the campaign ends at its limit)
             assert cfg.max_budget is not None
-            if finish_candidates(self.log.trials, cfg.max_budget, 1):
+            n = len(finish_candidates(self.log.trials, cfg.max_budget, kept))
+            if n and smbo.runhistory.submitted >= cfg.trials - n:
                 return True
         if cfg.walltime is None:
             return False

@@ -9,6 +9,7 @@ moved away from the default configuration (:data:`BEST`), so the baseline does n
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import socket
@@ -283,3 +284,16 @@ def test_finishing_trials_run_on_the_dask_workers(data_root: Path, runs: Path) -
     told = {(e["config_id"], e["budget"]) for e in history["data"] if e["status"] != 0}
     assert {(r["config_id"], r["budget"]) for r in done} <= told
     assert "finishing: taking" in out
+
+
+@pytest.mark.parametrize(("before", "after"), [(6, 12), (8, 12)])
+def test_an_extension_with_fewer_candidates_than_its_reserve_runs_to_its_limit(
+    data_root: Path, runs: Path, before: int, after: int
+) -> None:
+    """The trials kept to finish that no candidate needs go to SMAC's loop (it stopped one
+    short of --trials when fewer configurations than reserved were left to finish)."""
+    budgets = {"min_budget": 4.0, "max_budget": 16.0, "eta": 2, "finish": 3}
+    cfg = toy_config(runs, data_root, trials=before, optimizer="model-hb", **budgets)
+    _run(cfg, ToyObjective())
+    result, _ = _run(dataclasses.replace(cfg, trials=after), ToyObjective(), resume=True)
+    assert len(_records(cfg)) == after == result.n_trials
