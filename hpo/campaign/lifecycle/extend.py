@@ -109,11 +109,17 @@ def check_extension(cfg: CampaignConfig, before: CampaignConfig) -> Path:
         )
     kept = reserved_trials(cfg)  # the last trials of the limit are kept to finish
     if submitted >= cfg.trials - kept:
-        also = f" and keeps its last {kept} to finish" if kept else ""
+        # the reserve is named by the setting that makes it, so every number is the user's
+        also = (
+            f"; the last {kept} of --trials are kept to finish (--finish {cfg.finish}, at most "
+            "a third of --trials)"
+            if kept
+            else ""
+        )
         given = f"--trials {cfg.trials}: " if cfg.trials != before.trials else ""
         raise UsageError(
-            f"{given}campaign '{cfg.name}' has run {submitted} of its {cfg.trials} trials{also}; "
-            f"give --trials above {submitted + kept} to extend it"
+            f"{given}campaign '{cfg.name}' has run {submitted} trials of --trials "
+            f"{cfg.trials}{also}; give --trials above {submitted + kept} to extend it"
         )
     return smac_dir
 

@@ -219,9 +219,29 @@ def run_single_campaign(
         quiet=quiet,
         baseline=_baseline_summary(cfg),
         cv=cfg.cv,
-        notes=overlap_notes(read_campaign(cfg.run_dir).record),
+        notes=[*_limit_reached(cfg), *overlap_notes(read_campaign(cfg.run_dir).record)],
     )
     return result
+
+
+def _limit_reached(cfg: CampaignConfig) -> list[str]:
+    """Which limit ended the campaign, in one line: ``--trials`` (before ``--walltime``, when
+    there is one) or ``--walltime`` (before ``--trials``); none when SMAC ended before both."""
+    from hpo.campaign.smac.state import smac_output_dir, smac_usage
+
+    used = smac_usage(smac_output_dir(cfg.run_dir, cfg.seed))
+    if used is None:
+        return []
+    seconds, submitted = used
+    if submitted >= cfg.trials:
+        wall = "" if cfg.walltime is None else f", before --walltime {cfg.walltime:g} s"
+        return [f"ended by --trials {cfg.trials}{wall} ({seconds:.0f} s used)"]
+    if cfg.walltime is not None:
+        return [
+            f"ended by --walltime {cfg.walltime:g} s ({seconds:.0f} s used), before --trials "
+            f"{cfg.trials} ({submitted} run)"
+        ]
+    return []
 
 
 def _has_trials(run_dir: Path) -> bool:

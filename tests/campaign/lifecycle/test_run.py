@@ -12,6 +12,7 @@ import dataclasses
 import json
 import logging
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -26,6 +27,7 @@ from toy_objectives import (
     ToyObjective,
     always_crash,
     nan_cost,
+    run_toy_with_output,
     toy_config,
     toy_cost,
 )
@@ -431,11 +433,16 @@ def test_an_extension_must_leave_room_for_a_trial(
     cfg = toy_config(runs, data_root, trials=4, walltime=3600.0)
     _run(cfg)
     # the trial limit ended it; only --walltime was raised, so --trials is named as what to add
-    ended = r"^campaign 'toy' has run 4 of its 4 trials and keeps its last 1 to finish; give "
-    ended += r"--trials above 5 to extend it$"
+    # every number is one the user set: the reserve is named by --finish, which makes it
+    ended = r"^campaign 'toy' has run 4 trials of --trials 4; the last 1 of --trials are kept to "
+    ended += (
+        r"finish \(--finish 3, at most a third of --trials\); give --trials above 5 to extend it$"
+    )
     with pytest.raises(UsageError, match=ended):
         _run(dataclasses.replace(cfg, walltime=7200.0), resume=True)
-    with pytest.raises(UsageError, match=r"^--trials 5: campaign 'toy' has run 4 of its 5 tri"):
+    with pytest.raises(
+        UsageError, match=r"^--trials 5: campaign 'toy' has run 4 trials of --trials 5"
+    ):
         _run(dataclasses.replace(cfg, trials=5, walltime=7200.0), resume=True)  # 1 to finish
     state = smac_output_dir(cfg.run_dir, cfg.seed) / "optimization.json"
     state.write_text(json.dumps({**json.loads(state.read_text()), "used_walltime": 5000.0}))
@@ -675,3 +682,13 @@ def test_short_campaign_falls_back_to_best_trial_at_highest_budget_reached(
     assert result.incumbent is not None
     assert result.budget == pytest.approx(1.0)
     assert result.cost == min(r["cost"] for r in records)
+
+
+def test_the_summary_says_which_limit_ended_the_campaign(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=4, walltime=3600.0)
+    _, out = run_toy_with_output(cfg)
+    assert re.search(r"note: ended by --trials 4, before --walltime 3600 s \(\d+ s used\)", out)
+    cfg = toy_config(runs, data_root, name="short", trials=500, walltime=2.0)
+    _, out = run_toy_with_output(cfg, ToyObjective(sleep=0.2))
+    ended = r"note: ended by --walltime 2 s \(\d+ s used\), before --trials 500 \(\d+ run\)"
+    assert re.search(ended, out)
