@@ -15,8 +15,9 @@ campaign's limits (:data:`LIMITS`); every other setting must be the saved one
   (the run is no longer finished) and records the extension in ``campaign.json`` under
   ``extensions``: when, the limits before and after, and how many ``trials.jsonl`` records
   there were (the finishing phase counts its own trials from there on).
-- The campaign builds SMAC with the limits it started with and gives the loop the new ones
-  (:func:`hpo.campaign.smac.adapter.raise_limits`).
+- The campaign's :class:`hpo.campaign.limits.Limits` then hold the new limits: SMAC's
+  scenario records those the campaign started with, and its loop stops at the new ones
+  (:func:`hpo.campaign.smac.adapter.limit_loop`).
 """
 
 from __future__ import annotations
@@ -28,12 +29,7 @@ from pathlib import Path
 
 from hpo.campaign.config import CampaignConfig, SavedCampaign
 from hpo.errors import UsageError
-from hpo.runs.record.campaign_file import (
-    CAMPAIGN_FORMAT,
-    CampaignRecord,
-    Extension,
-    write_campaign_file,
-)
+from hpo.runs.record.campaign_file import CAMPAIGN_FORMAT, Extension, write_campaign_file
 from hpo.runs.record.folder import (
     RESULT_FILE,
     TRIALS_FILE,
@@ -41,21 +37,10 @@ from hpo.runs.record.folder import (
     read_trials,
 )
 
-__all__ = ["LIMITS", "as_started", "check_extension", "record_extension"]
+__all__ = ["LIMITS", "check_extension", "record_extension"]
 
 #: The settings a resume may raise: the campaign's limits.
 LIMITS = ("trials", "walltime")
-
-
-def as_started(cfg: CampaignConfig, saved: CampaignRecord) -> CampaignConfig:
-    """``cfg`` with the limits it had before its first extension (``campaign.json``'s
-    ``extensions``): what SMAC's facade is built with (SMAC sizes its initial design from
-    ``n_trials`` and compares its saved scenario on a resume), before
-    :func:`~hpo.campaign.smac.adapter.raise_limits` gives its loop the new ones."""
-    if not saved.extensions:
-        return cfg
-    first = saved.extensions[0]
-    return dataclasses.replace(cfg, trials=first.trials[0], walltime=first.walltime[0])
 
 
 def _shown(value: float | None) -> str:

@@ -42,7 +42,7 @@ from smac.main.smbo import SMBO
 from smac.runhistory import StatusType, TrialInfo
 
 from hpo.campaign.lifecycle.candidates import Candidate, finish_candidates
-from hpo.campaign.optimizers import is_multi_fidelity
+from hpo.campaign.limits import FINISH_SHARE, Limits
 from hpo.campaign.smac.adapter import (
     runner_worker_slots,
     scatter_to_workers,
@@ -77,24 +77,20 @@ __all__ = [
     "reserved_trials",
 ]
 
-#: Largest share of the walltime (or trials) the reserve may take: the search keeps most of
-#: the campaign; a quarter was too little in 2-minute campaigns (bench/README.md).
-FINISH_SHARE = 1 / 3
 #: Headroom on the estimated seconds: a loaded machine makes any one trial slower.
 FINISH_MARGIN = 1.25
 
 
 def finish_count(cfg: CampaignConfig) -> int:
-    """How many configurations the campaign finishes: ``cfg.finish``, or 0 where every
-    trial already runs at the largest budget (``bo``, ``random``) or budgets count folds."""
-    if cfg.cv or not is_multi_fidelity(cfg.optimizer):
-        return 0
-    return cfg.finish
+    """How many configurations the campaign finishes (:attr:`hpo.campaign.limits.Limits.
+    finish`)."""
+    return Limits.of(cfg).finish
 
 
 def reserved_trials(cfg: CampaignConfig) -> int:
-    """The trials kept back for finishing: K, at most :data:`FINISH_SHARE` of the limit."""
-    return min(finish_count(cfg), int(FINISH_SHARE * cfg.trials))
+    """The trials kept back for finishing (:attr:`hpo.campaign.limits.Limits.
+    reserved_trials`)."""
+    return Limits.of(cfg).reserved_trials
 
 
 def reserve_seconds(cfg: CampaignConfig, trials: list[Trial], slots: int) -> float:

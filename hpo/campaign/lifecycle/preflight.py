@@ -28,7 +28,8 @@ from typing import Any
 from rich.console import Console
 
 from hpo.campaign.config import CampaignConfig, SavedCampaign, read_campaign
-from hpo.campaign.lifecycle.extend import LIMITS, as_started, record_extension
+from hpo.campaign.lifecycle.extend import LIMITS, record_extension
+from hpo.campaign.limits import Limits
 from hpo.data.overlap import find_shared_graphs
 from hpo.errors import ConfigError, HpoError, UsageError, naming
 from hpo.ownership import check_replaceable, refuse_protected
@@ -309,8 +310,8 @@ def _check_smac(cfg: CampaignConfig, saved: SavedCampaign) -> None:
             "campaign.json was edited: set it back"
         )
     space = space_from_dict(saved.record.space, saved.record.source)
-    started = as_started(saved.config, saved.record)
-    check_smac_resumable(make_scenario(started, space, cfg.run_dir), meta=False)
+    limits = Limits.of(saved.config, saved.record)
+    check_smac_resumable(make_scenario(saved.config, space, cfg.run_dir, limits), meta=False)
 
 
 @contextlib.contextmanager

@@ -22,7 +22,6 @@ from ConfigSpace import Configuration
 from rich.console import Console
 
 from hpo.campaign.config import CampaignConfig, SavedCampaign, read_campaign
-from hpo.campaign.lifecycle.extend import as_started
 from hpo.campaign.lifecycle.preflight import (
     Runtime,
     Start,
@@ -31,6 +30,7 @@ from hpo.campaign.lifecycle.preflight import (
     locked_run,
     overlap_notes,
 )
+from hpo.campaign.limits import Limits
 from hpo.campaign.progress import (
     BaselineSummary,
     CampaignProgress,
@@ -455,7 +455,7 @@ def _optimize(
 ) -> Any:
     """SMAC's loop up to the finishing reserve, then the finishing phase; SMAC's incumbent(s)."""
     from hpo.campaign.lifecycle.finish import ReserveStop, optimize_and_finish
-    from hpo.campaign.smac.adapter import raise_limits
+    from hpo.campaign.smac.adapter import limit_loop
     from hpo.campaign.smac.facades import describe_facade, make_facade, make_scenario
     from hpo.campaign.smac.runners import CampaignTarget, TrialRecorder
 
@@ -469,10 +469,10 @@ def _optimize(
         )
         recorder = TrialRecorder(log, progress, cfg.max_budget, baseline=dict(seeds.baseline))
         stop = ReserveStop(cfg, log, progress.log)  # SMAC's loop leaves time to finish
-        started = as_started(cfg, saved)  # SMAC is built as it started, then extended
+        limits = Limits.of(cfg, saved)  # SMAC's scenario records how it started
         facade = make_facade(
-            started,
-            make_scenario(started, stretch.space, run_dir),
+            cfg,
+            make_scenario(cfg, stretch.space, run_dir, limits),
             target,
             callbacks=[recorder, stop],
             resume=resume,
@@ -480,11 +480,12 @@ def _optimize(
             dask_client=client,
             warm=seeds.warm,
         )
-        raise_limits(facade, cfg.trials, cfg.walltime)
+        limit_loop(facade, limits.trials, limits.walltime)  # its loop stops at hpo's limits
         _record_smac(run_dir, describe_facade(facade))
         scatter = data_to_scatter if client is not None and data_to_scatter else None
-        since = saved.extensions[-1].records if saved.extensions else 0  # this stretch's first
-        return optimize_and_finish(facade, cfg, stop, recorder, progress, scatter, smac_dir, since)
+        return optimize_and_finish(
+            facade, cfg, stop, recorder, progress, scatter, smac_dir, limits.since
+        )
 
 
 def _conclude(cfg: CampaignConfig, log: TrialLog, incumbent: Any) -> CampaignResult:

@@ -62,13 +62,22 @@ if TYPE_CHECKING:
     from dask.distributed import Client
 
     from hpo.campaign.config import CampaignConfig
+    from hpo.campaign.limits import Limits
 
 __all__ = ["describe_facade", "make_facade", "make_scenario"]
 
 
-def make_scenario(cfg: CampaignConfig, space: ConfigurationSpace, run_dir: Path) -> Scenario:
-    """Build the SMAC scenario of a campaign; its output goes to :func:`smac_output_dir`."""
+def make_scenario(
+    cfg: CampaignConfig, space: ConfigurationSpace, run_dir: Path, limits: Limits
+) -> Scenario:
+    """Build the SMAC scenario of a campaign; its output goes to :func:`smac_output_dir`.
+
+    Its trials and walltime are those the campaign started with (``limits``'
+    ``started_trials``, ``started_walltime``): SMAC sizes its initial design from them and
+    compares its saved scenario on a resume. Its loop stops at ``limits``' own
+    (:func:`~hpo.campaign.smac.adapter.limit_loop`)."""
     multi = get_optimizer(cfg.optimizer).multi_fidelity
+    walltime = limits.started_walltime
     budgets: dict[str, Any] = {
         "min_budget": cfg.min_budget if multi else None,
         "max_budget": cfg.max_budget if multi else None,
@@ -87,8 +96,8 @@ def make_scenario(cfg: CampaignConfig, space: ConfigurationSpace, run_dir: Path)
         output_directory=Path(run_dir),
         deterministic=True,
         crash_cost=float(cfg.crash_cost),
-        walltime_limit=np.inf if cfg.walltime is None else float(cfg.walltime),
-        n_trials=cfg.trials,
+        walltime_limit=np.inf if walltime is None else float(walltime),
+        n_trials=limits.started_trials,
         seed=cfg.seed,
         n_workers=1,
         **budgets,

@@ -26,6 +26,7 @@ from smac.main.smbo import SMBO
 from smac.runhistory import StatusType
 
 from hpo.campaign.smac.adapter import (
+    LimitedSMBO,
     facade_parts,
     scatter_keys,
     smbo_finished,
@@ -55,7 +56,7 @@ STATE_FILES = ("optimization.json", "runhistory.json", "intensifier.json")
 LOOP_FAILURE_FILE = "loop_failure.txt"
 
 
-class _AtomicSMBO(SMBO):
+class _AtomicSMBO(LimitedSMBO):
     """SMBO whose state files are written to temporary names, then renamed together."""
 
     #: Set once a trial SMAC was told of could not be logged (:func:`keep_saved_state`).
