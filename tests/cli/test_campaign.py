@@ -179,10 +179,12 @@ def test_all_runs_the_collections_the_root_holds(
     assert main([*argv, "--optimizer", "random", "--name", "a"]) == 0
     assert toy_builder[0].collections == ("tile:xla",)
     note = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
-    assert note == [
+    assert note[0] == (
         f"note: {data_root} has no train data for layout:xla:default, layout:xla:random, "
         "layout:nlp:default, layout:nlp:random; running tile:xla"
-    ]
+    )
+    assert note[1:] == [note[-1]]  # and the summary's: which limit ended the campaign
+    assert note[-1].startswith("note: ended by --trials 2 (")
     assert json.loads((runs / "a" / "campaign.json").read_text())["config"]["collections"] == [
         "tile:xla"
     ]
