@@ -25,6 +25,7 @@ from hpo.campaign.config import (
     FIDELITIES,
     FIDELITY_BUDGETS,
     CampaignConfig,
+    SavedCampaign,
     read_campaign,
 )
 from hpo.campaign.lifecycle.launch import run_campaign
@@ -47,6 +48,7 @@ __all__ = [
     "ObjectiveSettings",
     "RankerObjective",
     "build_objective",
+    "SavedCampaign",
     "read_campaign",
     "run_campaign",
 ]

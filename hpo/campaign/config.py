@@ -30,7 +30,7 @@ from hpo.features.sampling import (
 from hpo.features.spec import FeatureSpec
 from hpo.ranking.spaces import DEFAULT_SPACE
 from hpo.ranking.training import DEFAULT_FIXED_ROUNDS
-from hpo.runs.record.campaign_file import read_campaign_file
+from hpo.runs.record.campaign_file import CampaignRecord, read_campaign_file
 from hpo.runs.record.folder import CAMPAIGN_FILE, jsonable
 from hpo.runs.record.settings import FIDELITIES
 from hpo.runs.record.settings import check_int as _int
@@ -48,6 +48,7 @@ __all__ = [
     "OPTIMIZERS",  # noqa: F822
     "PER_MODES",
     "CampaignConfig",
+    "SavedCampaign",
     "read_campaign",
 ]
 
@@ -339,9 +340,10 @@ class CampaignConfig:
         missing = sorted(k for k in ("data_root", "name") if k not in data)
         if missing:
             raise ConfigError(f"{source}: missing campaign setting '{missing[0]}'")
-        values = dict(data)
-        if isinstance(values.get("collections"), list):
-            values["collections"] = tuple(values["collections"])
+        values: dict[str, Any] = {
+            k: tuple(v) if k == "collections" and isinstance(v, list) else v
+            for k, v in data.items()
+        }
         try:
             return cls(**values)
         except ConfigError as exc:
@@ -361,8 +363,17 @@ class CampaignConfig:
         return cls.from_dict(data, source)
 
 
-def read_campaign(run_dir: Path) -> dict[str, Any]:
-    """Read ``campaign.json``: ``config`` (a :class:`CampaignConfig`), ``space`` (dict), ...
+@dataclass(frozen=True)
+class SavedCampaign:
+    """A run folder's ``campaign.json``: the record (:class:`~hpo.runs.record.campaign_file.
+    CampaignRecord`) and the campaign's settings it holds, checked as a new campaign's are."""
+
+    record: CampaignRecord
+    config: CampaignConfig
+
+
+def read_campaign(run_dir: Path) -> SavedCampaign:
+    """Read ``campaign.json``: its record, and its settings as a :class:`CampaignConfig`.
 
     Raises
     ------
@@ -376,7 +387,7 @@ def read_campaign(run_dir: Path) -> dict[str, Any]:
     path = Path(run_dir) / CAMPAIGN_FILE
     if not path.exists():
         raise UsageError(f"{run_dir}: not a run folder (missing {CAMPAIGN_FILE})")
-    data = read_campaign_file(path)
-    if "space" not in data:
+    record = read_campaign_file(path)
+    if record.space is None:
         raise ConfigError(f"{path}: expected keys 'config' and 'space'")
-    return {**data, "config": CampaignConfig.from_dict(data["config"], str(path))}
+    return SavedCampaign(record, CampaignConfig.from_dict(record.config, str(path)))

@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, Group, RenderableType
@@ -21,14 +22,17 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from hpo.runs.record.trial import Trial
+
 if TYPE_CHECKING:
     from hpo.campaign.result import CampaignResult
 
 __all__ = [
+    "BaselineSummary",
     "GAIN_NOISE",
     "gain_notes",
-    "stdout_console",
     "CampaignProgress",
+    "stdout_console",
     "format_budget",
     "format_duration",
     "format_number",
@@ -69,9 +73,8 @@ def _plain(console: Console, line: str) -> None:
     console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
-def _short_error(record: dict[str, Any]) -> str:
-    error = record.get("error") or ""
-    lines = [ln for ln in str(error).strip().splitlines() if ln.strip()]
+def _short_error(trial: Trial) -> str:
+    lines = [ln for ln in str(trial.error or "").strip().splitlines() if ln.strip()]
     return lines[-1].strip() if lines else "no traceback"
 
 
@@ -108,8 +111,8 @@ class CampaignProgress:
         self.console = console if console is not None else Console()
         self.done = 0
         self.crashed = 0
-        self.last: dict[str, Any] | None = None
-        self.best: dict[str, Any] | None = None
+        self.last: Trial | None = None
+        self.best: Trial | None = None
         self.files = 0
         self.files_cached = 0
         self._files_logged = time.time()
@@ -171,48 +174,43 @@ class CampaignProgress:
         """Seconds of walltime left, ``None`` without a walltime limit."""
         return None if self.walltime is None else max(0.0, self.walltime - self.elapsed)
 
-    def _count(self, record: dict[str, Any]) -> None:
+    def _count(self, trial: Trial) -> None:
         self.done += 1
-        self.last = record
-        if record.get("status") != "SUCCESS":
+        self.last = trial
+        if trial.status != "SUCCESS":
             self.crashed += 1
             return
-        scored = isinstance(record.get("score"), (int, float))
-        if scored and (self.best is None or _rank(record) > _rank(self.best)):
-            self.best = record
+        if trial.score is not None and (self.best is None or _rank(trial) > _rank(self.best)):
+            self.best = trial
 
-    def add_previous(self, records: Iterable[dict[str, Any]]) -> None:
+    def add_previous(self, trials: Iterable[Trial]) -> None:
         """Count trials finished before a resume, silently."""
         with self._lock:
-            for record in records:
-                self._count(record)
+            for trial in trials:
+                self._count(trial)
         if self.done:
             self.log(f"resuming: {self.done} trials already finished")
 
-    def trial_finished(self, record: dict[str, Any]) -> None:
+    def trial_finished(self, trial: Trial) -> None:
         """Count one finished trial and show it."""
         with self._lock:
-            self._count(record)
-        status = record.get("status")
+            self._count(trial)
         if self.quiet:
-            self.log(self._plain_line(record))
-        elif status != "SUCCESS":
-            self.log(f"trial {record.get('trial')} {status}: {_short_error(record)}")
+            self.log(self._plain_line(trial))
+        elif trial.status != "SUCCESS":
+            self.log(f"trial {trial.trial} {trial.status}: {_short_error(trial)}")
 
     # rendering ---------------------------------------------------------------------------
-    def _plain_line(self, record: dict[str, Any]) -> str:
-        parts = [
-            f"trial {self.done}/{self.trials}",
-            f"budget {_budget(record.get('budget'))}",
-            str(record.get("status")),
-        ]
-        if record.get("status") == "SUCCESS":
-            parts.append(f"score {_fmt(record.get('score'))}")
+    def _plain_line(self, trial: Trial) -> str:
+        parts = [f"trial {self.done}/{self.trials}", f"budget {_budget(trial.budget)}"]
+        parts.append(trial.status)
+        if trial.status == "SUCCESS":
+            parts.append(f"score {_fmt(trial.score)}")
         else:
-            parts.append(_short_error(record))
+            parts.append(_short_error(trial))
         if self.best is not None:
-            at = f"trial {self.best.get('trial')}, budget {_budget(self.best.get('budget'))}"
-            parts.append(f"{self.best_label} {_fmt(self.best.get('score'))} ({at})")
+            at = f"trial {self.best.trial}, budget {_budget(self.best.budget)}"
+            parts.append(f"{self.best_label} {_fmt(self.best.score)} ({at})")
         parts.append(f"elapsed {format_duration(self.elapsed)}")
         if self.remaining is not None:
             parts.append(f"left {format_duration(self.remaining)}")
@@ -235,17 +233,15 @@ class CampaignProgress:
         if last is not None:
             grid.add_row(
                 "last trial",
-                f"#{last.get('trial')}  budget {_budget(last.get('budget'))}  "
-                f"{last.get('status')}  score {_fmt(last.get('score'))}  "
-                f"({_fmt(last.get('duration'), 1)} s)",
+                f"#{last.trial}  budget {_budget(last.budget)}  {last.status}  score "
+                f"{_fmt(last.score)}  ({_fmt(last.duration, 1)} s)",
             )
         if best is not None:
-            metrics = best.get("metrics") or {}
-            shown = "  ".join(f"{k} {_fmt(v)}" for k, v in metrics.items())
+            shown = "  ".join(f"{k} {_fmt(v)}" for k, v in best.metrics.items())
             grid.add_row(
                 f"{self.best_label} so far",
-                f"{_fmt(best.get('score'))}  (trial {best.get('trial')}, budget "
-                f"{_budget(best.get('budget'))})" + (f"\n{shown}" if shown else ""),
+                f"{_fmt(best.score)}  (trial {best.trial}, budget {_budget(best.budget)})"
+                + (f"\n{shown}" if shown else ""),
             )
         clock = f"{format_duration(self.elapsed)} elapsed"
         if self.remaining is not None:
@@ -261,21 +257,35 @@ def _gain(tuned: Any, base: Any) -> str:
     return "-"
 
 
-def _baseline_lines(result: CampaignResult, baseline: dict[str, Any] | None) -> list[str]:
+@dataclass(frozen=True)
+class BaselineSummary:
+    """The baseline as the summary shows it: its trial (with folds, their mean), and what
+    it is (``origin``: :func:`hpo.runs.record.trial.baseline_origin`)."""
+
+    trial: Trial
+    origin: str = "default configuration"
+    folds: str | None = None  # "mean over K folds"
+
+    @property
+    def ok(self) -> bool:
+        """Whether the baseline succeeded (its metrics can be compared)."""
+        return self.trial.status == "SUCCESS"
+
+
+def _baseline_lines(result: CampaignResult, baseline: BaselineSummary | None) -> list[str]:
     """The baseline's score and metrics, and what tuning gained over it (plain lines)."""
     if baseline is None:
         return []
-    origin = baseline.get("origin", "default configuration")
-    if baseline.get("status") != "SUCCESS":
-        return [f"baseline ({origin}): {baseline.get('status')}"]
-    metrics = baseline.get("metrics") or {}
-    shown = " ".join(f"{k}={_fmt(v)}" for k, v in metrics.items())
-    gains = " ".join(f"{k}={_gain(result.metrics.get(k), v)}" for k, v in metrics.items())
-    folds = f", {baseline['folds']}" if baseline.get("folds") else ""
+    base, origin = baseline.trial, baseline.origin
+    if not baseline.ok:
+        return [f"baseline ({origin}): {base.status}"]
+    shown = " ".join(f"{k}={_fmt(v)}" for k, v in base.metrics.items())
+    gains = " ".join(f"{k}={_gain(result.metrics.get(k), v)}" for k, v in base.metrics.items())
+    folds = f", {baseline.folds}" if baseline.folds else ""
     return [
-        f"baseline ({origin}, budget {_budget(baseline.get('budget'))}{folds}): "
-        f"score {_fmt(baseline.get('score'))}: {shown}",
-        f"gain over baseline: score {_gain(result.score, baseline.get('score'))}: {gains}",
+        f"baseline ({origin}, budget {_budget(base.budget)}{folds}): "
+        f"score {_fmt(base.score)}: {shown}",
+        f"gain over baseline: score {_gain(result.score, base.score)}: {gains}",
     ]
 
 
@@ -285,7 +295,7 @@ GAIN_NOISE = 0.002
 
 
 def gain_notes(
-    result: CampaignResult, baseline: dict[str, Any] | None, *, generated: bool
+    result: CampaignResult, baseline: BaselineSummary | None, *, generated: bool
 ) -> list[str]:
     """Why the summary shows no gain over the baseline, when it shows none.
 
@@ -293,13 +303,13 @@ def gain_notes(
     is no scored baseline to compare with. ``generated``: the data root was written by
     ``hpo data synth``, whose default configuration is near the noise ceiling.
     """
-    base = (baseline or {}).get("score")
-    if result.score is None or not isinstance(base, (int, float)):
+    base = baseline.trial.score if baseline is not None and baseline.ok else None
+    if result.score is None or base is None:
         return []
     gain = result.score - base
     if gain >= GAIN_NOISE:
         return []
-    origin = (baseline or {}).get("origin", "default configuration")
+    origin = baseline.origin if baseline is not None else "default configuration"
     head = (
         f"no configuration beat the baseline ({origin}) on valid"
         if gain <= 0
@@ -329,8 +339,8 @@ def _fold_lines(result: CampaignResult) -> list[str]:
     return [f"incumbent per fold (the score is their mean): {shown}"]
 
 
-def _rank(record: dict[str, Any]) -> tuple[float, float]:  # the incumbent rule's order
-    return float(record.get("budget") or 0.0), float(record["score"])
+def _rank(trial: Trial) -> tuple[float, float]:  # the incumbent rule's order
+    return trial.budget or 0.0, trial.score or 0.0
 
 
 def print_summary(
@@ -338,17 +348,16 @@ def print_summary(
     result: CampaignResult,
     *,
     quiet: bool = False,
-    baseline: dict[str, Any] | None = None,
+    baseline: BaselineSummary | None = None,
     cv: int = 0,
     notes: Sequence[str] = (),
 ) -> None:
     """Print the incumbent, its per-collection validation metrics and the run folder.
 
-    ``baseline`` (the trials.jsonl record of the baseline at the largest budget, with its
-    ``origin``: :func:`hpo.runs.record.trial.baseline_origin`) adds its metrics and what tuning
-    gained over it: incumbent minus baseline. With ``cv`` folds, successes and no incumbent
-    mean no configuration was scored on every fold yet. ``notes`` are printed last, before
-    the run folder (what the scores do not mean, say).
+    ``baseline`` (the baseline's trial at the largest budget, and its ``origin``) adds its
+    metrics and what tuning gained over it: incumbent minus baseline. With ``cv`` folds,
+    successes and no incumbent mean no configuration was scored on every fold yet. ``notes``
+    are printed last, before the run folder (what the scores do not mean, say).
     """
     if result.incumbent is None:
         ok = result.n_trials - result.n_crashed
@@ -385,8 +394,8 @@ def print_summary(
     config_table.add_column("value", justify="right")
     for key, value in result.incumbent.items():
         config_table.add_row(key, _fmt(value, 6))
-    base_ok = baseline is not None and baseline.get("status") == "SUCCESS"
-    base_metrics = dict((baseline or {}).get("metrics") or {}) if base_ok else {}
+    base_ok = baseline is not None and baseline.ok
+    base_metrics = baseline.trial.metrics if baseline is not None and base_ok else {}
     title = f"Mean over {len(result.folds)} folds" if result.folds else "Validation metrics"
     metric_table = Table(title=title, title_justify="left")
     metric_table.add_column("collection")
@@ -397,7 +406,7 @@ def print_summary(
     for key, value in result.metrics.items():
         extra = [_fmt(base_metrics.get(key)), _gain(value, base_metrics.get(key))]
         metric_table.add_row(key, _fmt(value), *(extra if base_ok else []))
-    base_score = (baseline or {}).get("score")
+    base_score = None if baseline is None else baseline.trial.score
     score = [_fmt(base_score), _gain(result.score, base_score)]
     metric_table.add_row("score", _fmt(result.score), *(score if base_ok else []), style="bold")
     console.print(Group(config_table, metric_table))
@@ -407,11 +416,10 @@ def print_summary(
     )
     for line in _fold_lines(result):
         _plain(console, line)
-    origin = (baseline or {}).get("origin", "default configuration")
     if baseline is not None and not base_ok:
-        _plain(console, f"baseline ({origin}): {baseline.get('status')}")
+        _plain(console, f"baseline ({baseline.origin}): {baseline.trial.status}")
     elif baseline is not None:
-        _plain(console, f"baseline: {origin}, at the largest budget")
+        _plain(console, f"baseline: {baseline.origin}, at the largest budget")
     for note in notes:
         _plain(console, f"note: {note}")
     _plain(console, f"run folder: {result.run_dir}")

@@ -14,11 +14,11 @@ from rich.table import Table
 
 from hpo.campaign.progress import format_budget as _b
 from hpo.campaign.progress import format_number as _f
-from hpo.runs.record.trial import warm_baseline
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from hpo.runs.record.campaign_file import SmacSetup
     from hpo.runs.views.history import RunHistory
 
 __all__ = ["baseline_json", "print_baseline", "smac_line"]
@@ -34,7 +34,7 @@ def baseline_json(run: RunHistory) -> dict[str, Any] | None:
     if base is None:
         return None
     inc_metrics = {} if inc is None else inc.metrics
-    warm = warm_baseline(run.campaign)
+    warm = run.record.warm_baseline
     return {
         "trial": base.trial,
         "budget": base.budget,
@@ -47,7 +47,7 @@ def baseline_json(run: RunHistory) -> dict[str, Any] | None:
         # space's default configuration (None: no warm baseline)
         "baseline_run": None if warm is None else warm[0],
         "is_default": None if warm is None else warm[1],
-        "folds": base.info.get("folds"),  # cross-validation: the score is their mean
+        "folds": base.folds,  # cross-validation: the score is their mean
         "gain": {
             "score": _gain(None if inc is None else inc.score, base.score),
             "metrics": {k: _gain(inc_metrics.get(k), v) for k, v in base.metrics.items()},
@@ -55,19 +55,18 @@ def baseline_json(run: RunHistory) -> dict[str, Any] | None:
     }
 
 
-def smac_line(smac: dict[str, Any] | None) -> str:
+def smac_line(smac: SmacSetup | None) -> str:
     """One line naming what searched: SMAC's facade and its parts, with their settings."""
     if smac is None:
         return "searched by: not recorded (a run made before hpo recorded SMAC's setup)"
 
     def part(key: str, settings: tuple[str, ...]) -> str:
-        comp = smac.get(key) or {}
+        name, comp = smac.component(key)
         shown = ", ".join(f"{k} {comp[k]}" for k in settings if comp.get(k) is not None)
-        name = str(comp.get("class", "?")).rsplit(".", 1)[-1]
         return f"{name} ({shown})" if shown else name
 
     return (
-        f"searched by: {smac.get('facade')}; intensifier "
+        f"searched by: {smac.facade}; intensifier "
         f"{part('intensifier', ('eta', 'incumbent_selection', 'max_config_calls'))}; "
         f"initial design {part('initial_design', ('n_configs',))}; "
         f"random design {part('random_design', ('probability',))}; "
@@ -86,7 +85,7 @@ def print_baseline(console: Console, run: RunHistory) -> None:
     t = Table(
         title=f"Baseline: {run.baseline_origin} (trial {base['trial']}, budget "
         f"{_b(base['budget'])}, {base['status']}"
-        + (f", mean over {len(base['folds'])} folds)" if base.get("folds") else ")"),
+        + (f", mean over {len(base['folds'])} folds)" if base["folds"] else ")"),
         title_justify="left",
     )
     for col in ("collection", "baseline", "incumbent", "gain"):

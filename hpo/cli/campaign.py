@@ -141,17 +141,18 @@ def _resumed_config(args: argparse.Namespace) -> Any:
     given = [
         f"--{o.replace('_', '-')}"
         for o in _SETTINGS
-        if getattr(args, o) is not None and o not in LIMITS and o not in SESSION_SETTINGS
+        if getattr(args, o) is not None and o not in (*LIMITS, *SESSION_SETTINGS, "data")
     ]
     if given:
         raise UsageError(
             "--resume takes every setting from the run folder (but --trials and --walltime, "
-            f"which extend it, and --threads, which changes no result); drop {', '.join(given)}"
+            "which extend it, --threads, which changes no result, and --data, a moved data "
+            f"root); drop {', '.join(given)}"
         )
     run_dir = args.runs_dir / args.resume
     if not run_dir.is_dir():
         raise UsageError(f"no run '{args.resume}' in {args.runs_dir}")
-    cfg = read_campaign(run_dir)["config"]
+    cfg = read_campaign(run_dir).config
     limits = {o: getattr(args, o) for o in LIMITS if getattr(args, o) is not None}
     raised = {o: v for o, v in limits.items() if v != getattr(cfg, o)}  # the saved value: no-op
     if raised and (args.runs_dir / "campaign.json").is_file() and is_subset_run(args.runs_dir):
@@ -163,7 +164,11 @@ def _resumed_config(args: argparse.Namespace) -> Any:
     # the folder given is the run: a moved runs folder, or a copied or renamed run folder,
     # resumes in place (campaign.json keeps the name it was started with)
     session = {o: getattr(args, o) for o in SESSION_SETTINGS if getattr(args, o) is not None}
-    return dataclasses.replace(cfg, runs_dir=args.runs_dir, name=args.resume, **raised, **session)
+    # a moved data root: taken when its files are the run's (checked with the data)
+    moved = {} if args.data is None else {"data_root": args.data}
+    return dataclasses.replace(
+        cfg, runs_dir=args.runs_dir, name=args.resume, **raised, **session, **moved
+    )
 
 
 @contextlib.contextmanager

@@ -19,6 +19,7 @@ from hpo.cli.baseline import baseline_json, print_baseline, smac_line
 from hpo.cli.options import add_options
 
 if TYPE_CHECKING:
+    from hpo.runs.record.campaign_file import CampaignRecord
     from hpo.runs.views.history import RunHistory, Trial
     from hpo.runs.views.importance import Importance
     from hpo.runs.views.nested import SubsetRun
@@ -50,16 +51,16 @@ def add_parsers(sub: Any) -> None:
     run_tables.add_parsers(runs_sub)
 
 
-def _extensions(campaign: dict[str, Any]) -> list[str]:
+def _extensions(record: CampaignRecord) -> list[str]:
     """One line per extension of the run (``hpo run --resume NAME --walltime ...``)."""
     out = []
-    for e in campaign.get("extensions") or []:
+    for e in record.extensions:
         changed = [
-            f"{key} {e[key][0]:g} -> {e[key][1]:g}{' s' if key == 'walltime' else ''}"
-            for key in ("trials", "walltime")
-            if e[key][0] != e[key][1]
+            f"{key} {before:g} -> {after:g}{' s' if key == 'walltime' else ''}"
+            for key, (before, after) in (("trials", e.trials), ("walltime", e.walltime))
+            if before != after
         ]
-        out.append(f"extended {_when(e.get('at'))}: {', '.join(changed)}")
+        out.append(f"extended {_when(e.at)}: {', '.join(changed)}")
     return out
 
 
@@ -113,18 +114,17 @@ def _trial_json(t: Trial) -> dict[str, Any]:
         "seed": t.seed,
         "finish": t.finish,
     }
-    if "folds" in t.info:  # cross-validation: the score is the mean over these
-        out.update({k: t.info.get(k) for k in ("folds", "score_std", "n_folds")})
+    out.update(t.fold_spread)  # cross-validation: the score is the mean over these folds
     return out
 
 
 def _folds_text(t: Trial) -> str:
     """``, mean over 3 folds (std 0.0123): fold0 0.61 ...`` for a combined trial, else ''."""
-    folds = t.info.get("folds")
-    if not isinstance(folds, dict):
+    folds = t.folds
+    if folds is None:
         return ""
     each = " ".join(f"{k} {_f(v.get('score'))}" for k, v in folds.items())
-    return f", mean over {len(folds)} folds (std {_f(t.info.get('score_std'))}): {each}"
+    return f", mean over {len(folds)} folds (std {_f(t.fold_spread['score_std'])}): {each}"
 
 
 def _disk(run: RunHistory) -> dict[str, int]:
@@ -153,14 +153,14 @@ def _run_json(run: RunHistory, imp: Importance) -> dict[str, Any]:
         "path": str(run.path),
         "state": run.state,
         "disk_bytes": _disk(run),
-        "settings": run.campaign["config"],  # as recorded
-        "extensions": run.campaign.get("extensions") or [],
+        "settings": run.record.config,  # as recorded
+        "extensions": [e.to_json() for e in run.record.extensions],
         "n_trials": len(run.trials),
         "n_failed": len(run.crashed),
         "trials_per_budget": {str(k): v for k, v in run.trials_per_budget().items()},
         "incumbent": None if inc is None else _trial_json(inc),
         "baseline": baseline_json(run),
-        "smac": run.smac,
+        "smac": None if run.smac is None else run.smac.data,
         "trajectory": [dataclasses.asdict(p) for p in run.trajectory()],  # any budget
         "incumbent_trajectory": [dataclasses.asdict(p) for p in run.incumbent_trajectory()],
         "top": [_trial_json(t) for t in run.top(5)],
@@ -198,7 +198,7 @@ def _subsets_json(run: SubsetRun) -> dict[str, Any]:
         "path": str(run.path),
         "state": run.state,
         "per": run.per,
-        "settings": run.campaign["config"],  # as recorded
+        "settings": run.record.config,  # as recorded
         "subsets": subsets,
         "metrics": run.metrics,
         "score": run.score,
@@ -279,7 +279,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
         f"[{_b(s.min_budget)}, {_b(s.max_budget)}]  space {s.space}  "
         f"seed {s.seed}\ncollections {', '.join(run.collections)}\ndata {s.data_root}"
         f"\nstarted {_when(run.started)}  folder {run.path}\n{smac_line(run.smac)}"
-        + "".join(f"\n{line}" for line in _extensions(run.campaign)),
+        + "".join(f"\n{line}" for line in _extensions(run.record)),
         highlight=False,
     )
     disk = _disk(run)

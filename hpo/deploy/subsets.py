@@ -120,7 +120,7 @@ def data_provenance(run: RunHistory | SubsetRun, root: Path) -> dict[str, Any]:
     """The keys every ``model.json`` format ends with: the data it was exported on (and
     whether that is the data the run tuned on), package versions and the time."""
     fingerprint = data_fingerprint(root, run.collections)
-    run_fingerprint = run.campaign.get("data_fingerprint")
+    run_fingerprint = run.record.data_fingerprint
     return {
         "data": {
             "root": str(root.absolute()),

@@ -23,6 +23,7 @@ from hpo.runs.record.campaign_file import (
     CAMPAIGN_FORMAT,
     FORMAT_1_SETTINGS,
     SUPPORTED_FORMATS,
+    CampaignRecord,
     read_campaign_file,
 )
 from hpo.runs.record.folder import (
@@ -39,6 +40,7 @@ from hpo.runs.record.folder import (
     package_versions,
     read_json,
     read_lock,
+    read_trial_log,
     read_trials,
     run_state,
     trial_key,
@@ -75,6 +77,7 @@ from hpo.runs.views.plots import (
 __all__ = [
     "BOOSTERS_DIR",
     "CAMPAIGN_FORMAT",
+    "CampaignRecord",
     "FORMAT_1_SETTINGS",
     "SUPPORTED_FORMATS",
     "BoosterStore",
@@ -116,6 +119,7 @@ __all__ = [
     "plot_subsets",
     "read_json",
     "read_lock",
+    "read_trial_log",
     "read_trials",
     "resolve_run_dir",
     "run_state",

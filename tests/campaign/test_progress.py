@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,14 @@ import pytest
 from rich.console import Console
 
 from hpo.campaign import CampaignResult
-from hpo.campaign.progress import CampaignProgress, format_duration, gain_notes, print_summary
+from hpo.campaign.progress import (
+    BaselineSummary,
+    CampaignProgress,
+    format_duration,
+    gain_notes,
+    print_summary,
+)
+from hpo.runs.record.trial import Trial
 
 
 def _console() -> tuple[Console, io.StringIO]:
@@ -18,16 +26,17 @@ def _console() -> tuple[Console, io.StringIO]:
     return Console(file=out, width=160, color_system=None), out
 
 
-def _record(trial: int, score: float | None, status: str = "SUCCESS") -> dict[str, Any]:
-    return {
-        "trial": trial,
-        "budget": 9.0,
-        "status": status,
-        "score": score,
-        "metrics": {} if score is None else {"tile:xla": score + 0.1, "layout:nlp:random": score},
-        "duration": 1.5,
-        "error": None if status == "SUCCESS" else "Traceback ...\nValueError: bad leaves\n",
-    }
+def _record(trial: int, score: float | None, status: str = "SUCCESS") -> Trial:
+    return Trial(
+        trial=trial,
+        config={},
+        budget=9.0,
+        status=status,
+        score=score,
+        metrics={} if score is None else {"tile:xla": score + 0.1, "layout:nlp:random": score},
+        duration=1.5,
+        error=None if status == "SUCCESS" else "Traceback ...\nValueError: bad leaves\n",
+    )
 
 
 @pytest.mark.parametrize(
@@ -72,13 +81,13 @@ def test_the_best_shown_is_the_incumbent_rules() -> None:
     highest budget reached first (the live line once showed a score no export gives)."""
     console, out = _console()
     progress = CampaignProgress(trials=5, walltime=None, quiet=True, console=console)
-    small = {**_record(1, 0.9), "budget": 3.0}
+    small = dataclasses.replace(_record(1, 0.9), budget=3.0)
     progress.trial_finished(small)
     assert progress.best is small
     large = _record(2, 0.4)
     progress.trial_finished(large)
     progress.trial_finished(_record(3, 0.3))
-    progress.trial_finished({**_record(4, 0.95), "budget": 3.0})
+    progress.trial_finished(dataclasses.replace(_record(4, 0.95), budget=3.0))
     assert progress.best is large
     assert "best 0.4000 (trial 2, budget 9)" in out.getvalue().splitlines()[-1]
     console, out = _console()
@@ -148,7 +157,7 @@ def test_summary_quiet_and_without_incumbent() -> None:
 def test_the_summary_says_why_tuning_gained_nothing(
     base_score: float | None, generated: bool, expected: str | None
 ) -> None:
-    baseline = {"score": base_score, "status": "SUCCESS", "origin": "default configuration"}
+    baseline = None if base_score is None else BaselineSummary(_record(0, base_score))
     notes = gain_notes(_result({"num_leaves": 31}), baseline, generated=generated)
     if expected is None:
         assert notes == []

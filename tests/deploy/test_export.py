@@ -69,7 +69,7 @@ def test_model_folder_contents(exported: tuple[Path, Path]) -> None:
     assert meta["run"]["metrics"] == inc.metrics
     assert meta["run"]["trial"] == inc.trial
     assert meta["data"]["matches_run"] is True
-    assert meta["data"]["fingerprint"] == run.campaign["data_fingerprint"]
+    assert meta["data"]["fingerprint"] == run.record.data_fingerprint
     assert meta["versions"]["lightgbm"]
     assert meta["created"] > 0
     assert not list(out.parent.glob(".*tmp*"))

@@ -40,8 +40,9 @@ class Candidate:
         """
         t = self.trial
         budget, duration = float(t.budget or 1.0), float(t.duration or 0.0)
-        trained, reused = t.info.get("rounds_trained"), t.info.get("rounds_reused")
-        if isinstance(trained, int) and isinstance(reused, int) and trained > 0:
+        rounds = t.rounds
+        if rounds is not None and rounds[0] > 0:
+            trained, reused = rounds
             return duration / trained * (trained + reused) * (max_budget - budget) / budget
         return duration * max_budget / budget
 

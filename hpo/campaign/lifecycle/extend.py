@@ -15,8 +15,9 @@ campaign's limits (:data:`LIMITS`); every other setting must be the saved one
   (the run is no longer finished) and records the extension in ``campaign.json`` under
   ``extensions``: when, the limits before and after, and how many ``trials.jsonl`` records
   there were (the finishing phase counts its own trials from there on).
-- The campaign builds SMAC with the limits it started with and gives the loop the new ones
-  (:func:`hpo.campaign.smac.adapter.raise_limits`).
+- The campaign's :class:`hpo.campaign.limits.Limits` then hold the new limits: SMAC's
+  scenario records those the campaign started with, and its loop stops at the new ones
+  (:func:`hpo.campaign.smac.adapter.limit_loop`).
 """
 
 from __future__ import annotations
@@ -25,17 +26,15 @@ import dataclasses
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from hpo.campaign.config import CampaignConfig
+from hpo.campaign.config import CampaignConfig, SavedCampaign
 from hpo.errors import UsageError
-from hpo.runs.record.campaign_file import CAMPAIGN_FORMAT
+from hpo.runs.record.campaign_file import CAMPAIGN_FORMAT, Extension, write_campaign_file
 from hpo.runs.record.folder import (
-    CAMPAIGN_FILE,
     RESULT_FILE,
     TRIALS_FILE,
+    read_trial_log,
     read_trials,
-    write_json_atomic,
 )
 
 __all__ = ["LIMITS", "check_extension", "record_extension"]
@@ -81,10 +80,10 @@ def check_extension(cfg: CampaignConfig, before: CampaignConfig) -> Path:
     if used is None:
         return smac_dir
     seconds, submitted = used
-    records = read_trials(cfg.run_dir / TRIALS_FILE)
+    trials = read_trial_log(cfg.run_dir / TRIALS_FILE)
     # on a scheduler of unknown size, the smallest reserve: refuse only what surely has no room
     slots = max(1, cfg.finish) if cfg.dask_scheduler else max(1, cfg.workers)
-    reserve = reserve_seconds(cfg, records, slots)
+    reserve = reserve_seconds(cfg, trials, slots)
     # a limit the user did not raise is named as the one to add, not as given
     if cfg.walltime is not None and seconds >= cfg.walltime - reserve:
         keeps = f" and keeps {reserve:.0f} s to finish" if reserve else ""
@@ -95,18 +94,24 @@ def check_extension(cfg: CampaignConfig, before: CampaignConfig) -> Path:
         )
     kept = reserved_trials(cfg)  # the last trials of the limit are kept to finish
     if submitted >= cfg.trials - kept:
-        also = f" and keeps its last {kept} to finish" if kept else ""
+        # the reserve is named by the setting that makes it, so every number is the user's
+        also = (
+            f"; the last {kept} of --trials are kept to finish (--finish {cfg.finish}, at most "
+            "a third of --trials)"
+            if kept
+            else ""
+        )
         given = f"--trials {cfg.trials}: " if cfg.trials != before.trials else ""
         raise UsageError(
-            f"{given}campaign '{cfg.name}' has run {submitted} of its {cfg.trials} trials{also}; "
-            f"give --trials above {submitted + kept} to extend it"
+            f"{given}campaign '{cfg.name}' has run {submitted} trials of --trials "
+            f"{cfg.trials}{also}; give --trials above {submitted + kept} to extend it"
         )
     return smac_dir
 
 
 def record_extension(
-    cfg: CampaignConfig, saved: dict[str, Any], log: Callable[[str], None]
-) -> dict[str, Any]:
+    cfg: CampaignConfig, saved: SavedCampaign, log: Callable[[str], None]
+) -> SavedCampaign:
     """Extend the saved campaign ``saved`` to the limits of ``cfg`` (checked first by
     :func:`check_extension`); return ``saved`` as it now is, its ``config`` being ``cfg``.
 
@@ -116,19 +121,28 @@ def record_extension(
     """
     from hpo.campaign.smac.state import reopen_smac_state
 
-    before = saved["config"]
+    before = saved.config
     smac_dir = check_extension(cfg, before)
-    change = {key: [getattr(before, key), getattr(cfg, key)] for key in LIMITS}
-    entry = {"at": time.time(), **change, "records": len(read_trials(cfg.run_dir / TRIALS_FILE))}
+    change = {key: (getattr(before, key), getattr(cfg, key)) for key in LIMITS}
+    entry = Extension(
+        at=time.time(),
+        trials=change["trials"],
+        walltime=change["walltime"],
+        records=len(read_trials(cfg.run_dir / TRIALS_FILE)),
+    )
     # the settings complete (an older format's too), under the name the run started with
     as_saved = dataclasses.replace(cfg, runs_dir=before.runs_dir, name=before.name)
-    record = {**saved, "format": CAMPAIGN_FORMAT, "config": as_saved.to_dict()}
-    record["extensions"] = [*saved.get("extensions", []), entry]
+    record = dataclasses.replace(
+        saved.record,
+        format=CAMPAIGN_FORMAT,
+        settings=as_saved.to_dict(),
+        extensions=(*saved.record.extensions, entry),
+    )
     reopen_smac_state(smac_dir)
     (cfg.run_dir / RESULT_FILE).unlink(missing_ok=True)  # no longer finished
-    write_json_atomic(cfg.run_dir / CAMPAIGN_FILE, record)
+    write_campaign_file(cfg.run_dir, record)
     log(
         f"campaign '{cfg.name}' extended: "
         + ", ".join(f"{k} {_shown(a)} -> {_shown(b)}" for k, (a, b) in change.items() if a != b)
     )
-    return {**record, "config": cfg}
+    return SavedCampaign(record, cfg)

@@ -42,7 +42,7 @@ from smac.main.smbo import SMBO
 from smac.runhistory import StatusType, TrialInfo
 
 from hpo.campaign.lifecycle.candidates import Candidate, finish_candidates
-from hpo.campaign.optimizers import is_multi_fidelity
+from hpo.campaign.limits import FINISH_SHARE, Limits
 from hpo.campaign.smac.adapter import (
     runner_worker_slots,
     scatter_to_workers,
@@ -55,7 +55,7 @@ from hpo.campaign.smac.adapter import (
 from hpo.campaign.smac.state import optimize_resumably
 from hpo.runs.incumbent import config_key
 from hpo.runs.record.folder import TrialLog
-from hpo.runs.record.trial import Trial, baseline_record, trials_of
+from hpo.runs.record.trial import Trial, baseline_record
 
 if TYPE_CHECKING:
     from smac.facade.abstract_facade import AbstractFacade
@@ -77,30 +77,26 @@ __all__ = [
     "reserved_trials",
 ]
 
-#: Largest share of the walltime (or trials) the reserve may take: the search keeps most of
-#: the campaign; a quarter was too little in 2-minute campaigns (docs/benchmarks.md).
-FINISH_SHARE = 1 / 3
 #: Headroom on the estimated seconds: a loaded machine makes any one trial slower.
 FINISH_MARGIN = 1.25
 
 
 def finish_count(cfg: CampaignConfig) -> int:
-    """How many configurations the campaign finishes: ``cfg.finish``, or 0 where every
-    trial already runs at the largest budget (``bo``, ``random``) or budgets count folds."""
-    if cfg.cv or not is_multi_fidelity(cfg.optimizer):
-        return 0
-    return cfg.finish
+    """How many configurations the campaign finishes (:attr:`hpo.campaign.limits.Limits.
+    finish`)."""
+    return Limits.of(cfg).finish
 
 
 def reserved_trials(cfg: CampaignConfig) -> int:
-    """The trials kept back for finishing: K, at most :data:`FINISH_SHARE` of the limit."""
-    return min(finish_count(cfg), int(FINISH_SHARE * cfg.trials))
+    """The trials kept back for finishing (:attr:`hpo.campaign.limits.Limits.
+    reserved_trials`)."""
+    return Limits.of(cfg).reserved_trials
 
 
-def reserve_seconds(cfg: CampaignConfig, records: list[dict[str, Any]], slots: int) -> float:
+def reserve_seconds(cfg: CampaignConfig, trials: list[Trial], slots: int) -> float:
     """Seconds kept back from the walltime for finishing (0 without a walltime).
 
-    ``records`` are the campaign's ``trials.jsonl`` records, ``slots`` the trials that run
+    ``trials`` are the campaign's trials (``trials.jsonl``), ``slots`` the trials that run
     at once (the workers). The estimated seconds of the configurations that would be
     finished now (:meth:`Candidate.seconds`) spread over the slots (at least the longest),
     or before there are any, ``ceil(K / slots)`` baseline durations (the baseline trains
@@ -114,18 +110,16 @@ def reserve_seconds(cfg: CampaignConfig, records: list[dict[str, Any]], slots: i
         return 0.0
     assert cfg.max_budget is not None
     cap = FINISH_SHARE * cfg.walltime
-    trials = trials_of(records)
     chosen = finish_candidates(trials, cfg.max_budget, k)
     if chosen:
         costs = [c.seconds(cfg.max_budget) for c in chosen]
         return min(cap, max(sum(costs) / max(1, slots), max(costs)) * FINISH_MARGIN)
-    base = baseline_record(records)
-    duration = None if base is None else base.get("duration")
-    if base is None or base.get("status") != "SUCCESS" or not isinstance(duration, (int, float)):
+    base = baseline_record(trials)
+    if base is None or base.status != "SUCCESS" or base.duration is None:
         return cap
-    if (base.get("info") or {}).get("reused"):  # scored, not trained: its time says nothing
-        return cap  # of a finishing trial's (hpo.campaign.seeding.warm_reuse)
-    return min(cap, math.ceil(k / max(1, slots)) * float(duration) * FINISH_MARGIN)
+    if base.reused:  # scored, not trained: its time says nothing of a finishing trial's
+        return cap  # (hpo.campaign.seeding.warm_reuse)
+    return min(cap, math.ceil(k / max(1, slots)) * base.duration * FINISH_MARGIN)
 
 
 def _slots(smbo: SMBO) -> int:
@@ -154,15 +148,16 @@ class ReserveStop(Callback):
             return False
         kept = reserved_trials(cfg)
         if kept and smbo.runhistory.submitted >= cfg.trials - kept:
-            # the last trials are kept only for configurations there are to finish
+            # the last trials are kept only for configurations there are to finish, as many
+            # as there are: the loop runs the others (the campaign ends at its limit)
             assert cfg.max_budget is not None
-            trials = trials_of(self.log.records)
-            if finish_candidates(trials, cfg.max_budget, 1):
+            n = len(finish_candidates(self.log.trials, cfg.max_budget, kept))
+            if n and smbo.runhistory.submitted >= cfg.trials - n:
                 return True
         if cfg.walltime is None:
             return False
-        reserve = reserve_seconds(cfg, self.log.records, _slots(smbo))
-        if not self._sized and baseline_record(self.log.records) is not None:
+        reserve = reserve_seconds(cfg, self.log.trials, _slots(smbo))
+        if not self._sized and baseline_record(self.log.trials) is not None:
             self._sized = True
             self.say(
                 f"finishing: the last {reserve:.0f} s of the walltime (for now) are kept to take "
@@ -230,9 +225,9 @@ def finish_campaign(
     if not k:
         return 0
     assert cfg.max_budget is not None
-    trials = trials_of(recorder.log.records)
+    trials = recorder.log.trials
     _restore_logged(smbo, trials, cfg.max_budget)
-    mine = trials_of(recorder.log.records[since:])
+    mine = trials[since:]
     want = k - len({config_key(t.config) for t in mine if t.finish})
     want = min(want, cfg.trials - smbo.runhistory.submitted)
     todo = finish_candidates(trials, cfg.max_budget, want)
@@ -245,7 +240,7 @@ def finish_campaign(
         # a trial SMAC's loop had running when it reached the reserve may have used some
         # of it: the finishing phase still gets its reserve (the walltime is then exceeded
         # by that trial, as SMAC's own last trial exceeds it)
-        reserve = reserve_seconds(cfg, recorder.log.records, _slots(smbo))
+        reserve = reserve_seconds(cfg, recorder.log.trials, _slots(smbo))
         deadline = None if cfg.walltime is None else max(cfg.walltime, smbo.used_walltime + reserve)
         ran = _run_at_largest_budget(smbo, cfg, recorder, todo, scatter, progress, deadline)
     elif want > 0:

@@ -35,6 +35,7 @@ from ConfigSpace.hyperparameters import CategoricalHyperparameter, Constant, Ord
 
 from hpo.features.table.feature_table import FeatureTable, by_family
 from hpo.ranking.model.ranker import DATASET_PARAMS
+from hpo.runs.record.trial import Trial
 
 __all__ = ["MAX_VARIANTS", "PrebuildPlan", "dataset_variants", "prebuild_datasets", "trial_seed"]
 
@@ -96,18 +97,18 @@ def _space_variants(space: ConfigurationSpace) -> list[dict[str, Any]]:
     ]
 
 
-def trial_seed(scenario_seed: int, records: Sequence[Mapping[str, Any]] = ()) -> int:
+def trial_seed(scenario_seed: int, trials: Sequence[Trial] = ()) -> int:
     """The seed SMAC gives this campaign's trials (its scenario is deterministic: one seed).
 
-    A resumed campaign's trials carry it in ``trials.jsonl`` (``records``); a new one gets
+    A resumed campaign's trials carry it in ``trials.jsonl`` (``trials``); a new one gets
     SMAC's first draw from its intensifier's generator
     (:func:`hpo.campaign.smac.adapter.first_trial_seed`).
     """
     from hpo.campaign.smac.adapter import first_trial_seed
 
-    for r in records:
-        if r.get("seed") is not None:
-            return int(r["seed"])
+    for t in trials:
+        if t.seed is not None:
+            return t.seed
     return first_trial_seed(scenario_seed)
 
 

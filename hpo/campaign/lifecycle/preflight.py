@@ -20,34 +20,47 @@ import contextlib
 import dataclasses
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from hpo.campaign.config import CampaignConfig, read_campaign
+from hpo.campaign.config import CampaignConfig, SavedCampaign, read_campaign
 from hpo.campaign.lifecycle.extend import LIMITS, record_extension
+from hpo.campaign.limits import Limits
 from hpo.data.overlap import find_shared_graphs
 from hpo.data.runtimes import unranked_line
 from hpo.errors import ConfigError, HpoError, UsageError, naming
 from hpo.ownership import check_replaceable, refuse_protected
 from hpo.ranking.model.fit_options import check_threads
-from hpo.ranking.scoring.metrics import LAYOUT_METRIC, recorded_layout_metric
-from hpo.ranking.spaces import space_to_dict
-from hpo.runs.record.campaign_file import CAMPAIGN_FORMAT, is_run_folder
+from hpo.ranking.scoring.metrics import LAYOUT_METRIC
+from hpo.ranking.spaces import space_from_dict, space_to_dict
+from hpo.runs.record.campaign_file import (
+    CAMPAIGN_FORMAT,
+    CampaignRecord,
+    WarmStartRecord,
+    is_run_folder,
+    update_campaign_file,
+    write_campaign_file,
+)
 from hpo.runs.record.folder import (
     CAMPAIGN_FILE,
+    SMAC_DIR,
     RunLock,
+    changed_data_files,
     clear_run_dir,
-    data_fingerprint,
+    data_files,
     discard_new_run,
+    fingerprint_of,
+    kept_data_files,
     package_versions,
     run_state,
     sweep_run_folder,
-    write_json_atomic,
+    write_data_files,
 )
+from hpo.runs.record.trial import Trial
 
 __all__ = [
     "MAX_SCHEDULER_THREADS",
@@ -156,10 +169,15 @@ class Runtime:
 
 
 def campaign_record(
-    cfg: CampaignConfig, space: Any, extra: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
+    cfg: CampaignConfig,
+    space: Any,
+    *,
+    warm_start: WarmStartRecord | None = None,
+    local_design: tuple[dict[str, Any], ...] | None = None,
+    subsets: dict[str, tuple[str, ...]] | None = None,
+) -> CampaignRecord:
     """The ``campaign.json`` of a new run: its settings, space, data fingerprint and package
-    versions, plus what its kind adds (``extra``: the warm start, the subsets).
+    versions, plus what its kind adds (the warm start and local design, the subsets).
 
     Hashing the data here, before the run folder exists, is what refuses a missing
     collection without leaving a folder behind. So is the check for valid and test graphs
@@ -172,32 +190,35 @@ def campaign_record(
             f"scores would measure fit ({shared[0].line()}{', ...' if len(shared) > 1 else ''}; "
             "hpo data check lists them); give --allow-overlap to run anyway"
         )
-    return {
-        **(extra or {}),
-        "format": CAMPAIGN_FORMAT,
-        "config": cfg.to_dict(),
-        "space": space_to_dict(space),
-        "data_fingerprint": data_fingerprint(cfg.data_root, cfg.collections),
-        "shared_graphs": [s.line() for s in shared],
-        "versions": package_versions(),
-        "layout_metric": LAYOUT_METRIC,
-        "created": time.time(),
-    }
+    return CampaignRecord(
+        format=CAMPAIGN_FORMAT,
+        settings=cfg.to_dict(),
+        space=space_to_dict(space),
+        data_fingerprint=fingerprint_of(data_files(cfg.data_root, cfg.collections)),
+        shared_graphs=tuple(s.line() for s in shared),
+        versions=package_versions(),
+        layout_metric=LAYOUT_METRIC,
+        created=time.time(),
+        warm_start=warm_start,
+        local_design=local_design,
+        subsets=subsets,
+        source=str(cfg.run_dir / CAMPAIGN_FILE),
+    )
 
 
-def unranked_notes(records: Sequence[Mapping[str, Any]]) -> list[str]:
+def unranked_notes(trials: Sequence[Trial]) -> list[str]:
     """What the summary says of the valid graphs that carry no ranking, which every trial
     leaves out of its means (the ``unranked`` of a trial's info; the last that has one)."""
-    for record in reversed(records):
-        names = (record.get("info") or {}).get("unranked")
+    for trial in reversed(trials):
+        names = trial.info.get("unranked")
         if names:
             return [unranked_line(names)]
     return []
 
 
-def overlap_notes(record: Mapping[str, Any]) -> list[str]:
+def overlap_notes(record: CampaignRecord) -> list[str]:
     """What the summary says of a run whose valid or test graphs are also in train."""
-    shared = record.get("shared_graphs") or []
+    shared = record.shared_graphs or ()
     if not shared:
         return []
     return [
@@ -206,28 +227,35 @@ def overlap_notes(record: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def check_saved(cfg: CampaignConfig, log: Callable[[str], None]) -> dict[str, Any]:
-    """The saved ``campaign.json`` of a run to resume, checked against ``cfg`` and the data,
-    and extended (written) when ``cfg`` raises its limits.
+def check_saved(cfg: CampaignConfig, log: Callable[[str], None]) -> SavedCampaign:
+    """The saved ``campaign.json`` of a run to resume, checked against ``cfg``, the data and
+    SMAC's saved run, and written (extended, or its moved data root recorded) only once
+    every check has passed.
 
     The folder's place (``runs_dir``, ``name``) may differ: a moved, copied or renamed run
-    folder is the same run. Package versions that changed are only logged: they rarely
-    change results, and refusing would strand the finished trials. So is a run scored by an
-    older layout metric (:data:`hpo.ranking.scoring.metrics.LAYOUT_METRIC`): its scores differ only
-    where a model tied configs.
+    folder is the same run. So may the data root, when its files are the ones the run started
+    with (same paths under it, sizes and times: a moved root). Package versions that changed
+    are only logged: they rarely change results, and refusing would strand the finished
+    trials. So is a run scored by an older layout metric
+    (:data:`hpo.ranking.scoring.metrics.LAYOUT_METRIC`): its scores differ only where a
+    model tied configs.
 
     Raises
     ------
     ConfigError
-        If a setting or the data of the run's collections changed since it started; either
-        would mix results of two different campaigns. The limits
-        (:data:`~hpo.campaign.lifecycle.extend.LIMITS`) may be raised: that extends the campaign and
-        writes it down (:func:`~hpo.campaign.lifecycle.extend.record_extension`, which raises
-        UsageError if a limit is lowered or leaves no room).
+        If a setting or the data of the run's collections changed since it started (the
+        changed file named, when the run kept the list of its files), or the settings
+        disagree with SMAC's saved run (an edited ``campaign.json``); either would mix
+        results of two different campaigns. The limits
+        (:data:`~hpo.campaign.lifecycle.extend.LIMITS`) may be raised: that extends the
+        campaign and writes it down (:func:`~hpo.campaign.lifecycle.extend.record_extension`,
+        which raises UsageError if a limit is lowered or leaves no room).
+    UsageError
+        If the data root is gone (how to go on is said).
     """
     saved = read_campaign(cfg.run_dir)
-    place = {"runs_dir": cfg.runs_dir, "name": cfg.name}
-    old, new = saved["config"].to_dict(), cfg.to_dict()
+    place = {"runs_dir", "name", "data_root"}
+    old, new = saved.config.to_dict(), cfg.to_dict()
     keys = [k for k in new if new[k] != old.get(k) and k not in place]
     others = [k for k in keys if k not in LIMITS and k not in SESSION_SETTINGS]
     if others:
@@ -235,16 +263,13 @@ def check_saved(cfg: CampaignConfig, log: Callable[[str], None]) -> dict[str, An
             f"{cfg.run_dir / CAMPAIGN_FILE}: cannot resume with different settings: "
             + ", ".join(f"{k} (saved {old.get(k)!r}, now {new[k]!r})" for k in others)
         )
-    if data_fingerprint(cfg.data_root, cfg.collections) != saved.get("data_fingerprint"):
-        raise ConfigError(
-            f"{cfg.data_root}: the data of {', '.join(cfg.collections)} changed since campaign "
-            f"'{cfg.name}' started; resuming would mix results (start a new campaign)"
-        )
+    _check_data(cfg, saved)
+    _check_smac(cfg, saved)
     now = package_versions()
-    for pkg, version in (saved.get("versions") or {}).items():
+    for pkg, version in (saved.record.versions or {}).items():
         if now.get(pkg) != version:
             log(f"warning: {pkg} {now.get(pkg)} differs from {version} at the start")
-    before = recorded_layout_metric(saved)
+    before = saved.record.recorded_layout_metric
     if before != LAYOUT_METRIC:
         log(
             f"warning: this run's trials so far scored layout graphs by {before}; "
@@ -254,17 +279,81 @@ def check_saved(cfg: CampaignConfig, log: Callable[[str], None]) -> dict[str, An
         )
     for key in (k for k in keys if k in SESSION_SETTINGS):
         log(f"{key} {new[key]} for this session (saved: {old.get(key)}); results do not change")
-    if not any(k in LIMITS for k in keys):
-        return saved
-    kept = {k: getattr(saved["config"], k) for k in SESSION_SETTINGS}  # the record keeps them
-    return record_extension(dataclasses.replace(cfg, **kept), saved, log)
+    if any(k in LIMITS for k in keys):  # every check passed: the extension is written
+        kept = {k: getattr(saved.config, k) for k in SESSION_SETTINGS}  # the record keeps them
+        return record_extension(dataclasses.replace(cfg, **kept), saved, log)  # (and a new root)
+    if Path(cfg.data_root) != Path(saved.config.data_root):
+        root = str(cfg.data_root)
+        record = update_campaign_file(
+            cfg.run_dir,
+            lambda r: dataclasses.replace(r, settings={**r.settings, "data_root": root}),
+        )
+        log(f"data root moved: {saved.config.data_root} -> {root} (the same files)")
+        return SavedCampaign(record, dataclasses.replace(saved.config, data_root=cfg.data_root))
+    return saved
+
+
+def _check_data(cfg: CampaignConfig, saved: SavedCampaign) -> None:
+    """Refuse a resume whose data is not the data the run started with, naming what changed:
+    the root (gone), the ``collections`` setting (an edited ``campaign.json``), or the data
+    files (each named, when the run kept their list: :func:`~hpo.runs.record.folder.
+    write_data_files`)."""
+    root = Path(cfg.data_root)
+    if not root.is_dir():
+        raise UsageError(
+            f"{root}: the data root of campaign '{cfg.name}' is gone; if it moved, resume with "
+            "--data NEW_ROOT (its files must be the ones the run started with)"
+        )
+    files = data_files(root, cfg.collections)
+    if fingerprint_of(files) == saved.record.data_fingerprint:
+        return
+    kept = kept_data_files(cfg.run_dir)
+    if kept is None:  # a run made before it kept its files: which changed is not known
+        raise ConfigError(
+            f"{root}: the data of {', '.join(cfg.collections)} changed since campaign "
+            f"'{cfg.name}' started; resuming would mix results (start a new campaign)"
+        )
+    started = {":".join(rel.split("/")[1:-2]) for rel in kept}  # npz/<collection>/<split>/f
+    if started != set(cfg.collections):
+        raise ConfigError(
+            f"{cfg.run_dir / CAMPAIGN_FILE}: cannot resume with different settings: "
+            f"collections (the run started with {', '.join(sorted(started))}, campaign.json "
+            f"now says {', '.join(cfg.collections)}: it was edited; set it back)"
+        )
+    changed = changed_data_files(kept, files)
+    more = f"; and {len(changed) - 3} more" if len(changed) > 3 else ""
+    what = "; ".join(changed[:3]) + more if changed else "the files were reordered"
+    raise ConfigError(
+        f"{root}: {what}: the data changed since campaign "
+        f"'{cfg.name}' started; resuming would mix results (start a new campaign)"
+    )
+
+
+def _check_smac(cfg: CampaignConfig, saved: SavedCampaign) -> None:
+    """Refuse settings SMAC's saved run disagrees with (an edited ``campaign.json``): its
+    seed, and its scenario as the campaign started (budgets, limits, crash cost)."""
+    from hpo.campaign.smac.facades import make_scenario  # SMAC: a resume only
+    from hpo.campaign.smac.state import check_smac_resumable, saved_smac_seeds
+
+    seeds = saved_smac_seeds(cfg.run_dir)
+    if not seeds:
+        return  # SMAC saved nothing yet (or a per-subset run's parent: its subsets did)
+    if cfg.seed not in seeds:
+        raise ConfigError(
+            f"{cfg.run_dir / CAMPAIGN_FILE}: cannot resume with seed {cfg.seed}: SMAC's saved "
+            f"run is for seed {seeds[0]} ({cfg.run_dir / SMAC_DIR / str(seeds[0])}); "
+            "campaign.json was edited: set it back"
+        )
+    space = space_from_dict(saved.record.space, saved.record.source)
+    limits = Limits.of(saved.config, saved.record)
+    check_smac_resumable(make_scenario(saved.config, space, cfg.run_dir, limits), meta=False)
 
 
 @contextlib.contextmanager
 def locked_run(
     cfg: CampaignConfig,
     start: Start,
-    record: dict[str, Any] | None,
+    record: CampaignRecord | None,
     has_trials: Callable[[], bool],
 ) -> Iterator[None]:
     """Hold the run folder's lock; clear it (``overwrite``) and write ``record`` in it.
@@ -285,7 +374,8 @@ def locked_run(
             if start.overwrite:
                 clear_run_dir(run_dir)
             if record is not None:
-                write_json_atomic(run_dir / CAMPAIGN_FILE, record)
+                write_campaign_file(run_dir, record)
+                write_data_files(run_dir, data_files(cfg.data_root, cfg.collections))
             yield
         finally:
             lock.release()

@@ -21,10 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ConfigSpace import Configuration
 from rich.console import Console
 
-from hpo.campaign.config import (
-    CampaignConfig,
-    read_campaign,
-)
+from hpo.campaign.config import CampaignConfig, SavedCampaign, read_campaign
 from hpo.campaign.lifecycle.preflight import (
     Runtime,
     Start,
@@ -34,7 +31,14 @@ from hpo.campaign.lifecycle.preflight import (
     overlap_notes,
     unranked_notes,
 )
-from hpo.campaign.progress import CampaignProgress, gain_notes, print_summary, smac_logs_to
+from hpo.campaign.limits import Limits
+from hpo.campaign.progress import (
+    BaselineSummary,
+    CampaignProgress,
+    gain_notes,
+    print_summary,
+    smac_logs_to,
+)
 from hpo.campaign.result import CampaignResult
 from hpo.campaign.seeding.local_design import local_design_record, saved_local_design
 from hpo.campaign.seeding.warm_reuse import reuse_entries, reuse_record, settle_reuse
@@ -44,18 +48,23 @@ from hpo.features.table.feature_table import by_family
 from hpo.ranking.spaces import load_space, space_from_dict
 from hpo.runs.incumbent import choose_incumbent, combine_folds, config_key
 from hpo.runs.record.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
-from hpo.runs.record.campaign_file import update_campaign_file
+from hpo.runs.record.campaign_file import (
+    CampaignRecord,
+    Resume,
+    SmacSetup,
+    update_campaign_file,
+)
 from hpo.runs.record.folder import (
     CAMPAIGN_FILE,
     RESULT_FILE,
     TRIALS_FILE,
     TrialLog,
     read_json,
+    read_trial_log,
     read_trials,
     write_json_atomic,
 )
-from hpo.runs.record.trial import baseline_origin, baseline_records, trials_of
-from hpo.runs.views.history import Trial, baseline_record
+from hpo.runs.record.trial import Trial, baseline_record, baseline_records, trials_of
 from hpo.synth.law_family import LAW_FILE
 
 if TYPE_CHECKING:
@@ -145,7 +154,7 @@ def _result(cfg: CampaignConfig, best: Trial | None, trials: list[Trial]) -> Cam
         n_trials=len(trials),
         n_crashed=sum(1 for t in trials if t.status != "SUCCESS"),
         finished=time.time(),
-        folds=best.info.get("folds") if best is not None and cfg.cv else None,
+        folds=best.folds if best is not None and cfg.cv else None,
     )
 
 
@@ -188,16 +197,17 @@ def run_single_campaign(
     if not start.resume:
         space = load_space(cfg.space)
         sources = start.warm_start
-        warm = {"warm_start": warm_configs(sources, space, cfg.runs_dir)} if sources else {}
-        best = (warm.get("warm_start") or {}).get("baseline")
+        warm = warm_configs(sources, space, cfg.runs_dir) if sources else None
+        best = None if warm is None else warm.baseline
         first = None if best is None else Configuration(space, values=best)
         baseline = WarmStart(baseline=first).first_trial(space)
         local = local_design_record(baseline, cfg.local_initial, cfg.collections, cfg.seed)
-        record = campaign_record(cfg, space, {**warm, **local})
-        if warm:  # the source's best booster is this run's baseline where the problem matches
-            trial = record["warm_start"].get("baseline_trial") or {}
-            source = Path(trial["path"]) if trial.get("path") else None
-            record["warm_start"]["reuse"] = reuse_record(record["warm_start"], record, source)
+        record = campaign_record(cfg, space, warm_start=warm, local_design=local)
+        if warm is not None:  # the source's best booster is the baseline where the problem matches
+            trial = warm.baseline_trial
+            source = Path(trial.path) if trial is not None and trial.path else None
+            reuse = reuse_record(warm, SavedCampaign(record, cfg), source)
+            record = dataclasses.replace(record, warm_start=dataclasses.replace(warm, reuse=reuse))
     console = rt.console if rt.console is not None else Console()
     quiet = rt.quiet
     progress = CampaignProgress(
@@ -208,52 +218,62 @@ def run_single_campaign(
         result = _run_locked(cfg, progress, rt.objective, rt.data_to_scatter, resume=start.resume)
     base = _baseline_summary(cfg)
     notes = [
-        *overlap_notes(read_campaign(cfg.run_dir)),
-        *unranked_notes(read_trials(cfg.run_dir / TRIALS_FILE)),
+        *_limit_reached(cfg),
+        *overlap_notes(read_campaign(cfg.run_dir).record),
+        *unranked_notes(trials_of(read_trials(cfg.run_dir / TRIALS_FILE))),
         *gain_notes(result, base, generated=(Path(cfg.data_root) / LAW_FILE).is_file()),
     ]
     print_summary(console, result, quiet=quiet, baseline=base, cv=cfg.cv, notes=notes)
     return result
 
 
+def _limit_reached(cfg: CampaignConfig) -> list[str]:
+    """Which limit ended the campaign, in one line: ``--trials`` (before ``--walltime``, when
+    there is one) or ``--walltime`` (before ``--trials``); none when SMAC ended before both."""
+    from hpo.campaign.smac.state import smac_output_dir, smac_usage
+
+    used = smac_usage(smac_output_dir(cfg.run_dir, cfg.seed))
+    if used is None:
+        return []
+    seconds, submitted = used
+    if submitted >= cfg.trials:
+        wall = "" if cfg.walltime is None else f", before --walltime {cfg.walltime:g} s"
+        return [f"ended by --trials {cfg.trials}{wall} ({seconds:.0f} s used)"]
+    if cfg.walltime is not None:
+        return [
+            f"ended by --walltime {cfg.walltime:g} s ({seconds:.0f} s used), before --trials "
+            f"{cfg.trials} ({submitted} run)"
+        ]
+    return []
+
+
 def _has_trials(run_dir: Path) -> bool:
     return bool(read_trials(run_dir / TRIALS_FILE))
 
 
-def _baseline_summary(cfg: CampaignConfig) -> dict[str, Any] | None:
-    """The baseline as the summary shows it: its record, or with folds its mean over them."""
-    records = read_trials(cfg.run_dir / TRIALS_FILE)
-    origin = baseline_origin(read_campaign(cfg.run_dir))
-    both = []
-    if cfg.cv:
-        marked = [Trial.from_record(r, i) for i, r in enumerate(records, 1) if r.get("baseline")]
-        both = combine_folds(marked, cfg.cv)
-    if not both:  # no folds, or one failed or is missing: the (first fold's) record as it is
-        record = baseline_record(records)
-        return None if record is None else {**record, "origin": origin}
-    base = both[0]
-    folds = f"mean over {cfg.cv} folds"
-    return {
-        "status": "SUCCESS",
-        "score": base.score,
-        "metrics": base.metrics,
-        "budget": base.budget,
-        "folds": folds,
-        "origin": origin,
-    }
+def _baseline_summary(cfg: CampaignConfig) -> BaselineSummary | None:
+    """The baseline as the summary shows it: its trial, or with folds its mean over them."""
+    trials = read_trial_log(cfg.run_dir / TRIALS_FILE)
+    origin = read_campaign(cfg.run_dir).record.baseline_origin
+    both = combine_folds(baseline_records(trials), cfg.cv) if cfg.cv else []
+    if not both:  # no folds, or one failed or is missing: the (first fold's) trial as it is
+        base = baseline_record(trials)
+        return None if base is None else BaselineSummary(base, origin)
+    return BaselineSummary(both[0], origin, folds=f"mean over {cfg.cv} folds")
 
 
 def _record_smac(run_dir: Path, smac: dict[str, Any]) -> None:
     """Add what searched (SMAC's classes and settings) to ``campaign.json``."""
-    update_campaign_file(run_dir, lambda _: {"smac": smac})  # unchanged on resume: not written
+    setup = SmacSetup(smac)  # unchanged on resume: not written
+    update_campaign_file(run_dir, lambda record: dataclasses.replace(record, smac=setup))
 
 
 def _record_resume(run_dir: Path, records: int) -> None:
     """Add this resume to ``campaign.json``'s ``resumes``: when, and how many trials were
     logged by then. :meth:`hpo.runs.views.history.RunHistory.elapsed` leaves the idle time before
     each resume out of the run's curves, as SMAC leaves it out of its walltime."""
-    entry = {"at": time.time(), "records": records}
-    update_campaign_file(run_dir, lambda data: {"resumes": [*data.get("resumes", []), entry]})
+    entry = Resume(at=time.time(), records=records)
+    update_campaign_file(run_dir, lambda record: record.with_resume(entry))
 
 
 #: Training rows of a family from which a one-worker campaign bins its Datasets ahead, in a
@@ -266,7 +286,7 @@ def _bin_ahead(
     space: Any,
     objective: Any,
     data_to_scatter: dict[str, Any] | None,
-    records: list[dict[str, Any]],
+    trials: list[Trial],
     log: Callable[[str], None],
     also: Sequence[Mapping[str, Any]] = (),
 ) -> None:
@@ -302,28 +322,18 @@ def _bin_ahead(
         tables=tables,
         collections=tuple(s.collections),
         variants=tuple(dataset_variants(space, also)),
-        seed=trial_seed(cfg.seed, records),
+        seed=trial_seed(cfg.seed, trials),
         dataset_dir=s.dataset_dir,
         n_threads=cfg.threads or default_threads(1),  # it runs alone: every core
     )
     prebuild_datasets(plan, log)
 
 
-def _as_started(cfg: CampaignConfig, saved: Mapping[str, Any]) -> CampaignConfig:
-    """``cfg`` with the limits it had before its first extension (``campaign.json``'s
-    ``extensions``): what SMAC's facade is built with (:func:`~hpo.campaign.smac.adapter.
-    raise_limits`)."""
-    first = (saved.get("extensions") or [None])[0]
-    if first is None:
-        return cfg
-    return dataclasses.replace(cfg, trials=first["trials"][0], walltime=first["walltime"][0])
-
-
 @dataclasses.dataclass(frozen=True)
 class _Stretch:
     """What this stretch of the campaign (a start, a resume or an extension) starts from."""
 
-    saved: dict[str, Any]  # campaign.json as read (the warm start's reuse settled)
+    saved: CampaignRecord  # campaign.json as read (the warm start's reuse settled)
     space: Any  # the run's saved search space
     log: TrialLog  # trials.jsonl
 
@@ -355,7 +365,7 @@ def _run_locked(
     from hpo.campaign.smac.state import smac_output_dir
 
     smac_dir = smac_output_dir(cfg.run_dir, cfg.seed)
-    saved = check_saved(cfg, progress.log) if resume else read_campaign(cfg.run_dir)
+    saved = (check_saved(cfg, progress.log) if resume else read_campaign(cfg.run_dir)).record
     if resume:
         finished = _repair_resume(cfg, smac_dir, progress)
         if finished is not None:
@@ -372,7 +382,7 @@ def _run_locked(
         stretch.space,
         seeds.objective,
         data_to_scatter,
-        stretch.log.records,
+        stretch.log.trials,
         progress.log,
         ahead,
     )
@@ -401,17 +411,17 @@ def _repair_resume(
 
 
 def _open_stretch(
-    cfg: CampaignConfig, saved: dict[str, Any], progress: CampaignProgress, *, resume: bool
+    cfg: CampaignConfig, saved: CampaignRecord, progress: CampaignProgress, *, resume: bool
 ) -> _Stretch:
     """The saved space and trial log, a resume recorded, the warm start's reuse settled, and
     the trials logged so far shown."""
     run_dir = cfg.run_dir
-    space = space_from_dict(saved["space"], str(run_dir / CAMPAIGN_FILE))
+    space = space_from_dict(saved.space, str(run_dir / CAMPAIGN_FILE))
     log = TrialLog(run_dir / TRIALS_FILE)
     if resume:
-        _record_resume(run_dir, len(log.records))
-    saved = settle_reuse(saved, run_dir, resume=resume, records=log.records)  # before the slow
-    progress.add_previous(log.records)
+        _record_resume(run_dir, len(log))
+    saved = settle_reuse(saved, run_dir, resume=resume, trials=log.trials)  # before the slow
+    progress.add_previous(log.trials)
     progress.log(
         f"campaign '{cfg.name}': {cfg.optimizer}, {cfg.trials} trials, run folder {run_dir}"
     )
@@ -448,7 +458,7 @@ def _optimize(
 ) -> Any:
     """SMAC's loop up to the finishing reserve, then the finishing phase; SMAC's incumbent(s)."""
     from hpo.campaign.lifecycle.finish import ReserveStop, optimize_and_finish
-    from hpo.campaign.smac.adapter import raise_limits
+    from hpo.campaign.smac.adapter import limit_loop
     from hpo.campaign.smac.facades import describe_facade, make_facade, make_scenario
     from hpo.campaign.smac.runners import CampaignTarget, TrialRecorder
 
@@ -462,22 +472,23 @@ def _optimize(
         )
         recorder = TrialRecorder(log, progress, cfg.max_budget, baseline=dict(seeds.baseline))
         stop = ReserveStop(cfg, log, progress.log)  # SMAC's loop leaves time to finish
-        started = _as_started(cfg, saved)  # SMAC is built as it started, then extended
+        limits = Limits.of(cfg, saved)  # SMAC's scenario records how it started
         facade = make_facade(
-            started,
-            make_scenario(started, stretch.space, run_dir),
+            cfg,
+            make_scenario(cfg, stretch.space, run_dir, limits),
             target,
             callbacks=[recorder, stop],
             resume=resume,
-            baseline_records=baseline_records(log.records),
+            baseline_records=baseline_records(log.trials),
             dask_client=client,
             warm=seeds.warm,
         )
-        raise_limits(facade, cfg.trials, cfg.walltime)
+        limit_loop(facade, limits.trials, limits.walltime)  # its loop stops at hpo's limits
         _record_smac(run_dir, describe_facade(facade))
         scatter = data_to_scatter if client is not None and data_to_scatter else None
-        since = (saved.get("extensions") or [{}])[-1].get("records", 0)  # this stretch's first
-        return optimize_and_finish(facade, cfg, stop, recorder, progress, scatter, smac_dir, since)
+        return optimize_and_finish(
+            facade, cfg, stop, recorder, progress, scatter, smac_dir, limits.since
+        )
 
 
 def _conclude(cfg: CampaignConfig, log: TrialLog, incumbent: Any) -> CampaignResult:
@@ -485,7 +496,7 @@ def _conclude(cfg: CampaignConfig, log: TrialLog, incumbent: Any) -> CampaignRes
 
     SMAC's choice (None when no configuration reached the largest budget, as in a short
     campaign) settles ties (:mod:`hpo.runs.incumbent`)."""
-    trials = trials_of(log.records)
+    trials = log.trials
     named = (incumbent[0] if incumbent else None) if isinstance(incumbent, list) else incumbent
     best = choose_incumbent(trials, None if named is None else dict(named), folds=cfg.cv)
     result = _result(cfg, best, trials)

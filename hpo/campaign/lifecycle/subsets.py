@@ -55,6 +55,7 @@ from hpo.campaign.seeding.warm_start import matching_source
 from hpo.errors import ConfigError, UsageError
 from hpo.features.table.feature_table import family_of
 from hpo.ranking.spaces import load_space
+from hpo.runs.record.campaign_file import WarmSource, WarmStartRecord
 from hpo.runs.record.folder import (
     CAMPAIGN_FILE,
     RESULT_FILE,
@@ -165,7 +166,7 @@ def _check_subset_limits(cfg: CampaignConfig, plan: dict[str, tuple[str, ...]]) 
         sub = subset_config(cfg, name, collections)
         if not (sub.run_dir / CAMPAIGN_FILE).exists():
             continue
-        saved = read_campaign(sub.run_dir)["config"]
+        saved = read_campaign(sub.run_dir).config
         if all(getattr(saved, k) == getattr(sub, k) for k in LIMITS):
             continue
         try:
@@ -210,10 +211,9 @@ def run_subsets(
     record = None  # built before any folder is made: checks the space and the data first
     if not start.resume:
         # the sources only: each subset's campaign.json holds what its matching subset gave
-        sources = [{"run": p.name, "path": str(p)} for p in start.warm_start]
-        extra: dict[str, Any] = {"warm_start": {"sources": sources}} if sources else {}
-        extra["subsets"] = {k: list(v) for k, v in plan.items()}
-        record = campaign_record(cfg, load_space(cfg.space), extra)
+        sources = tuple(WarmSource(run=p.name, path=str(p)) for p in start.warm_start)
+        warm = WarmStartRecord(sources=sources) if sources else None
+        record = campaign_record(cfg, load_space(cfg.space), warm_start=warm, subsets=plan)
     rt = runtime if runtime is not None else Runtime()
     console = rt.console if rt.console is not None else Console()
     rt = dataclasses.replace(rt, console=console)
@@ -229,9 +229,8 @@ def run_subsets(
             _check_subset_limits(cfg, plan)  # before the run's record says it is extended
             saved = check_saved(cfg, console.print)
             # a subset the interruption kept from starting is seeded as planned
-            warm_start = [
-                Path(w["path"]) for w in (saved.get("warm_start") or {}).get("sources", [])
-            ]
+            warm = saved.record.warm_start
+            warm_start = [Path(w.path) for w in (warm.sources if warm else ()) if w.path]
         for i, (name, collections) in enumerate(plan.items(), start=1):
             sub = subset_config(cfg, name, collections)
             started = (sub.run_dir / CAMPAIGN_FILE).exists()

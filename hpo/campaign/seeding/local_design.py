@@ -38,6 +38,7 @@ from hpo.ranking.hyperparameters import (
     family_hyperparameters,
 )
 from hpo.ranking.prior.blend import estimate_weight
+from hpo.runs.record.campaign_file import CampaignRecord
 from hpo.runs.record.folder import jsonable
 
 __all__ = [
@@ -108,17 +109,17 @@ def local_configs(
 
 def local_design_record(
     baseline: Configuration, n: int, collections: Sequence[str], seed: int
-) -> dict[str, Any]:
-    """``{"local_design": [...]}`` for a new campaign's ``campaign.json`` (the
-    :func:`local_configs` as plain values); empty when ``n`` is 0."""
+) -> tuple[dict[str, Any], ...] | None:
+    """The ``local_design`` of a new campaign's ``campaign.json`` (the :func:`local_configs`
+    as plain values); ``None`` when ``n`` is 0."""
     if n <= 0:
-        return {}
+        return None
     local = local_configs(baseline, n, collections, seed)
-    return {LOCAL_DESIGN_KEY: [jsonable(dict(c)) for c in local]}
+    return tuple(jsonable(dict(c)) for c in local)
 
 
 def saved_local_design(
-    saved: Mapping[str, Any],
+    saved: CampaignRecord,
     space: ConfigurationSpace,
     baseline: Configuration,
     n: int,
@@ -131,16 +132,14 @@ def saved_local_design(
     Raises
     ------
     ConfigError
-        If the saved list is malformed or a configuration does not fit the run's space.
+        If a configuration does not fit the run's space (a malformed list is refused as the
+        record is read).
     """
-    if LOCAL_DESIGN_KEY not in saved:
+    if saved.local_design is None:
         return local_configs(baseline, n, collections, seed)
-    raw = saved[LOCAL_DESIGN_KEY]
-    where = f"campaign.json: key '{LOCAL_DESIGN_KEY}'"
-    if not isinstance(raw, list) or not all(isinstance(c, dict) for c in raw):
-        raise ConfigError(f"{where}: expected a list of configurations")
+    where = f"{saved.source}: key '{LOCAL_DESIGN_KEY}'"
     out = []
-    for values in raw:
+    for values in saved.local_design:
         try:
             config = Configuration(space, values=values)
         except (ValueError, TypeError, KeyError) as exc:

@@ -31,11 +31,11 @@ and the surrogate of a campaign that resumes the same problem is what ``hpo run 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
 from pathlib import Path
 from typing import Any
 
-from hpo.campaign.config import read_campaign
+from hpo.campaign.config import SavedCampaign, read_campaign
 from hpo.errors import ConfigError, HpoError
 from hpo.features.table.feature_table import FeatureTable, by_family
 from hpo.ranking.model.fit_options import FitOptions
@@ -44,9 +44,15 @@ from hpo.ranking.training import FamilyFit, booster_columns
 from hpo.runs.incumbent import config_key
 from hpo.runs.record.booster_text import check_booster_text
 from hpo.runs.record.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
-from hpo.runs.record.campaign_file import update_campaign_file
-from hpo.runs.record.folder import CAMPAIGN_FILE, read_json
-from hpo.runs.record.trial import baseline_records
+from hpo.runs.record.campaign_file import (
+    CampaignRecord,
+    Reuse,
+    WarmStartRecord,
+    campaign_identity,
+    update_campaign_file,
+)
+from hpo.runs.record.folder import CAMPAIGN_FILE
+from hpo.runs.record.trial import Trial, baseline_records
 
 __all__ = [
     "SAME_PROBLEM",
@@ -77,29 +83,25 @@ SAME_PROBLEM = (
 Problem = tuple[FeatureTable, FeatureTable, tuple[str, ...] | list[str], dict[str, Any]]
 
 
-def _refusal(source: Mapping[str, Any], record: Mapping[str, Any]) -> str | None:
-    """Why the source's ``campaign.json`` is not of the new campaign's problem, or ``None``."""
-    mine, theirs = record.get("config") or {}, source.get("config") or {}
-    differ = [k for k in SAME_PROBLEM if mine.get(k) != theirs.get(k)]
+def _refusal(theirs: SavedCampaign, mine: SavedCampaign) -> str | None:
+    """Why the source's campaign (``theirs``) is not of the new campaign's problem, or
+    ``None``."""
+    differ = [k for k in SAME_PROBLEM if getattr(mine.config, k) != getattr(theirs.config, k)]
     if differ:
         return f"its {', '.join(differ)} differ"
-    if not record.get("data_fingerprint") or (
-        record.get("data_fingerprint") != source.get("data_fingerprint")
-    ):
+    fingerprint = mine.record.data_fingerprint
+    if not fingerprint or fingerprint != theirs.record.data_fingerprint:
         return "its data differ"
-    if mine.get("cv"):
+    if mine.config.cv:
         return "cross-validation keeps no boosters"
-    theirs_versions = source.get("versions")
-    if not isinstance(theirs_versions, Mapping):
+    if theirs.record.versions is None:
         return "its package versions are unreadable"
-    if (record.get("versions") or {}).get("lightgbm") != theirs_versions.get("lightgbm"):
+    if mine.record.version("lightgbm") != theirs.record.version("lightgbm"):
         return "another LightGBM trained it"
     return None
 
 
-def reuse_record(
-    warm: Mapping[str, Any], record: Mapping[str, Any], source: Path | None
-) -> dict[str, Any]:
+def reuse_record(warm: WarmStartRecord, mine: SavedCampaign, source: Path | None) -> Reuse:
     """The ``reuse`` entry of a new campaign's ``warm_start`` record.
 
     Parameters
@@ -107,66 +109,63 @@ def reuse_record(
     warm
         The ``warm_start`` record (:func:`hpo.campaign.seeding.warm_start.warm_configs`): its
         ``baseline`` and the source trial it came from (``baseline_trial``).
-    record
-        The new campaign's ``campaign.json`` (its config, data fingerprint, versions).
+    mine
+        The new campaign's ``campaign.json`` (its settings, data fingerprint, versions).
     source
         The run folder that gave the baseline (``None``: no warm-start baseline).
 
     Returns
     -------
-    dict
-        ``{"run", "trial", "score", "size", "boosters": {family: path}}`` when the baseline's
-        boosters are reused, else ``{"refused": why}`` (one clause, said in the run's log).
+    Reuse
+        The source run, trial, score, size and ``boosters`` (``{family: path}``) when the
+        baseline's boosters are reused, else why not (``refused``: one clause, said in the
+        run's log).
     """
-    trial = warm.get("baseline_trial")
-    if source is None or not isinstance(trial, dict) or warm.get("baseline") is None:
-        return {"refused": "no source gave the baseline"}
+    trial = warm.baseline_trial
+    if source is None or trial is None or warm.baseline is None:
+        return Reuse(refused="no source gave the baseline")
     try:
         theirs = read_campaign(source)
     except HpoError as exc:
-        return {"refused": str(exc)}
+        return Reuse(refused=str(exc))
     except OSError as exc:  # another user's folder: a permission, not a traceback
-        return {"refused": f"{source}: {exc.strerror or exc}"}
-    theirs = {**theirs, "config": theirs["config"].to_dict()}  # as the new record holds it
-    why = _refusal(theirs, record)
-    config = trial.get("config") or {}
-    if why is None and config_key(config) != config_key(warm["baseline"]):
+        return Reuse(refused=f"{source}: {exc.strerror or exc}")
+    why = _refusal(theirs, mine)
+    if why is None and config_key(trial.config) != config_key(warm.baseline):
         why = "its best changed on the way onto this space"
-    max_budget = (record.get("config") or {}).get("max_budget")
-    if why is None and (max_budget is None or trial.get("budget") != max_budget):
+    max_budget = mine.config.max_budget
+    if why is None and (max_budget is None or trial.budget != max_budget):
         why = "its best did not reach the largest budget"
     if why is not None or max_budget is None:
-        return {"refused": why or "no largest budget"}
+        return Reuse(refused=why or "no largest budget")
     size = budget_size(float(max_budget))
-    seed = trial.get("seed")
-    if seed is None:
-        seed = (theirs.get("config") or {}).get("seed", 0)
+    seed = theirs.config.seed if trial.seed is None else trial.seed
     store = BoosterStore(source / BOOSTERS_DIR)
     boosters = {}
-    for family in by_family((record.get("config") or {}).get("collections") or []):
-        path = store.path(booster_key(config, int(seed), family), size)
+    for family in by_family(mine.config.collections):
+        path = store.path(booster_key(trial.config, int(seed), family), size)
         try:
             found = path.is_file()
         except OSError as exc:  # Python 3.11's is_file re-raises a permission error
-            return {"refused": f"{path.parent}: {exc.strerror or exc}"}
+            return Reuse(refused=f"{path.parent}: {exc.strerror or exc}")
         if not found:
-            return {"refused": f"its best's {family} booster is gone"}
+            return Reuse(refused=f"its best's {family} booster is gone")
         boosters[family] = str(path.absolute())
-    return {
-        "run": warm.get("baseline_run") or source.name,
-        "trial": trial.get("trial"),
-        "score": trial.get("score"),
-        "size": size,
-        "boosters": boosters,
-        "path": str(source.absolute()),  # which folder, and which run in it: checked as copied
-        "created": theirs.get("created"),
-        "data_fingerprint": theirs.get("data_fingerprint"),
-    }
+    return Reuse(
+        run=warm.baseline_run or source.name,
+        trial=trial.trial,
+        score=trial.score,
+        size=size,
+        boosters=boosters,
+        path=str(source.absolute()),  # which folder, and which run in it: checked as copied
+        created=theirs.record.created,
+        data_fingerprint=theirs.record.data_fingerprint,
+    )
 
 
 def settle_reuse(
-    saved: dict[str, Any], run_dir: Path, *, resume: bool, records: list[dict[str, Any]]
-) -> dict[str, Any]:
+    saved: CampaignRecord, run_dir: Path, *, resume: bool, trials: list[Trial]
+) -> CampaignRecord:
     """Make the run hold the source boosters its ``reuse`` record names, or refuse the reuse;
     return ``saved`` as it now stands.
 
@@ -179,51 +178,53 @@ def settle_reuse(
     record was made from (its ``created`` and data fingerprint): a folder replaced in between
     gave boosters of another problem. A resume whose baseline has not run checks that the
     copies are there (a run stopped before it copied has none); once the baseline has run
-    (``records``, the run's trial log), nothing is checked.
+    (``trials``, the run's trial log), nothing is checked.
 
     Where the reuse fails, ``campaign.json``'s ``warm_start.reuse`` becomes ``{"refused":
     why}``, so the start-up line and the record say that the baseline trains, and why.
     """
-    warm = saved.get("warm_start")
-    if baseline_records(records) or not isinstance(warm, dict):
+    warm = saved.warm_start
+    if baseline_records(trials) or warm is None:
         return saved
-    reuse = warm.get("reuse")
-    if not isinstance(reuse, dict) or not isinstance(reuse.get("boosters"), dict):
+    reuse = warm.reuse
+    if reuse is None or reuse.boosters is None or reuse.size is None:
         return saved
-    size, boosters = reuse.get("size"), reuse["boosters"]
-    if type(size) is not int or not all(isinstance(p, str) for p in boosters.values()):
-        return saved  # malformed: reuse_entries names it
     store = BoosterStore(run_dir / BOOSTERS_DIR)
-    families = [f for f in FAMILIES if f in boosters]
-    why = _copies_missing(store, families, size) if resume else _copy(reuse, store, families)
+    families = [f for f in FAMILIES if f in reuse.boosters]
+    if resume:
+        why = _copies_missing(store, families, reuse.size)
+    else:
+        why = _copy(reuse, store, families)
     if why is None:
         return saved
     for family in families:
-        store.discard(store.warm_path(family, size))
-    refused = {"reuse": {"refused": why}}
-    update_campaign_file(
-        run_dir, lambda raw: {"warm_start": {**raw.get("warm_start", {}), **refused}}
-    )
-    return {**saved, "warm_start": {**warm, **refused}}
+        store.discard(store.warm_path(family, reuse.size))
+    refused = Reuse(refused=why)
+    update_campaign_file(run_dir, lambda record: _with_reuse(record, refused))
+    return _with_reuse(saved, refused)
 
 
-def _copy(reuse: Mapping[str, Any], store: BoosterStore, families: list[str]) -> str | None:
+def _with_reuse(record: CampaignRecord, reuse: Reuse) -> CampaignRecord:
+    warm = record.warm_start or WarmStartRecord()
+    return dataclasses.replace(record, warm_start=dataclasses.replace(warm, reuse=reuse))
+
+
+def _copy(reuse: Reuse, store: BoosterStore, families: list[str]) -> str | None:
     """Copy the source's boosters into ``store``; why they could not be, or ``None``."""
+    assert reuse.boosters is not None
+    assert reuse.size is not None
     for family in families:
         try:
-            store.adopt(Path(reuse["boosters"][family]), store.warm_path(family, reuse["size"]))
+            store.adopt(Path(reuse.boosters[family]), store.warm_path(family, reuse.size))
         except OSError as exc:
             return f"its best's {family} booster could not be copied ({exc.strerror or exc})"
-    if reuse.get("path") is None:
+    if reuse.path is None:
         return None
     try:
-        theirs = read_json(Path(reuse["path"]) / CAMPAIGN_FILE)
+        theirs = campaign_identity(Path(reuse.path) / CAMPAIGN_FILE)
     except (HpoError, OSError):
         return "its run folder changed as this run started"
-    same = all(
-        isinstance(theirs, dict) and theirs.get(k) == reuse.get(k)
-        for k in ("created", "data_fingerprint")
-    )
+    same = theirs == (reuse.created, reuse.data_fingerprint)
     return None if same else "its run folder was replaced as this run started"
 
 
@@ -233,26 +234,19 @@ def _copies_missing(store: BoosterStore, families: list[str], size: int) -> str 
     return "its copies in this run are gone (the run stopped before it copied them)"
 
 
-def reuse_entries(saved: Mapping[str, Any], run_dir: Path) -> tuple[tuple[str, str, int, str], ...]:
+def reuse_entries(saved: CampaignRecord, run_dir: Path) -> tuple[tuple[str, str, int, str], ...]:
     """:attr:`hpo.campaign.objective.ObjectiveSettings.reuse` of the run in ``run_dir``: the
-    copies :func:`settle_reuse` made, never a path the record names.
-
-    Raises
-    ------
-    ConfigError
-        If the ``reuse`` entry of ``saved`` (the run's ``campaign.json``) is malformed.
-    """
-    warm = saved.get("warm_start")
-    reuse = warm.get("reuse") if isinstance(warm, dict) else None
-    if not isinstance(warm, dict) or not isinstance(reuse, dict) or "boosters" not in reuse:
+    copies :func:`settle_reuse` made, never a path the record names (a malformed ``reuse``
+    is refused as the record is read: :class:`~hpo.runs.record.campaign_file.Reuse`)."""
+    warm = saved.warm_start
+    reuse = None if warm is None else warm.reuse
+    if warm is None or warm.baseline is None or reuse is None:
         return ()
-    boosters, size = reuse.get("boosters"), reuse.get("size")
-    baseline = warm.get("baseline")
-    if not isinstance(boosters, dict) or not isinstance(baseline, dict) or type(size) is not int:
-        raise ConfigError(f"{run_dir / CAMPAIGN_FILE}: key 'warm_start': malformed 'reuse'")
-    store, key = BoosterStore(run_dir / BOOSTERS_DIR), config_key(baseline)
-    families = [f for f in FAMILIES if f in boosters]
-    return tuple((key, f, size, str(store.warm_path(f, size))) for f in families)
+    if reuse.boosters is None or reuse.size is None:
+        return ()
+    store, key = BoosterStore(run_dir / BOOSTERS_DIR), config_key(warm.baseline)
+    families = [f for f in FAMILIES if f in reuse.boosters]
+    return tuple((key, f, reuse.size, str(store.warm_path(f, reuse.size))) for f in families)
 
 
 def rescored(

@@ -62,8 +62,13 @@ from hpo.ranking.hyperparameters import (
 )
 from hpo.ranking.prior.blend import DEFAULT_WEIGHT_KEY, WEIGHT_KEY
 from hpo.runs.incumbent import config_key
+from hpo.runs.record.campaign_file import (
+    CampaignRecord,
+    SourceTrial,
+    WarmSource,
+    WarmStartRecord,
+)
 from hpo.runs.record.folder import CAMPAIGN_FILE
-from hpo.runs.record.trial import warm_baseline
 from hpo.runs.views.history import load_run, resolve_run_dir
 from hpo.runs.views.nested import is_subset_run
 
@@ -231,7 +236,7 @@ def warm_configs(
     *,
     subset: str | None = None,
     per_source: int = WARM_CONFIGS,
-) -> dict[str, Any]:
+) -> WarmStartRecord:
     """The ``warm_start`` record of ``campaign.json``: the sources and the mapped configs.
 
     Configurations are distinct across sources (a repeat counts for the first source only).
@@ -245,16 +250,13 @@ def warm_configs(
 
     Returns
     -------
-    dict
-        ``{"sources": [{"run", "path", "configs", "clipped", "dropped"}], "baseline": {...}
-        or None, "baseline_run": the campaign that gave it (``RUN`` or ``RUN/SUBSET``),
-        "baseline_trial": its trial there (number, config, seed, budget, score, folder path),
-        "baseline_is_default": whether that best is the new space's default, "configs":
-        [...]}``
-        where a source's ``configs`` counts the configurations it gave (the baseline among
-        them), ``clipped`` and ``dropped`` the values (or, for ``dropped``, also whole
-        configurations) changed by :func:`map_config`; the record's ``configs`` are the
-        others, in order.
+    WarmStartRecord
+        The sources, the ``baseline`` (or None), the campaign that gave it (``RUN`` or
+        ``RUN/SUBSET``), its trial there (number, config, seed, budget, score, folder path),
+        whether that best is the new space's default, and the other ``configs``, in order;
+        a source's ``configs`` counts the configurations it gave (the baseline among them),
+        ``clipped`` and ``dropped`` the values (or, for ``dropped``, also whole
+        configurations) changed by :func:`map_config`.
 
     Raises
     ------
@@ -265,9 +267,10 @@ def warm_configs(
     """
     seen: set[str] = set()
     configs: list[dict[str, Any]] = []
-    out_sources: list[dict[str, Any]] = []
+    out_sources: list[WarmSource] = []
     baseline: dict[str, Any] | None = None
-    baseline_run = source_trial = None
+    baseline_run: str | None = None
+    source_trial: SourceTrial | None = None
     for source in sources:
         given = clipped = dropped = 0
         folders = source_runs(source, runs_dir, subset)
@@ -290,20 +293,21 @@ def warm_configs(
                 given += 1
                 if baseline is None and one:
                     baseline, baseline_run = mapped, _campaign_name(folder)
-                    keep = ("trial", "config", "seed", "budget", "score")  # for warm_reuse
-                    source_trial = {k: getattr(trial, k) for k in keep}
-                    source_trial["path"] = str(folder.absolute())
+                    source_trial = SourceTrial(  # for warm_reuse
+                        trial=trial.trial,
+                        config=trial.config,
+                        seed=trial.seed,
+                        budget=trial.budget,
+                        score=trial.score,
+                        path=str(folder.absolute()),
+                    )
                 else:
                     configs.append(mapped)
         path = whole.absolute()
         out_sources.append(
-            {
-                "run": path.name,
-                "path": str(path),
-                "configs": given,
-                "clipped": clipped,
-                "dropped": dropped,
-            }
+            WarmSource(
+                run=path.name, path=str(path), configs=given, clipped=clipped, dropped=dropped
+            )
         )
     default = dict(space.get_default_configuration())
     configs = [c for c in configs if config_key(c) != config_key(default)]
@@ -312,17 +316,17 @@ def warm_configs(
         # the default is no longer the baseline; where the sources' data differ from this
         # run's it may still be the best start, so it races with the seeds
         configs.insert(0, default)
-    return {
-        "sources": out_sources,
-        "baseline": baseline,
-        "baseline_run": baseline_run,
-        # said beside the baseline's name (hpo.runs.record.trial.baseline_origin): the source's
-        # best, mapped onto this space, is its default (the source never beat it, or differed only
+    return WarmStartRecord(
+        sources=tuple(out_sources),
+        baseline=baseline,
+        baseline_run=baseline_run,
+        # said beside the baseline's name (CampaignRecord.baseline_origin): the source's best,
+        # mapped onto this space, is its default (the source never beat it, or differed only
         # where this space has no hyperparameter)
-        "baseline_is_default": is_default,
-        "baseline_trial": source_trial,
-        "configs": configs,
-    }
+        baseline_is_default=is_default,
+        baseline_trial=source_trial,
+        configs=tuple(configs),
+    )
 
 
 @dataclass(frozen=True)
@@ -354,7 +358,7 @@ class WarmStart:
 
 
 def warm_start_record(
-    saved: Mapping[str, Any], space: ConfigurationSpace, log: Callable[[str], None]
+    saved: CampaignRecord, space: ConfigurationSpace, log: Callable[[str], None]
 ) -> WarmStart:
     """The warm start of a ``campaign.json`` as SMAC configurations.
 
@@ -367,29 +371,25 @@ def warm_start_record(
     ConfigError
         If the record is malformed or a configuration does not fit the run's space.
     """
-    record = saved.get("warm_start")
+    record = saved.warm_start
     if record is None:
         return WarmStart()
-    raw = record.get("configs") if isinstance(record, dict) else None
-    if not isinstance(raw, list) or not all(isinstance(c, dict) for c in raw):
-        raise ConfigError(f"{CAMPAIGN_FILE}: key 'warm_start': expected configs as a list")
-    first = record.get("baseline")
-    if first is not None and not isinstance(first, dict):
-        raise ConfigError(f"{CAMPAIGN_FILE}: key 'warm_start': expected baseline as an object")
+    if record.configs is None:
+        raise ConfigError(f"{saved.source}: key 'warm_start': expected configs as a list")
     try:
-        configs = tuple(Configuration(space, values=c) for c in raw)
+        configs = tuple(Configuration(space, values=c) for c in record.configs)
+        first = record.baseline
         baseline = None if first is None else Configuration(space, values=first)
     except (ValueError, TypeError, KeyError) as exc:
-        raise ConfigError(f"{CAMPAIGN_FILE}: key 'warm_start': {exc}") from None
-    sources = record.get("sources") or []
-    names = ", ".join(f"{s.get('run')} ({s.get('configs')})" for s in sources)
+        raise ConfigError(f"{saved.source}: key 'warm_start': {exc}") from None
+    names = ", ".join(f"{s.run} ({s.configs})" for s in record.sources)
     base = "the default configuration"
-    warm = warm_baseline(saved)
+    warm = saved.warm_baseline
     if warm is not None:
         base = f"the best of {warm[0]}" + (" = the default configuration" if warm[1] else "")
-        reuse = record.get("reuse") if isinstance(record.get("reuse"), dict) else {}
-        if "boosters" in reuse or reuse.get("refused"):  # hpo.campaign.seeding.warm_reuse
-            refused = reuse.get("refused")
+        reuse = record.reuse
+        if reuse is not None and (reuse.boosters is not None or reuse.refused):  # warm_reuse
+            refused = None if reuse.boosters is not None else reuse.refused
             base += f" (trained again: {refused})" if refused else " (its booster, scored again)"
     log(
         f"warm start from {names or 'no run'}: baseline {base}, then "

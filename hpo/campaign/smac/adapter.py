@@ -15,6 +15,7 @@ public hooks (:meth:`CampaignFacadeHook.campaign_smbo`, :meth:`PromotionHook.pro
 from __future__ import annotations
 
 import math
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, fields
@@ -35,6 +36,8 @@ from smac.runner.dask_runner import DaskParallelRunner
 from smac.runner.target_function_runner import TargetFunctionRunner
 
 __all__ = [
+    "LimitedSMBO",
+    "limit_loop",
     "PRIVATE_NAMES",
     "CampaignFacadeHook",
     "FacadeParts",
@@ -44,7 +47,6 @@ __all__ = [
     "first_trial_seed",
     "next_order_seed",
     "order_initial_design",
-    "raise_limits",
     "refresh_intensifier",
     "runner_crash_cost",
     "runner_target",
@@ -295,16 +297,39 @@ class PendingTrialsHook(DaskParallelRunner):
         self.collect_finished()
 
 
-def raise_limits(facade: AbstractFacade, trials: int, walltime: float | None) -> None:
-    """Give SMAC's loop a campaign's raised limits (``--resume`` with a higher ``--trials``
-    or ``--walltime``).
+class LimitedSMBO(SMBO):
+    """An SMBO whose loop stops at the campaign's own limits (:class:`hpo.campaign.limits.
+    Limits`, given by :func:`limit_loop`), not at its scenario's.
 
-    The facade is built with the limits the campaign started with: SMAC sizes its initial
-    design from ``n_trials`` and refuses to resume a run whose saved scenario differs, so an
-    extended campaign keeps the design and the SMAC folder it ran with. Only the loop's
-    stopping rule (:attr:`SMBO.remaining_trials`, :attr:`SMBO.remaining_walltime`) reads
-    the scenario's limits afterwards; the scenario is frozen, hence ``object.__setattr__``.
+    The scenario records the limits the campaign started with (SMAC sizes its initial design
+    from ``n_trials`` and refuses to resume a run whose saved scenario differs), so an
+    extended campaign keeps the design and the SMAC folder it ran with; the loop's stopping
+    rule (:attr:`SMBO.remaining_trials`, :attr:`SMBO.remaining_walltime`) reads the limits
+    hpo decided. Without them, the scenario's.
     """
-    scenario = facade_parts(facade).scenario
-    object.__setattr__(scenario, "n_trials", int(trials))
-    object.__setattr__(scenario, "walltime_limit", math.inf if walltime is None else walltime)
+
+    #: (trials, walltime in seconds) the loop runs to; ``None``: the scenario's.
+    loop_limits: tuple[int, float] | None = None
+
+    @property
+    def remaining_walltime(self) -> float:  # noqa: D102
+        if self.loop_limits is None:
+            return super().remaining_walltime
+        assert self._start_time is not None
+        return self.loop_limits[1] - (time.time() - self._start_time)
+
+    @property
+    def remaining_trials(self) -> int:  # noqa: D102
+        if self.loop_limits is None:
+            return super().remaining_trials
+        return self.loop_limits[0] - self.runhistory.submitted
+
+
+def limit_loop(facade: AbstractFacade, trials: int, walltime: float | None) -> None:
+    """Make SMAC's loop stop at ``trials`` and ``walltime`` (seconds, ``None``: none): the
+    campaign's :class:`~hpo.campaign.limits.Limits`, raised by an extension. The facade's
+    optimizer is a :class:`LimitedSMBO`; its scenario is left as the campaign started."""
+    smbo = facade.optimizer
+    if not isinstance(smbo, LimitedSMBO):
+        raise TypeError(f"expected a campaign's SMBO, got {type(smbo).__name__}")
+    smbo.loop_limits = (int(trials), math.inf if walltime is None else float(walltime))

@@ -145,7 +145,7 @@ def _model_settings(
     cfg, warm, local = req.cfg, req.warm, req.local
     design: dict[str, Any] = {}
     if cfg.n_init is not None:  # the seeds come first within the trial limit
-        random = min(cfg.n_init - len(local), cfg.trials - len(warm) - len(local))
+        random = min(cfg.n_init - len(local), int(req.scenario.n_trials) - len(warm) - len(local))
         design = {"n_configs": max(0, random), "max_ratio": 1}
     return {
         "initial_design": _initial_design(req.scenario, facade, warm + local, **design),

@@ -56,18 +56,28 @@ from hpo.campaign.smac.runners import CampaignDaskRunner, CampaignRunner, Campai
 from hpo.errors import naming
 from hpo.ranking.folds import fold_names
 from hpo.runs.record.folder import SMAC_DIR, jsonable
+from hpo.runs.record.trial import Trial
 
 if TYPE_CHECKING:
     from dask.distributed import Client
 
     from hpo.campaign.config import CampaignConfig
+    from hpo.campaign.limits import Limits
 
 __all__ = ["describe_facade", "make_facade", "make_scenario"]
 
 
-def make_scenario(cfg: CampaignConfig, space: ConfigurationSpace, run_dir: Path) -> Scenario:
-    """Build the SMAC scenario of a campaign; its output goes to :func:`smac_output_dir`."""
+def make_scenario(
+    cfg: CampaignConfig, space: ConfigurationSpace, run_dir: Path, limits: Limits
+) -> Scenario:
+    """Build the SMAC scenario of a campaign; its output goes to :func:`smac_output_dir`.
+
+    Its trials and walltime are those the campaign started with (``limits``'
+    ``started_trials``, ``started_walltime``): SMAC sizes its initial design from them and
+    compares its saved scenario on a resume. Its loop stops at ``limits``' own
+    (:func:`~hpo.campaign.smac.adapter.limit_loop`)."""
     multi = get_optimizer(cfg.optimizer).multi_fidelity
+    walltime = limits.started_walltime
     budgets: dict[str, Any] = {
         "min_budget": cfg.min_budget if multi else None,
         "max_budget": cfg.max_budget if multi else None,
@@ -86,8 +96,8 @@ def make_scenario(cfg: CampaignConfig, space: ConfigurationSpace, run_dir: Path)
         output_directory=Path(run_dir),
         deterministic=True,
         crash_cost=float(cfg.crash_cost),
-        walltime_limit=np.inf if cfg.walltime is None else float(cfg.walltime),
-        n_trials=cfg.trials,
+        walltime_limit=np.inf if walltime is None else float(walltime),
+        n_trials=limits.started_trials,
         seed=cfg.seed,
         n_workers=1,
         **budgets,
@@ -114,7 +124,7 @@ def make_facade(
     *,
     callbacks: list[Callback],
     resume: bool,
-    baseline_records: list[dict[str, Any]] | None = None,
+    baseline_records: list[Trial] | None = None,
     dask_client: Client | None = None,
     warm: WarmStart | None = None,
 ) -> AbstractFacade:
@@ -122,7 +132,7 @@ def make_facade(
 
     SMAC's logging setup is left alone (``logging_level=False``); a new run overwrites SMAC's
     folder, a resumed one continues from it after :func:`_check_resumable`.
-    ``baseline_records`` are the baseline's trials.jsonl records logged already (one per
+    ``baseline_records`` are the baseline's trials logged in trials.jsonl already (one per
     fold with cross-validation). ``warm`` is the warm start
     (:mod:`hpo.campaign.seeding.warm_start`): its ``baseline`` replaces the space's default as the
     baseline trial's configuration when it is set, and its ``configs`` are extra

@@ -32,6 +32,7 @@ from hpo.campaign.smac.adapter import (
     stage_sizes,
     tracker,
 )
+from hpo.runs.record.trial import Trial
 
 __all__ = [
     "BaselineFirst",
@@ -58,12 +59,12 @@ class BaselineFirst(AbstractIntensifier):
 
     baseline_config: Configuration | None = None
     baseline_budget: float | None = None
-    baseline_logged: tuple[dict[str, Any], ...] = ()
+    baseline_logged: tuple[Trial, ...] = ()
 
     def set_baseline(
-        self, config: Configuration, budget: float | None, logged: list[dict[str, Any]]
+        self, config: Configuration, budget: float | None, logged: list[Trial]
     ) -> None:
-        """Evaluate ``config`` at ``budget`` first; ``logged``: its trials.jsonl records."""
+        """Evaluate ``config`` at ``budget`` first; ``logged``: its trials in trials.jsonl."""
         self.baseline_config, self.baseline_budget = config, budget
         self.baseline_logged = tuple(logged)
 
@@ -81,21 +82,20 @@ class BaselineFirst(AbstractIntensifier):
 
     def restore_logged_baseline(self, instance: str | None) -> bool:
         """Give SMAC the logged baseline result (killed after logging, before SMAC saved)."""
-        rec = next((r for r in self.baseline_logged if r.get("instance") == instance), None)
-        status = None if rec is None else rec.get("status")
-        if rec is None or rec.get("cost") is None or status not in StatusType.__members__:
+        logged = next((t for t in self.baseline_logged if t.instance == instance), None)
+        if logged is None or logged.cost is None or logged.status not in StatusType.__members__:
             return False
         assert self.baseline_config is not None
         self.runhistory.add(
             config=self.baseline_config,
-            cost=float(rec["cost"]),
-            time=float(rec.get("duration") or 0.0),
-            status=StatusType[rec["status"]],
+            cost=logged.cost,
+            time=logged.duration or 0.0,
+            status=StatusType[logged.status],
             instance=instance,
-            seed=rec.get("seed"),
+            seed=logged.seed,
             budget=self.baseline_budget,
-            starttime=float(rec.get("start") or 0.0),
-            endtime=float(rec.get("end") or 0.0),
+            starttime=logged.start or 0.0,
+            endtime=logged.end or 0.0,
         )
         self.update_incumbents(self.baseline_config)
         return True

@@ -34,7 +34,7 @@ from hpo.campaign.smac.adapter import (
 from hpo.campaign.smac.state import keep_saved_state
 from hpo.runs.record.boosters import trial_budget
 from hpo.runs.record.folder import TrialLog, jsonable, this_worker
-from hpo.runs.record.trial import baseline_records
+from hpo.runs.record.trial import Trial, baseline_records
 
 if TYPE_CHECKING:
     from dask.distributed import Client
@@ -184,7 +184,7 @@ class TrialRecorder(Callback):
         self.default_budget = default_budget
         self.baseline = None if baseline is None else jsonable(baseline)
         #: the instances (folds; ``None`` without) on which the baseline is logged
-        self.baseline_on = {r.get("instance") for r in baseline_records(log.records)}
+        self.baseline_on = {t.instance for t in baseline_records(log.trials)}
 
     def _is_baseline(self, config: dict[str, Any], budget: float, instance: str | None) -> bool:
         return (
@@ -206,33 +206,33 @@ class TrialRecorder(Callback):
             extra.pop("error", None)
         budget = trial_budget(info.budget, self.default_budget)
         baseline = self._is_baseline(dict(info.config), budget, info.instance)
-        record = {
-            "trial": None,
-            "config_id": smbo.runhistory.get_config_id(info.config),
-            "config": dict(info.config),
-            "budget": budget,
-            "instance": info.instance,
-            "baseline": baseline,
-            "finish": self.finishing,
-            "seed": info.seed,
-            "status": status,
-            "cost": value.cost,
-            "score": extra.pop("score", None),
-            "metrics": extra.pop("metrics", {}),
-            "start": value.starttime,
-            "end": value.endtime,
-            "duration": value.endtime - value.starttime,
-            "worker": extra.pop("worker", None),
-            "error": error,
-            "info": extra,
-        }
+        trial = Trial(
+            trial=0,  # the log numbers it
+            config_id=smbo.runhistory.get_config_id(info.config),
+            config=dict(info.config),
+            budget=budget,
+            instance=info.instance,
+            baseline=baseline,
+            finish=self.finishing,
+            seed=info.seed,
+            status=status,
+            cost=None if isinstance(value.cost, list) else float(value.cost),  # one objective
+            score=extra.pop("score", None),
+            metrics=extra.pop("metrics", {}),
+            start=value.starttime,
+            end=value.endtime,
+            duration=value.endtime - value.starttime,
+            worker=extra.pop("worker", None),
+            error=error,
+            info=extra,
+        )
         try:
-            written = self.log.append(record)
+            written = self.log.append(trial)
         except OSError:  # a full disk: SMAC must not save this trial as done without its record
             keep_saved_state(smbo)
             raise
         if written:
             if baseline:
                 self.baseline_on.add(info.instance)
-            self.progress.trial_finished(self.log.records[-1])
+            self.progress.trial_finished(self.log.trials[-1])
         return None

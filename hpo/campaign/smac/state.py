@@ -26,6 +26,7 @@ from smac.main.smbo import SMBO
 from smac.runhistory import StatusType
 
 from hpo.campaign.smac.adapter import (
+    LimitedSMBO,
     facade_parts,
     scatter_keys,
     smbo_finished,
@@ -39,11 +40,13 @@ __all__ = [
     "LOOP_FAILURE_FILE",
     "STATE_FILES",
     "campaign_optimizer",
+    "check_smac_resumable",
     "keep_saved_state",
     "note_loop_failure",
     "optimize_resumably",
     "reopen_smac_state",
     "repair_smac_state",
+    "saved_smac_seeds",
     "smac_output_dir",
     "smac_usage",
 ]
@@ -53,7 +56,7 @@ STATE_FILES = ("optimization.json", "runhistory.json", "intensifier.json")
 LOOP_FAILURE_FILE = "loop_failure.txt"
 
 
-class _AtomicSMBO(SMBO):
+class _AtomicSMBO(LimitedSMBO):
     """SMBO whose state files are written to temporary names, then renamed together."""
 
     #: Set once a trial SMAC was told of could not be logged (:func:`keep_saved_state`).
@@ -104,34 +107,74 @@ def _diff(new: Any, old: Any, where: str = "") -> list[str]:
     return [] if new == old else [f"{where} (saved {old!r}, now {new!r})"]
 
 
-def _check_resumable(scenario: Scenario) -> None:
-    """Compare ``scenario`` with the one SMAC saved; raise instead of letting SMAC prompt."""
-    out = Path(scenario.output_directory)
+def _saved_scenario(out: Path) -> Scenario | None:
+    """The scenario SMAC saved in ``out`` (``None``: SMAC saved nothing there yet)."""
     saved_file = out / "scenario.json"
     if not saved_file.exists():
         if any((out / name).exists() for name in STATE_FILES):
             raise ConfigError(
                 f"{out}: SMAC state without scenario.json; start again with --overwrite"
             )
-        return
+        return None
     try:
-        old = Scenario.load(out)
+        return Scenario.load(out)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ConfigError(f"{saved_file}: unreadable SMAC scenario ({exc})") from exc
+
+
+def check_smac_resumable(scenario: Scenario, *, meta: bool = True) -> None:
+    """Refuse ``scenario`` unless it is the one SMAC saved in its output folder (nothing
+    saved: nothing to refuse). Reads only: the run folder's place aside (a moved run folder
+    is the same run). ``meta``: compare the facade's components too (SMAC sets them on the
+    scenario when it builds the facade; a check before the facade exists leaves them out).
+
+    Raises
+    ------
+    ConfigError
+        One line naming the saved file and up to three settings that differ.
+    """
+    out = Path(scenario.output_directory)
+    old = _saved_scenario(out)
+    if old is None:
+        return
     new_s = Scenario.make_serializable(scenario)
     old_s = Scenario.make_serializable(old)
-    if new_s["output_directory"] != old_s["output_directory"]:  # the run folder was moved
-        data = read_json(saved_file)
-        data["output_directory"] = new_s["output_directory"]
-        write_json_atomic(saved_file, data)
-        old_s["output_directory"] = new_s["output_directory"]
+    old_s["output_directory"] = new_s["output_directory"]
+    if not meta:
+        new_s.pop("_meta", None)
+        old_s.pop("_meta", None)
     if new_s != old_s:
         diff = _diff(new_s, old_s)
         shown = "; ".join(diff[:3]) + (f"; and {len(diff) - 3} more" if len(diff) > 3 else "")
         raise ConfigError(
-            f"{saved_file}: cannot resume, SMAC's saved run differs from this campaign: {shown} "
-            "(start again with --overwrite)"
+            f"{out / 'scenario.json'}: cannot resume, SMAC's saved run differs from this "
+            f"campaign: {shown} (start again with --overwrite)"
         )
+
+
+def saved_smac_seeds(run_dir: Path) -> list[int]:
+    """The seeds SMAC saved a run for in ``run_dir`` (its ``smac/<seed>`` folders with a
+    scenario), in order."""
+    found = Path(run_dir) / SMAC_DIR
+    if not found.is_dir():
+        return []
+    named = [d.name for d in found.iterdir() if (d / "scenario.json").is_file()]
+    return sorted(int(n) for n in named if n.isdigit())
+
+
+def _check_resumable(scenario: Scenario) -> None:
+    """Compare ``scenario`` with the one SMAC saved (:func:`check_smac_resumable`); raise
+    instead of letting SMAC prompt. A moved run folder's saved scenario names its new place."""
+    check_smac_resumable(scenario)
+    out = Path(scenario.output_directory)
+    saved_file = out / "scenario.json"
+    if not saved_file.exists():
+        return
+    data = read_json(saved_file)
+    place = Scenario.make_serializable(scenario)["output_directory"]
+    if data.get("output_directory") != place:  # the run folder was moved
+        data["output_directory"] = place
+        write_json_atomic(saved_file, data)
 
 
 def campaign_optimizer(facade: AbstractFacade) -> SMBO:

@@ -17,7 +17,6 @@ O(c log c)), so a 100,000-config graph scores in tens of milliseconds.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -33,7 +32,6 @@ __all__ = [
     "metric_name",
     "kendall_tau",
     "overall_score",
-    "recorded_layout_metric",
     "score_collection",
     "tile_score",
     "topk_error",
@@ -56,12 +54,6 @@ def _as_pair(pred: np.ndarray, runtime: np.ndarray) -> tuple[np.ndarray, np.ndar
 LAYOUT_METRIC = "kendall tau of the predicted order"
 #: The layout metric of runs whose ``campaign.json`` does not record one.
 LEGACY_LAYOUT_METRIC = "kendall tau-b of the predicted scores"
-
-
-def recorded_layout_metric(campaign: Mapping[str, Any]) -> str:
-    """The layout metric a run's ``campaign.json`` (``campaign``) says its trials were scored
-    by: its ``layout_metric``, :data:`LEGACY_LAYOUT_METRIC` for a run made before the key."""
-    return str(campaign.get("layout_metric", LEGACY_LAYOUT_METRIC))
 
 
 def kendall_tau(pred: np.ndarray, runtime: np.ndarray) -> float:

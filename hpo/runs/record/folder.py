@@ -9,6 +9,8 @@ Layout (see ``docs/ARCHITECTURE.md``)::
     lock.json       {"pid", "host", "started"}; flock-ed by the live campaign (RunLock)
     result.json     the incumbent, written when the campaign ends
     ensemble.json   the last ensemble exported from the run (hpo export --ensemble), if any
+    data_files.json each data file the fingerprint hashed: {path: [size, mtime ns]} (runs
+                    made since it was kept), so a resume names the file that changed
 
 Nothing here knows about SMAC; :mod:`hpo.campaign.smac.facades` fills the trial records. The lock
 lives in :mod:`hpo.runs.record.lock`; its names are re-exported here with the other run-folder
@@ -18,6 +20,7 @@ files.
 from __future__ import annotations
 
 import contextlib
+import datetime as _dt
 import hashlib
 import importlib.metadata
 import json
@@ -25,7 +28,7 @@ import math
 import os
 import shutil
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +37,12 @@ import numpy as np
 from hpo.data.load import SPLITS, list_graphs
 from hpo.errors import ConfigError, naming
 from hpo.ownership import TEMP_SUFFIX, sweep_stale_temps, temp_prefix
-from hpo.runs.incumbent import config_key
 from hpo.runs.record.lock import LOCK_FILE, RunLock, lock_is_held, read_lock, this_host, this_worker
+from hpo.runs.record.trial import Trial, trials_of
 
 __all__ = [
     "CAMPAIGN_FILE",
+    "DATA_FILES_FILE",
     "ENSEMBLE_FILE",
     "LOCK_FILE",
     "RESULT_FILE",
@@ -46,14 +50,19 @@ __all__ = [
     "TRIALS_FILE",
     "RunLock",
     "TrialLog",
+    "changed_data_files",
     "clear_run_dir",
+    "data_files",
     "data_fingerprint",
+    "fingerprint_of",
     "discard_new_run",
     "jsonable",
+    "kept_data_files",
     "lock_is_held",
     "package_versions",
     "read_json",
     "read_lock",
+    "read_trial_log",
     "read_trials",
     "run_state",
     "sweep_run_folder",
@@ -61,6 +70,7 @@ __all__ = [
     "this_host",
     "this_worker",
     "write_file_atomic",
+    "write_data_files",
     "write_json_atomic",
 ]
 
@@ -68,6 +78,7 @@ CAMPAIGN_FILE = "campaign.json"
 TRIALS_FILE = "trials.jsonl"
 RESULT_FILE = "result.json"
 ENSEMBLE_FILE = "ensemble.json"
+DATA_FILES_FILE = "data_files.json"
 SMAC_DIR = "smac"
 VERSIONED_PACKAGES = ("hpo", "smac", "ConfigSpace", "lightgbm", "numpy", "dask")
 FINGERPRINT_SPLITS = tuple(s for s in SPLITS if s != "test")
@@ -148,6 +159,33 @@ def read_json(path: Path) -> Any:
         raise ConfigError(f"{path}: not valid JSON ({exc})") from exc
 
 
+def data_files(root: Path, collections: Iterable[str]) -> dict[str, tuple[int, int]]:
+    """The train and valid data files of ``collections`` under ``root``, in the order the
+    fingerprint hashes them: ``{path relative to root: (size, mtime ns)}``.
+
+    Raises
+    ------
+    UsageError
+        If a collection has no train or valid folder under ``root``.
+    """
+    root = Path(root)
+    out: dict[str, tuple[int, int]] = {}
+    for collection in collections:
+        for split in FINGERPRINT_SPLITS:
+            for path in list_graphs(root, collection, split):
+                st = path.stat()
+                out[path.relative_to(root).as_posix()] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def fingerprint_of(files: dict[str, tuple[int, int]]) -> str:
+    """The hash of :func:`data_files`' entries (see :func:`data_fingerprint`)."""
+    digest = hashlib.sha256()
+    for rel, (size, mtime_ns) in files.items():
+        digest.update(f"{rel}\0{size}\0{mtime_ns}\n".encode())
+    return digest.hexdigest()[:32]
+
+
 def data_fingerprint(root: Path, collections: Iterable[str]) -> str:
     """Hash the train and valid data files of ``collections`` under ``root``.
 
@@ -160,15 +198,47 @@ def data_fingerprint(root: Path, collections: Iterable[str]) -> str:
     UsageError
         If a collection has no train or valid folder under ``root``.
     """
-    root = Path(root)
-    digest = hashlib.sha256()
-    for collection in collections:
-        for split in FINGERPRINT_SPLITS:
-            for path in list_graphs(root, collection, split):
-                st = path.stat()
-                rel = path.relative_to(root).as_posix()
-                digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
-    return digest.hexdigest()[:32]
+    return fingerprint_of(data_files(root, collections))
+
+
+def write_data_files(run_dir: Path, files: dict[str, tuple[int, int]]) -> None:
+    """Keep the files a run's fingerprint hashed (:data:`DATA_FILES_FILE`)."""
+    write_json_atomic(Path(run_dir) / DATA_FILES_FILE, {k: list(v) for k, v in files.items()})
+
+
+def kept_data_files(run_dir: Path) -> dict[str, tuple[int, int]] | None:
+    """The data files a run kept (:func:`write_data_files`); ``None`` for a run made before
+    it kept them, or a list that is not readable."""
+    path = Path(run_dir) / DATA_FILES_FILE
+    if not path.is_file():
+        return None
+    try:
+        kept = read_json(path)
+    except ConfigError:
+        return None
+    if not isinstance(kept, dict):
+        return None
+    entries = {k: v for k, v in kept.items() if isinstance(v, list) and len(v) == 2}
+    return {k: (int(v[0]), int(v[1])) for k, v in entries.items()}
+
+
+def changed_data_files(
+    kept: dict[str, tuple[int, int]], now: dict[str, tuple[int, int]]
+) -> list[str]:
+    """What changed between the data files a run kept and ``now`` (:func:`data_files`): one
+    phrase per file, new, gone, or with its size or mtime changed."""
+    out = [f"{rel} is new" for rel in now if rel not in kept]
+    out += [f"{rel} is gone" for rel in kept if rel not in now]
+    for rel, (size, mtime_ns) in now.items():
+        was = kept.get(rel)
+        if was is None or was == (size, mtime_ns):
+            continue
+        if was[0] != size:
+            out.append(f"{rel} changed size ({was[0]} -> {size} bytes)")
+        else:
+            when = _dt.datetime.fromtimestamp(mtime_ns / 1e9).isoformat(sep=" ", timespec="seconds")
+            out.append(f"{rel} was modified (same size, mtime now {when})")
+    return out
 
 
 def package_versions() -> dict[str, str | None]:
@@ -194,18 +264,15 @@ def run_state(run_dir: Path) -> str:
     return "interrupted"
 
 
-def trial_key(record: dict[str, Any]) -> tuple[str, Any, Any, Any]:
+def trial_key(record: Mapping[str, Any] | Trial) -> tuple[str, Any, Any, Any]:
     """Identity of a trial: (:func:`~hpo.runs.incumbent.config_key`, budget, seed, instance).
 
     ``instance`` is the cross-validation fold (``fold0`` ...), ``None`` without folds and in
-    records made before folds existed, so those keep their identity.
+    records made before folds existed, so those keep their identity. A record is read as a
+    :class:`~hpo.runs.record.trial.Trial` (:attr:`Trial.key`).
     """
-    return (
-        config_key(record.get("config")),
-        record.get("budget"),
-        record.get("seed"),
-        record.get("instance"),
-    )
+    trial = record if isinstance(record, Trial) else Trial.from_record(record, 0)
+    return trial.key
 
 
 def _parse_trial_lines(path: Path) -> tuple[list[dict[str, Any]], int]:
@@ -249,10 +316,6 @@ def read_trials(path: Path) -> list[dict[str, Any]]:
     return _parse_trial_lines(path)[0]
 
 
-def _without(record: dict[str, Any], key: str) -> dict[str, Any]:
-    return {k: v for k, v in record.items() if k != key}
-
-
 def _append_line(path: Path, line: bytes) -> None:
     """Append ``line`` to ``path`` and fsync it; on a failed write (a full disk) the file is
     cut back to where it ended, so no half line is left for a later append to follow."""
@@ -273,7 +336,7 @@ def _append_line(path: Path, line: bytes) -> None:
 
 
 class TrialLog:
-    """Append-only ``trials.jsonl`` with de-duplication by :func:`trial_key`.
+    """Append-only ``trials.jsonl`` with de-duplication by :attr:`Trial.key`.
 
     Opening cuts a truncated last line (left by ``kill -9``) so appends start on a clean line.
 
@@ -281,39 +344,57 @@ class TrialLog:
     ----------
     path
         The ``trials.jsonl`` file (created on first append).
+
+    Attributes
+    ----------
+    trials
+        Every trial of the log in order, as :meth:`Trial.from_record` reads it.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.records: list[dict[str, Any]] = []
+        self.trials: list[Trial] = []
         if self.path.exists():
-            self.records, good = _parse_trial_lines(self.path)
+            records, good = _parse_trial_lines(self.path)
+            self.trials = trials_of(records)
             if good < self.path.stat().st_size:
                 with open(self.path, "r+b") as fh:
                     fh.truncate(good)
-        self._keys = {trial_key(r) for r in self.records}
+        self._keys = {t.key for t in self.trials}
 
     def __len__(self) -> int:
-        return len(self.records)
+        return len(self.trials)
 
-    def __contains__(self, record: dict[str, Any]) -> bool:
-        return trial_key(record) in self._keys
+    def __contains__(self, trial: Trial) -> bool:
+        return trial.key in self._keys
 
-    def append(self, record: dict[str, Any]) -> bool:
-        """Append ``record`` unless a trial with the same key is logged; return whether written.
+    def append(self, trial: Trial) -> bool:
+        """Append ``trial`` unless a trial with the same key is logged; return whether written.
 
-        The record gets ``trial`` = its 1-based position in the log.
+        The record (:meth:`Trial.to_record`) gets ``trial`` = its 1-based position in the log.
         """
-        record = jsonable(record)
-        key = trial_key(record)
-        if key in self._keys:
+        record = jsonable({**trial.to_record(), "trial": len(self.trials) + 1})
+        written = Trial.from_record(record, len(self.trials) + 1)  # as a reader will see it
+        if written.key in self._keys:
             return False
-        record = {"trial": len(self.records) + 1, **_without(record, "trial")}
         with naming(self.path):
             _append_line(self.path, (json.dumps(record) + "\n").encode("utf-8"))
-        self.records.append(record)
-        self._keys.add(key)
+        self.trials.append(written)
+        self._keys.add(written.key)
         return True
+
+
+def read_trial_log(path: Path) -> list[Trial]:
+    """The trials of a ``trials.jsonl`` in log order (:func:`read_trials`, each record read by
+    :meth:`Trial.from_record`), repeats included.
+
+    Raises
+    ------
+    ConfigError
+        If a line other than the last is not a JSON object, or a record's ``config``,
+        ``metrics`` or ``info`` is not a JSON object.
+    """
+    return trials_of(read_trials(path))
 
 
 def clear_run_dir(run_dir: Path) -> None:

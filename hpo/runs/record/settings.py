@@ -25,7 +25,7 @@ from hpo.data.load import is_layout
 from hpo.errors import ConfigError
 from hpo.features.sampling import SampleCaps
 from hpo.features.spec import FeatureSpec
-from hpo.runs.record.campaign_file import read_campaign_file
+from hpo.runs.record.campaign_file import CampaignRecord, read_campaign_file
 from hpo.runs.record.folder import CAMPAIGN_FILE
 
 __all__ = [
@@ -183,8 +183,9 @@ class RunSettings:
         )
 
 
-def read_run_campaign(run_dir: Path) -> tuple[dict[str, Any], RunSettings]:
-    """A run folder's ``campaign.json`` (format checked, settings completed) and its settings.
+def read_run_campaign(run_dir: Path) -> tuple[CampaignRecord, RunSettings]:
+    """A run folder's ``campaign.json`` (:func:`~hpo.runs.record.campaign_file.
+    read_campaign_file`) and its settings, typed.
 
     Raises
     ------
@@ -192,9 +193,8 @@ def read_run_campaign(run_dir: Path) -> tuple[dict[str, Any], RunSettings]:
         If the file is missing, malformed, of a format this hpo does not read, or a setting
         is missing or invalid.
     """
-    path = Path(run_dir) / CAMPAIGN_FILE
-    campaign = read_campaign_file(path)
-    return campaign, RunSettings.from_dict(campaign["config"], str(path))
+    record = read_campaign_file(Path(run_dir) / CAMPAIGN_FILE)
+    return record, RunSettings.from_dict(record.config, record.source)
 
 
 class SettingsView:
@@ -205,7 +205,7 @@ class SettingsView:
     """
 
     settings: RunSettings
-    campaign: dict[str, Any]
+    record: CampaignRecord
 
     @property
     def optimizer(self) -> str:
@@ -240,11 +240,8 @@ class SettingsView:
         Why: such a run's layout scores (``best score``, curves) are not comparable with those
         of runs made since, where a model tied configs; listings and plots say so.
         """
-        from hpo.ranking.scoring.metrics import (  # hpo.ranking is heavy
-            LAYOUT_METRIC,
-            recorded_layout_metric,
-        )
+        from hpo.ranking.scoring.metrics import LAYOUT_METRIC  # hpo.ranking is heavy
 
-        used = recorded_layout_metric(self.campaign)
+        used = self.record.recorded_layout_metric
         layout = any(is_layout(c) for c in self.collections)
         return used if layout and used != LAYOUT_METRIC else None

@@ -1,4 +1,10 @@
-"""One trial of ``trials.jsonl`` as read back (:class:`Trial`), and the trajectory's point.
+"""One trial of ``trials.jsonl`` (:class:`Trial`), the one type it is written and read as.
+
+A record of ``trials.jsonl`` is read by :meth:`Trial.from_record` alone, which upgrades what
+older runs lack (``finish``: false; ``instance``: none; a ``score`` from the ``cost``), and
+written by :meth:`Trial.to_record` alone (:class:`hpo.runs.record.folder.TrialLog`); every other
+reader of a trial, the campaign's included, uses the typed fields. The records have no format
+number of their own: they change with ``campaign.json``'s (:mod:`hpo.runs.record.campaign_file`).
 
 Kept apart from :mod:`hpo.runs.views.history` (which re-exports them) so that the run history and
 the reading of per-subset runs (:mod:`hpo.runs.views.nested`) share them without a cycle.
@@ -10,22 +16,19 @@ With cross-validation a trial scores one fold (``instance``);
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hpo.errors import ConfigError, HpoError
+from hpo.errors import ConfigError
 
 __all__ = [
     "TrajectoryPoint",
     "Trial",
-    "baseline_origin",
     "baseline_record",
     "baseline_records",
     "finite_float",
     "trials_of",
-    "warm_baseline",
-    "warm_baseline_is_default",
 ]
 
 
@@ -49,72 +52,21 @@ def _mapping(record: Mapping[str, Any], key: str, position: int) -> dict[str, An
     return dict(value)
 
 
-def baseline_record(records: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The ``trials.jsonl`` record marked ``"baseline": true``, if any.
+def baseline_record(trials: Sequence[Trial]) -> Trial | None:
+    """The trial marked ``"baseline": true``, if any.
 
     The baseline is a campaign's first trial (with cross-validation the first of its folds)
     at the largest budget: the space's default configuration, or with ``--warm-start`` the
-    best configuration of its first source (:func:`baseline_origin`). Runs made before it
+    best configuration of its first source (:attr:`~hpo.runs.record.campaign_file.
+    CampaignRecord.baseline_origin`). Runs made before it
     existed have none.
     """
-    return next((r for r in records if r.get("baseline") is True), None)
+    return next((t for t in trials if t.baseline), None)
 
 
-def warm_baseline_is_default(campaign: Mapping[str, Any]) -> bool:
-    """Whether a warm start's baseline (the first source's best, mapped onto the run's space)
-    is that space's default configuration: the source never beat the default.
-
-    The ``warm_start`` record says it (``baseline_is_default``). A record written before it
-    did is compared with the default of the space saved beside it, so a run warm-started
-    earlier is labelled the same way; ``False`` when that space cannot be read.
-    """
-    warm = campaign.get("warm_start")
-    if not isinstance(warm, Mapping) or not isinstance(warm.get("baseline"), Mapping):
-        return False
-    flag = warm.get("baseline_is_default")
-    if isinstance(flag, bool):
-        return flag
-    from hpo.ranking.spaces import space_from_dict
-    from hpo.runs.incumbent import config_key
-
-    try:
-        default = dict(space_from_dict(campaign.get("space")).get_default_configuration())
-    except HpoError:
-        return False
-    return config_key(warm["baseline"]) == config_key(default)
-
-
-def warm_baseline(campaign: Mapping[str, Any]) -> tuple[str, bool] | None:
-    """The warm start's baseline of a ``campaign.json``, as ``(source run, is the default)``;
-    ``None`` when the baseline is the space's default configuration (no warm baseline).
-
-    The one place that reads it: the labels of the summary, ``runs show`` (and its JSON) and
-    the campaign's start-up log all come from here.
-    """
-    warm = campaign.get("warm_start")
-    if not isinstance(warm, Mapping) or not isinstance(warm.get("baseline"), Mapping):
-        return None
-    return str(warm.get("baseline_run") or "an earlier run"), warm_baseline_is_default(campaign)
-
-
-def baseline_origin(campaign: Mapping[str, Any]) -> str:
-    """What a run's baseline is, from its ``campaign.json``: ``"default configuration"``, or
-    ``"warm start: best of RUN"`` when a warm start's best took the default's place.
-
-    When that best is the space's default (:func:`warm_baseline_is_default`), the label says
-    so, ``"warm start: best of RUN = the default configuration"``: without it a reader would
-    take the baseline for a tuned configuration.
-    """
-    warm = warm_baseline(campaign)
-    if warm is None:
-        return "default configuration"
-    run, is_default = warm
-    return f"warm start: best of {run}" + (" = the default configuration" if is_default else "")
-
-
-def baseline_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every record marked ``"baseline": true``: one, or one per fold with cross-validation."""
-    return [r for r in records if r.get("baseline") is True]
+def baseline_records(trials: Sequence[Trial]) -> list[Trial]:
+    """Every trial marked ``"baseline": true``: one, or one per fold with cross-validation."""
+    return [t for t in trials if t.baseline]
 
 
 @dataclass(frozen=True)
@@ -141,7 +93,8 @@ class Trial:
     error
         Traceback or reason of a failed trial.
     baseline
-        Whether this is the baseline (:func:`baseline_origin`): the default configuration or
+        Whether this is the baseline (:attr:`~hpo.runs.record.campaign_file.CampaignRecord.
+        baseline_origin`): the default configuration or
         a warm start's best, at the largest budget, evaluated first.
     finish
         Whether the campaign's finishing phase ran it: a promising configuration taken to
@@ -180,6 +133,67 @@ class Trial:
         """The last non-empty line of the error (the exception message), or the status."""
         lines = [ln.strip() for ln in str(self.error or "").splitlines() if ln.strip()]
         return lines[-1] if lines else self.status
+
+    @property
+    def key(self) -> tuple[str, float | None, int | None, str | None]:
+        """The trial's identity: (:func:`~hpo.runs.incumbent.config_key`, budget, seed,
+        instance); records made before folds existed have no instance and keep theirs."""
+        from hpo.runs.incumbent import config_key
+
+        return config_key(self.config), self.budget, self.seed, self.instance
+
+    @property
+    def rounds(self) -> tuple[int, int] | None:
+        """``(rounds trained, rounds reused)`` over the families, when the objective said so
+        (a ``rounds`` fidelity trial that continued a booster reused some)."""
+        trained, reused = self.info.get("rounds_trained"), self.info.get("rounds_reused")
+        if isinstance(trained, int) and isinstance(reused, int):
+            return trained, reused
+        return None
+
+    @property
+    def reused(self) -> bool:
+        """Whether the trial scored a warm start's booster again instead of training
+        (:mod:`hpo.campaign.seeding.warm_reuse`): its time says nothing of a training's."""
+        return bool(self.info.get("reused"))
+
+    @property
+    def folds(self) -> dict[str, Any] | None:
+        """A trial of :func:`~hpo.runs.incumbent.combine_folds`: ``{fold: {trial, score,
+        metrics}}``, else ``None``."""
+        folds = self.info.get("folds")
+        return folds if isinstance(folds, dict) else None
+
+    @property
+    def fold_spread(self) -> dict[str, Any]:
+        """A combined trial's ``folds``, ``score_std`` and ``n_folds`` (empty for any other)."""
+        if "folds" not in self.info:
+            return {}
+        return {k: self.info.get(k) for k in ("folds", "score_std", "n_folds")}
+
+    def to_record(self) -> dict[str, Any]:
+        """The ``trials.jsonl`` record of the trial (the one writer: :class:`~hpo.runs.record.
+        folder.TrialLog`)."""
+        return {
+            "trial": self.trial,
+            "config_id": self.config_id,
+            "config": self.config,
+            "budget": self.budget,
+            "instance": self.instance,
+            "baseline": self.baseline,
+            "finish": self.finish,
+            "seed": self.seed,
+            "status": self.status,
+            "cost": self.cost,
+            "score": self.score,
+            "metrics": self.metrics,
+            "start": self.start,
+            "end": self.end,
+            "duration": self.duration,
+            "worker": self.worker,
+            "error": self.error,
+            "info": self.info,
+        }
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any], position: int) -> Trial:

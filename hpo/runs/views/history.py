@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from hpo.errors import ConfigError, UsageError
 from hpo.runs.incumbent import choose_incumbent, combine_folds, config_key
+from hpo.runs.record.campaign_file import CampaignRecord, SmacSetup
 from hpo.runs.record.folder import (
     CAMPAIGN_FILE,
     ENSEMBLE_FILE,
@@ -28,11 +29,9 @@ from hpo.runs.record.folder import (
     read_json,
     read_trials,
     run_state,
-    trial_key,
 )
 from hpo.runs.record.settings import RunSettings, SettingsView, read_run_campaign
-from hpo.runs.record.trial import TrajectoryPoint, Trial, baseline_origin, baseline_record
-from hpo.runs.record.trial import finite_float as _float
+from hpo.runs.record.trial import TrajectoryPoint, Trial, baseline_record, trials_of
 
 __all__ = [
     "DEFAULT_RUNS_DIR",
@@ -59,7 +58,7 @@ class RunHistory(SettingsView):
         The run folder.
     settings
         The campaign's settings, typed (``data_root``, ``collections``, ``optimizer``, ...).
-    campaign
+    record
         The whole ``campaign.json`` (settings, search space, data fingerprint, versions).
     state
         ``running``, ``finished`` or ``interrupted``.
@@ -72,7 +71,7 @@ class RunHistory(SettingsView):
     name: str
     path: Path
     settings: RunSettings
-    campaign: dict[str, Any]
+    record: CampaignRecord
     state: str
     trials: tuple[Trial, ...]
     result: dict[str, Any] | None
@@ -104,26 +103,25 @@ class RunHistory(SettingsView):
     @property
     def baseline_origin(self) -> str:
         """What the baseline is: the default configuration, or a warm start's best."""
-        return baseline_origin(self.campaign)
+        return self.record.baseline_origin
 
     @property
-    def smac(self) -> dict[str, Any] | None:
+    def smac(self) -> SmacSetup | None:
         """SMAC's facade and components that searched (``campaign.json`` key ``smac``)."""
-        smac = self.campaign.get("smac")
-        return smac if isinstance(smac, dict) else None
+        return self.record.smac
 
     # ---- settings (optimizer, collections, fidelity, per, folds: SettingsView) ---------
     @property
     def space(self) -> dict[str, Any] | None:
         """The search space (ConfigSpace serialisation) if ``campaign.json`` holds one."""
-        value = self.campaign.get("space")
-        return value if isinstance(value, dict) and "hyperparameters" in value else None
+        value = self.record.space
+        return value if value is not None and "hyperparameters" in value else None
 
     @property
     def started(self) -> float | None:
         """Epoch seconds the campaign started (``created``, else the first trial's start)."""
         starts = [t.start for t in self.trials if t.start is not None]
-        created = _float(self.campaign.get("created"))
+        created = self.record.created
         if created is not None and (not starts or created <= min(starts)):
             return created
         return min(starts) if starts else created
@@ -148,9 +146,9 @@ class RunHistory(SettingsView):
         """The idle spans :meth:`elapsed` leaves out, merged: two resumes with no trial
         between them (a start-up that failed, say) share their span, counted once."""
         spans = []
-        for e in self.campaign.get("resumes") or []:
-            at, n = _float(e.get("at")), e.get("records")
-            ends = [t.end for t in self.trials if t.end is not None and t.trial <= (n or 0)]
+        for resume in self.record.resumes:
+            at, n = resume.at, resume.records or 0
+            ends = [t.end for t in self.trials if t.end is not None and t.trial <= n]
             if at is not None and ends and max(ends) < at:
                 spans.append((max(ends), at))
         merged: list[tuple[float, float]] = []
@@ -293,14 +291,14 @@ def resolve_run_dir(name_or_path: str | Path, runs_dir: str | Path | None = None
     raise UsageError(f"no run '{name_or_path}' in {runs}{hint}")
 
 
-def folder_fields(path: Path, campaign: dict[str, Any], settings: RunSettings) -> dict[str, Any]:
+def folder_fields(path: Path, record: CampaignRecord, settings: RunSettings) -> dict[str, Any]:
     """What either kind of run reads off its folder besides its trials or subsets: its name,
     path, settings, ``campaign.json``, state and result."""
     return {
         "name": path.name,
         "path": path,
         "settings": settings,
-        "campaign": campaign,
+        "record": record,
         "state": run_state(path),
         "result": read_result(path),
     }
@@ -326,20 +324,20 @@ def load_run(name_or_path: str | Path, runs_dir: str | Path | None = None) -> Ru
         last one is corrupt.
     """
     path = resolve_run_dir(name_or_path, runs_dir)
-    campaign, settings = read_run_campaign(path)
+    record, settings = read_run_campaign(path)
     seen: set[tuple[str, Any, Any, Any]] = set()
     trials: list[Trial] = []
-    for i, record in enumerate(read_trials(path / TRIALS_FILE), start=1):
-        try:
-            trial = Trial.from_record(record, i)
-        except ConfigError as exc:
-            raise ConfigError(f"{path / TRIALS_FILE}: {exc}") from None
-        key = trial_key(record)
-        if key in seen:
+    records = read_trials(path / TRIALS_FILE)  # names the file and the line itself
+    try:
+        logged = trials_of(records)
+    except ConfigError as exc:
+        raise ConfigError(f"{path / TRIALS_FILE}: {exc}") from None
+    for trial in logged:
+        if trial.key in seen:
             continue
-        seen.add(key)
+        seen.add(trial.key)
         trials.append(trial)
-    return RunHistory(**folder_fields(path, campaign, settings), trials=tuple(trials))
+    return RunHistory(**folder_fields(path, record, settings), trials=tuple(trials))
 
 
 def read_result(path: Path) -> dict[str, Any] | None:

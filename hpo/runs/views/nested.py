@@ -19,9 +19,10 @@ from typing import Any, Literal
 import numpy as np
 
 from hpo.errors import ConfigError, UsageError
+from hpo.runs.record.campaign_file import CampaignRecord
 from hpo.runs.record.folder import CAMPAIGN_FILE, run_state
 from hpo.runs.record.settings import RunSettings, SettingsView, read_run_campaign
-from hpo.runs.record.trial import Trial, finite_float
+from hpo.runs.record.trial import Trial
 from hpo.runs.views.history import (
     DEFAULT_RUNS_DIR,
     RunHistory,
@@ -43,14 +44,9 @@ __all__ = [
 ]
 
 
-def _plan(campaign: dict[str, Any], settings: RunSettings) -> dict[str, tuple[str, ...]] | None:
+def _plan(record: CampaignRecord) -> dict[str, tuple[str, ...]] | None:
     """The ``subsets`` of a parent ``campaign.json``, ``None`` for a single campaign."""
-    subsets = campaign.get("subsets")
-    if settings.per == "none" or subsets is None:
-        return None
-    if not isinstance(subsets, dict) or not all(isinstance(v, list) for v in subsets.values()):
-        raise ConfigError("campaign.json: key 'subsets': expected {subset: [collections]}")
-    return {str(k): tuple(str(c) for c in v) for k, v in subsets.items()}
+    return record.subsets if record.kind == "subsets" else None
 
 
 def combine_subsets(
@@ -75,7 +71,7 @@ def combine_subsets(
 
 def is_subset_run(path: Path | str) -> bool:
     """Whether the run folder ``path`` is a per-subset run (its ``campaign.json`` has subsets)."""
-    return _plan(*read_run_campaign(Path(path))) is not None
+    return read_run_campaign(Path(path))[0].kind == "subsets"
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,7 +80,7 @@ class SubsetRun(SettingsView):
 
     Attributes
     ----------
-    name, path, settings, campaign, state, result
+    name, path, settings, record, state, result
         As for :class:`~hpo.runs.views.history.RunHistory` (``result`` is the parent's
         ``result.json``, written when every subset has finished).
     plan
@@ -96,7 +92,7 @@ class SubsetRun(SettingsView):
     name: str
     path: Path
     settings: RunSettings
-    campaign: dict[str, Any]
+    record: CampaignRecord
     state: str
     result: dict[str, Any] | None
     plan: dict[str, tuple[str, ...]]
@@ -132,7 +128,7 @@ class SubsetRun(SettingsView):
     @property
     def started(self) -> float | None:
         """Epoch seconds the run started."""
-        return finite_float(self.campaign.get("created"))
+        return self.record.created
 
     @property
     def n_trials(self) -> int:
@@ -177,13 +173,13 @@ def load_subset_run(name_or_path: str | Path, runs_dir: str | Path | None = None
         If a file of the run or of a subset is malformed.
     """
     path = resolve_run_dir(name_or_path, runs_dir)
-    campaign, settings = read_run_campaign(path)
-    plan = _plan(campaign, settings)
+    record, settings = read_run_campaign(path)
+    plan = _plan(record)
     if plan is None:
         raise UsageError(f"{path}: a single campaign, not a per-subset run")
     subsets = {k: load_run(path / k) for k in plan if (path / k / CAMPAIGN_FILE).is_file()}
     return SubsetRun(
-        **folder_fields(path, campaign, settings),
+        **folder_fields(path, record, settings),
         plan=plan,
         subsets=subsets,
     )

@@ -9,6 +9,7 @@ moved away from the default configuration (:data:`BEST`), so the baseline does n
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import socket
@@ -33,6 +34,7 @@ from hpo.cli import main
 from hpo.errors import ConfigError
 from hpo.runs.incumbent import config_key
 from hpo.runs.record.folder import read_json, read_trials, trial_key
+from hpo.runs.record.trial import trials_of
 from hpo.runs.views.history import load_run
 
 #: The toy's (learning_rate, num_leaves) of least cost, away from the default (0.05, 31).
@@ -54,17 +56,19 @@ def _base_cost(config: dict[str, Any]) -> float:
 def test_reserve_is_sized_from_the_baseline_and_capped(data_root: Path, runs: Path) -> None:
     cfg = toy_config(runs, data_root, walltime=100.0, finish=3)
     base = {"baseline": True, "status": "SUCCESS", "duration": 4.0}
-    assert reserve_seconds(cfg, [base], 1) == pytest.approx(3 * 4.0 * FINISH_MARGIN)
-    assert reserve_seconds(cfg, [base], 2) == pytest.approx(2 * 4.0 * FINISH_MARGIN)
+    assert reserve_seconds(cfg, trials_of([base]), 1) == pytest.approx(3 * 4.0 * FINISH_MARGIN)
+    assert reserve_seconds(cfg, trials_of([base]), 2) == pytest.approx(2 * 4.0 * FINISH_MARGIN)
     slow = {**base, "duration": 40.0}
-    assert reserve_seconds(cfg, [slow], 1) == pytest.approx(FINISH_SHARE * 100.0)
+    assert reserve_seconds(cfg, trials_of([slow]), 1) == pytest.approx(FINISH_SHARE * 100.0)
     # before the baseline has finished, or when it crashed: the cap
     assert reserve_seconds(cfg, [], 1) == pytest.approx(FINISH_SHARE * 100.0)
-    assert reserve_seconds(cfg, [{**base, "status": "CRASHED"}], 1) == FINISH_SHARE * 100.0
+    assert (
+        reserve_seconds(cfg, trials_of([{**base, "status": "CRASHED"}]), 1) == FINISH_SHARE * 100.0
+    )
     # a warm start's booster scored again: it trained nothing, so its seconds size nothing
     reused = {**base, "duration": 0.5, "info": {"reused": ["layout", "tile"]}}
-    assert reserve_seconds(cfg, [reused], 1) == pytest.approx(FINISH_SHARE * 100.0)
-    assert reserve_seconds(toy_config(runs, data_root, finish=3), [base], 1) == 0.0
+    assert reserve_seconds(cfg, trials_of([reused]), 1) == pytest.approx(FINISH_SHARE * 100.0)
+    assert reserve_seconds(toy_config(runs, data_root, finish=3), trials_of([base]), 1) == 0.0
     assert reserved_trials(toy_config(runs, data_root, trials=40, finish=3)) == 3
     assert reserved_trials(toy_config(runs, data_root, trials=8, finish=3)) == 2
 
@@ -98,7 +102,7 @@ def test_a_campaign_file_without_finish_reads_as_zero(data_root: Path, runs: Pat
     old = {k: v for k, v in cfg.to_dict().items() if k != "finish"}
     record = {"format": 2, "config": old, "space": {}}
     (cfg.run_dir / "campaign.json").write_text(json.dumps(record))
-    assert read_campaign(cfg.run_dir)["config"].finish == 0
+    assert read_campaign(cfg.run_dir).config.finish == 0
     assert CampaignConfig.from_json(cfg.to_json()).finish == cfg.finish == 3
 
 
@@ -285,3 +289,16 @@ def test_finishing_trials_run_on_the_dask_workers(data_root: Path, runs: Path) -
     told = {(e["config_id"], e["budget"]) for e in history["data"] if e["status"] != 0}
     assert {(r["config_id"], r["budget"]) for r in done} <= told
     assert "finishing: taking" in out
+
+
+@pytest.mark.parametrize(("before", "after"), [(6, 12), (8, 12)])
+def test_an_extension_with_fewer_candidates_than_its_reserve_runs_to_its_limit(
+    data_root: Path, runs: Path, before: int, after: int
+) -> None:
+    """The trials kept to finish that no candidate needs go to SMAC's loop (it stopped one
+    short of --trials when fewer configurations than reserved were left to finish)."""
+    budgets = {"min_budget": 4.0, "max_budget": 16.0, "eta": 2, "finish": 3}
+    cfg = toy_config(runs, data_root, trials=before, optimizer="model-hb", **budgets)
+    _run(cfg, ToyObjective())
+    result, _ = _run(dataclasses.replace(cfg, trials=after), ToyObjective(), resume=True)
+    assert len(_records(cfg)) == after == result.n_trials

@@ -16,6 +16,7 @@ from hpo.campaign.lifecycle.prebuild import (
 from hpo.campaign.objective import ObjectiveSettings, RankerObjective
 from hpo.campaign.smac.adapter import first_trial_seed
 from hpo.ranking.spaces import load_space
+from hpo.runs.record.trial import trials_of
 
 COLLECTIONS = ("tile:xla", "layout:xla:default")
 
@@ -50,7 +51,7 @@ def test_a_numeric_or_too_large_dataset_choice_gets_the_default_only() -> None:
 
 
 def test_trial_seed_of_a_resumed_campaign_is_its_trials_seed() -> None:
-    assert trial_seed(3, [{"seed": None}, {"seed": 41}]) == 41
+    assert trial_seed(3, trials_of([{"seed": None}, {"seed": 41}])) == 41
     assert trial_seed(3, []) == first_trial_seed(3)
 
 

@@ -4,23 +4,25 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 from disks import as_left_by, dead_pid
-from toy_objectives import toy_config
+from toy_objectives import TOY_COLLECTIONS, toy_config
 
-from hpo.campaign import CampaignConfig, read_campaign
+from hpo.campaign import CampaignConfig
 from hpo.campaign.lifecycle.preflight import Start, campaign_record, check_saved, locked_run
 from hpo.errors import ConfigError, DataFormatError, UsageError
 from hpo.ownership import TEMP_SUFFIX, temp_prefix
 from hpo.ranking.scoring.metrics import LAYOUT_METRIC
 from hpo.ranking.spaces import load_space
-from hpo.runs.record.folder import CAMPAIGN_FILE, write_json_atomic
+from hpo.runs.record.campaign_file import CampaignRecord
+from hpo.runs.record.folder import CAMPAIGN_FILE, read_json, write_json_atomic
 
 
-def _new_run(cfg: CampaignConfig) -> dict[str, Any]:
+def _new_run(cfg: CampaignConfig) -> CampaignRecord:
     record = campaign_record(cfg, load_space(cfg.space))
     with locked_run(cfg, Start(), record, lambda: False):
         pass
@@ -47,13 +49,16 @@ def test_the_record_has_the_settings_space_data_and_what_the_kind_adds(
     data_root: Path, tmp_path: Path
 ) -> None:
     cfg = toy_config(tmp_path / "runs", data_root)
-    record = campaign_record(cfg, load_space(cfg.space), {"subsets": {"a": ["tile:xla"]}})
-    assert record["config"] == cfg.to_dict()
-    assert record["subsets"] == {"a": ["tile:xla"]}
-    assert record["data_fingerprint"]
-    assert "space" in record
-    assert "versions" in record
-    assert record["layout_metric"] == LAYOUT_METRIC
+    record = campaign_record(cfg, load_space(cfg.space), subsets={"a": ("tile:xla",)})
+    assert record.config == cfg.to_dict()
+    assert record.subsets == {"a": ("tile:xla",)}
+    assert record.data_fingerprint
+    assert record.space is not None
+    assert record.versions
+    assert record.layout_metric == LAYOUT_METRIC
+    written = record.to_json()  # what campaign.json holds
+    assert written["subsets"] == {"a": ["tile:xla"]}
+    assert written["config"] == cfg.to_dict()
 
 
 def test_a_moved_run_resumes_and_a_changed_one_does_not(data_root: Path, tmp_path: Path) -> None:
@@ -64,7 +69,7 @@ def test_a_moved_run_resumes_and_a_changed_one_does_not(data_root: Path, tmp_pat
     cfg.run_dir.rename(moved)
     here = dataclasses.replace(cfg, runs_dir=moved.parent, name="renamed")
     logged: list[str] = []
-    assert check_saved(here, logged.append)["config"].trials == cfg.trials
+    assert check_saved(here, logged.append).config.trials == cfg.trials
     with pytest.raises(ConfigError, match=r"different settings: eta \(saved 3, now 2\)"):
         check_saved(dataclasses.replace(here, eta=2), logged.append)
     (data_root / "npz" / "tile" / "xla" / "train" / "new.npz").write_bytes(b"more data")
@@ -74,7 +79,7 @@ def test_a_moved_run_resumes_and_a_changed_one_does_not(data_root: Path, tmp_pat
 
 def test_a_changed_package_version_is_logged_not_refused(data_root: Path, tmp_path: Path) -> None:
     cfg = toy_config(tmp_path / "runs", data_root)
-    record = _new_run(cfg)
+    record = _new_run(cfg).to_json()
     record["versions"] = {**record["versions"], "lightgbm": "0.0.1"}
     write_json_atomic(cfg.run_dir / CAMPAIGN_FILE, record)
     logged: list[str] = []
@@ -88,7 +93,7 @@ def test_a_run_scored_by_the_older_layout_metric_resumes_and_says_so(
     data_root: Path, tmp_path: Path
 ) -> None:
     cfg = toy_config(tmp_path / "runs", data_root)
-    record = _new_run(cfg)
+    record = _new_run(cfg).to_json()
     logged: list[str] = []
     check_saved(cfg, logged.append)
     assert logged == []  # made with today's metric: nothing to say
@@ -107,7 +112,7 @@ def test_a_new_run_refused_before_its_first_trial_leaves_nothing(
     record = campaign_record(cfg, load_space(cfg.space))
     seen: list[bool] = []
 
-    def refused(start: Start, rec: dict[str, Any] | None, has_trials: bool) -> None:
+    def refused(start: Start, rec: CampaignRecord | None, has_trials: bool) -> None:
         with locked_run(cfg, start, rec, lambda: has_trials):
             seen.append((cfg.run_dir / CAMPAIGN_FILE).is_file())
             raise DataFormatError("bad data")
@@ -132,15 +137,15 @@ def test_raised_limits_extend_the_campaign_and_are_recorded(
     _new_run(cfg)
     logged: list[str] = []
     longer = dataclasses.replace(cfg, trials=20, walltime=120.0)
-    assert check_saved(longer, logged.append)["config"] == longer
+    assert check_saved(longer, logged.append).config == longer
     assert logged == ["campaign 'toy' extended: trials 12 -> 20, walltime 60 -> 120"]
     record = json.loads((cfg.run_dir / CAMPAIGN_FILE).read_text())
     assert record["config"]["trials"] == 20
     assert record["config"]["name"] == "toy"
     (entry,) = record["extensions"]
     assert (entry["trials"], entry["walltime"], entry["records"]) == ([12, 20], [60.0, 120.0], 0)
-    assert check_saved(longer, logged.append)["config"] == longer  # recorded once
-    assert len(read_campaign(cfg.run_dir)["extensions"]) == 1
+    assert check_saved(longer, logged.append).config == longer  # recorded once
+    assert len(read_json(cfg.run_dir / "campaign.json")["extensions"]) == 1
     with pytest.raises(UsageError, match=r"--walltime 90: .* already has walltime 120"):
         check_saved(dataclasses.replace(longer, walltime=90.0), logged.append)
     with pytest.raises(UsageError, match=r"--walltime none: .* a resumed campaign's limits"):
@@ -169,3 +174,53 @@ def test_the_lock_holder_sweeps_what_a_killed_campaign_was_writing(
         pass
     assert [p for p in left if p.exists()] == []
     assert (run_dir / CAMPAIGN_FILE).is_file()
+
+
+def test_a_changed_data_file_is_named_with_what_changed(data_root: Path, tmp_path: Path) -> None:
+    cfg = toy_config(tmp_path / "runs", data_root)
+    _new_run(cfg)
+    (touched,) = (data_root / "npz" / "tile" / "xla" / "train").glob("*.npz")
+    stat = touched.stat()
+    os.utime(touched, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    rel = touched.relative_to(data_root).as_posix()
+    with pytest.raises(ConfigError, match=rf"{rel} was modified \(same size, mtime now "):
+        check_saved(cfg, print)
+    touched.write_bytes(touched.read_bytes() + b"x")
+    with pytest.raises(ConfigError, match=rf"{rel} changed size \(\d+ -> \d+ bytes\): the data"):
+        check_saved(cfg, print)
+
+
+def test_an_edited_collections_setting_is_named_as_a_setting(
+    two_collection_root: Path, tmp_path: Path
+) -> None:
+    cfg = toy_config(tmp_path / "runs", two_collection_root, collections=TOY_COLLECTIONS)
+    _new_run(cfg)
+    edited = json.loads((cfg.run_dir / CAMPAIGN_FILE).read_text())
+    edited["config"]["collections"] = ["tile:xla"]
+    (cfg.run_dir / CAMPAIGN_FILE).write_text(json.dumps(edited))
+    with pytest.raises(ConfigError, match=r"different settings: collections \(the run started "):
+        check_saved(dataclasses.replace(cfg, collections=("tile:xla",)), print)
+
+
+def test_a_moved_data_root_resumes_with_data_and_is_recorded(
+    data_root: Path, tmp_path: Path
+) -> None:
+    cfg = toy_config(tmp_path / "runs", data_root)
+    _new_run(cfg)
+    moved = tmp_path / "moved"
+    data_root.rename(moved)
+    with pytest.raises(UsageError, match=r"data root of campaign 'toy' is gone; .* --data NEW"):
+        check_saved(cfg, print)
+    logged: list[str] = []
+    resumed = check_saved(dataclasses.replace(cfg, data_root=moved), logged.append)
+    assert resumed.config.data_root == moved
+    assert logged == [f"data root moved: {data_root} -> {moved} (the same files)"]
+    assert json.loads((cfg.run_dir / CAMPAIGN_FILE).read_text())["config"]["data_root"] == str(
+        moved
+    )
+    other = tmp_path / "other"
+    shutil.copytree(moved, other)  # a copy (times kept) with one file changed
+    (changed,) = (other / "npz" / "tile" / "xla" / "valid").glob("*.npz")
+    changed.write_bytes(changed.read_bytes() + b"x")
+    with pytest.raises(ConfigError, match="the data changed since campaign 'toy' started"):
+        check_saved(dataclasses.replace(cfg, data_root=other), print)

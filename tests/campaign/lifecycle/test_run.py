@@ -12,6 +12,7 @@ import dataclasses
 import json
 import logging
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -26,6 +27,7 @@ from toy_objectives import (
     ToyObjective,
     always_crash,
     nan_cost,
+    run_toy_with_output,
     toy_config,
     toy_cost,
 )
@@ -47,6 +49,7 @@ from hpo.runs.record.folder import (
     this_host,
     trial_key,
 )
+from hpo.runs.record.trial import Trial
 
 TESTS = Path(__file__).resolve().parents[2]
 RECORD_KEYS = {
@@ -324,7 +327,7 @@ def test_resume_follows_a_moved_runs_folder(data_root: Path, runs: Path, tmp_pat
     moved = tmp_path / "elsewhere"
     moved.mkdir()
     shutil.move(str(cfg.run_dir), str(moved / cfg.name))
-    resumed = dataclasses.replace(read_campaign(moved / cfg.name)["config"], runs_dir=moved)
+    resumed = dataclasses.replace(read_campaign(moved / cfg.name).config, runs_dir=moved)
     _run(resumed, InterruptAfter(10**6), resume=True)
     assert len(_records(resumed)) == 10
 
@@ -356,7 +359,7 @@ def test_a_format_1_run_resumes_with_the_settings_of_its_time(data_root: Path, r
     for key in FORMAT_1_SETTINGS:
         del data["config"][key]
     path.write_text(json.dumps({**data, "format": 1}))
-    assert read_campaign(cfg.run_dir)["config"] == cfg
+    assert read_campaign(cfg.run_dir).config == cfg
     again = _run(cfg, always_crash, resume=True)
     assert again.incumbent == first.incumbent
 
@@ -394,7 +397,7 @@ def test_a_finished_campaign_extended_goes_on_from_its_state(data_root: Path, ru
     assert len(after) == 24
     assert result.n_trials == 24
     assert len({trial_key(r) for r in after}) == 24
-    assert read_campaign(cfg.run_dir)["config"].trials == 24
+    assert read_campaign(cfg.run_dir).config.trials == 24
     (entry,) = json.loads((cfg.run_dir / "campaign.json").read_text())["extensions"]
     assert (entry["trials"], entry["walltime"], entry["records"]) == ([12, 24], [None, None], 12)
     # SMAC went on from its saved state: its runhistory holds both stretches
@@ -430,11 +433,16 @@ def test_an_extension_must_leave_room_for_a_trial(
     cfg = toy_config(runs, data_root, trials=4, walltime=3600.0)
     _run(cfg)
     # the trial limit ended it; only --walltime was raised, so --trials is named as what to add
-    ended = r"^campaign 'toy' has run 4 of its 4 trials and keeps its last 1 to finish; give "
-    ended += r"--trials above 5 to extend it$"
+    # every number is one the user set: the reserve is named by --finish, which makes it
+    ended = r"^campaign 'toy' has run 4 trials of --trials 4; the last 1 of --trials are kept to "
+    ended += (
+        r"finish \(--finish 3, at most a third of --trials\); give --trials above 5 to extend it$"
+    )
     with pytest.raises(UsageError, match=ended):
         _run(dataclasses.replace(cfg, walltime=7200.0), resume=True)
-    with pytest.raises(UsageError, match=r"^--trials 5: campaign 'toy' has run 4 of its 5 tri"):
+    with pytest.raises(
+        UsageError, match=r"^--trials 5: campaign 'toy' has run 4 trials of --trials 5"
+    ):
         _run(dataclasses.replace(cfg, trials=5, walltime=7200.0), resume=True)  # 1 to finish
     state = smac_output_dir(cfg.run_dir, cfg.seed) / "optimization.json"
     state.write_text(json.dumps({**json.loads(state.read_text()), "used_walltime": 5000.0}))
@@ -458,8 +466,38 @@ def test_resume_after_the_data_changed_is_refused(data_root: Path, runs: Path) -
     _interrupted(cfg, calls=3)
     extra = data_root / "npz" / "tile" / "xla" / "valid" / "new_graph.npz"
     extra.write_bytes(b"new")
-    with pytest.raises(ConfigError, match=r"the data of tile:xla changed since campaign 'toy'"):
+    with pytest.raises(ConfigError, match=r"valid/new_graph\.npz is new: the data changed since"):
         _run(cfg, InterruptAfter(10**6), resume=True)
+
+
+def _edit_setting(cfg: CampaignConfig, key: str, value: Any) -> bytes:
+    """Edit ``campaign.json``'s setting ``key`` by hand; return the file as edited."""
+    path = cfg.run_dir / "campaign.json"
+    edited = json.loads(path.read_text())
+    edited["config"][key] = value
+    path.write_text(json.dumps(edited))
+    return path.read_bytes()
+
+
+def test_an_edited_seed_is_refused_as_smacs_saved_run_disagrees(
+    data_root: Path, runs: Path
+) -> None:
+    cfg = toy_config(runs, data_root, trials=6)
+    _run(cfg)
+    _edit_setting(cfg, "seed", 7)
+    with pytest.raises(ConfigError, match=r"cannot resume with seed 7: SMAC's saved run is for"):
+        _run(dataclasses.replace(cfg, seed=7, trials=8), resume=True)
+    assert len(_records(cfg)) == 6
+
+
+def test_a_resume_refused_by_any_check_writes_nothing(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=6)
+    _run(cfg)
+    edited = _edit_setting(cfg, "max_budget", 9.0)
+    with pytest.raises(ConfigError, match=r"SMAC's saved run differs .*max_budget \(saved 27"):
+        _run(dataclasses.replace(cfg, max_budget=9.0, trials=12), resume=True)
+    assert (cfg.run_dir / "campaign.json").read_bytes() == edited  # no extension, no resume
+    assert (cfg.run_dir / "result.json").is_file()  # still finished
 
 
 def test_resume_never_prompts_when_smac_state_differs(data_root: Path, runs: Path) -> None:
@@ -503,10 +541,10 @@ def test_repair_reports_a_corrupt_state_file(tmp_path: Path) -> None:
 
 def test_trial_log_dedupes_and_numbers(tmp_path: Path) -> None:
     log = TrialLog(tmp_path / "trials.jsonl")
-    record = {"config": {"a": 1}, "budget": 1.0, "seed": 0, "status": "SUCCESS"}
-    assert log.append(record)
-    assert not log.append(dict(record))
-    assert log.append({**record, "budget": 3.0})
+    trial = Trial(0, {"a": 1}, 1.0, "SUCCESS", seed=0)
+    assert log.append(trial)
+    assert not log.append(dataclasses.replace(trial, trial=5))
+    assert log.append(dataclasses.replace(trial, budget=3.0))
     assert [r["trial"] for r in read_trials(tmp_path / "trials.jsonl")] == [1, 2]
     assert len(TrialLog(tmp_path / "trials.jsonl")) == 2
 
@@ -518,7 +556,7 @@ def test_trial_log_cuts_a_truncated_last_line(tmp_path: Path) -> None:
     assert len(read_trials(path)) == 1
     log = TrialLog(path)
     assert path.read_text() == good + "\n"
-    assert log.append({"config": {"a": 2}, "budget": 1.0, "seed": 0})
+    assert log.append(Trial(0, {"a": 2}, 1.0, "SUCCESS", seed=0))
     assert [r["trial"] for r in read_trials(path)] == [1, 2]
 
 
@@ -644,3 +682,13 @@ def test_short_campaign_falls_back_to_best_trial_at_highest_budget_reached(
     assert result.incumbent is not None
     assert result.budget == pytest.approx(1.0)
     assert result.cost == min(r["cost"] for r in records)
+
+
+def test_the_summary_says_which_limit_ended_the_campaign(data_root: Path, runs: Path) -> None:
+    cfg = toy_config(runs, data_root, trials=4, walltime=3600.0)
+    _, out = run_toy_with_output(cfg)
+    assert re.search(r"note: ended by --trials 4, before --walltime 3600 s \(\d+ s used\)", out)
+    cfg = toy_config(runs, data_root, name="short", trials=500, walltime=2.0)
+    _, out = run_toy_with_output(cfg, ToyObjective(sleep=0.2))
+    ended = r"note: ended by --walltime 2 s \(\d+ s used\), before --trials 500 \(\d+ run\)"
+    assert re.search(ended, out)

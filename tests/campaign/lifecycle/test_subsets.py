@@ -79,16 +79,16 @@ def test_a_run_per_collection_writes_one_complete_run_folder_per_subset(
     result = _run(cfg, InterruptAfter(10**6))
     assert isinstance(result, SubsetsResult)
     parent = read_campaign(cfg.run_dir)
-    assert parent["config"].per == "collection"
-    assert parent["subsets"] == {"tile-xla": ["tile:xla"], "layout-xla-default": [TWO[1]]}
-    for name, collections in parent["subsets"].items():
-        sub = read_campaign(cfg.run_dir / name)["config"]
+    assert parent.config.per == "collection"
+    assert parent.record.subsets == {"tile-xla": ("tile:xla",), "layout-xla-default": (TWO[1],)}
+    for name, collections in parent.record.subsets.items():
+        sub = read_campaign(cfg.run_dir / name).config
         assert (sub.collections, sub.per) == (tuple(collections), "none")
         assert len(read_trials(cfg.run_dir / name / "trials.jsonl")) == 5
         assert (cfg.run_dir / name / "result.json").is_file()
     # the combined score: each collection's metric from its own subset's incumbent
     expected = {
-        c: result.subsets[n].metrics[c] for n, c in zip(parent["subsets"], TWO, strict=False)
+        c: result.subsets[n].metrics[c] for n, c in zip(parent.record.subsets, TWO, strict=False)
     }
     assert result.metrics == expected
     assert result.score == pytest.approx(sum(expected.values()) / 2)
@@ -168,7 +168,8 @@ def test_resume_after_the_data_changed_is_refused(tmp_path: Path, data_root: Pat
     with pytest.raises(KeyboardInterrupt, match="injected interrupt"):
         _run(cfg, InterruptAfter(2))
     (data_root / "npz" / "layout" / "xla" / "default" / "valid" / "g.npz").write_bytes(b"new")
-    with pytest.raises(ConfigError, match="data of tile:xla, layout:xla:default changed"):
+    changed = r"layout/xla/default/valid/g\.npz changed size \(\d+ -> 3 bytes\): the data changed"
+    with pytest.raises(ConfigError, match=changed):  # the file named, not every collection
         _run(cfg, InterruptAfter(10**6), resume=True)
 
 

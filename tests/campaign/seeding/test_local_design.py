@@ -13,7 +13,6 @@ from ConfigSpace.util import get_one_exchange_neighbourhood
 from toy_objectives import InterruptAfter, ToyObjective, toy_config
 from toy_objectives import run_toy_with_output as _run
 
-from hpo.campaign import read_campaign
 from hpo.campaign.seeding import local_design
 from hpo.campaign.seeding.local_design import (
     LOCAL_DESIGN_KEY,
@@ -26,7 +25,8 @@ from hpo.data.load import COLLECTIONS
 from hpo.errors import ConfigError
 from hpo.ranking.hyperparameters import TILE_KEYS
 from hpo.ranking.spaces import load_space
-from hpo.runs.record.folder import read_trials
+from hpo.runs.record.campaign_file import CampaignRecord
+from hpo.runs.record.folder import read_json, read_trials
 
 LAYOUT = tuple(c for c in COLLECTIONS if c.startswith("layout:"))
 
@@ -142,7 +142,7 @@ def test_n_local_is_at_most_n_init(data_root: Path, runs: Path) -> None:
     base = load_space(cfg.space).get_default_configuration()
     expected = [_plain(c) for c in local_configs(base, 2, cfg.collections, cfg.seed)]
     assert [r["config"] for r in records[1:3]] == expected
-    design = read_campaign(cfg.run_dir)["smac"]["initial_design"]
+    design = read_json(cfg.run_dir / "campaign.json")["smac"]["initial_design"]
     assert design["n_configs"] == 0
     assert design["additional_configs"] == expected  # two neighbours, not five
 
@@ -157,7 +157,7 @@ def test_the_design_is_saved_and_a_resume_reads_it(
     with pytest.raises(KeyboardInterrupt, match="injected interrupt"):
         _run(cfg, InterruptAfter(1))  # the baseline only
     base = load_space(cfg.space).get_default_configuration()
-    saved = read_campaign(cfg.run_dir)[LOCAL_DESIGN_KEY]
+    saved = read_json(cfg.run_dir / "campaign.json")[LOCAL_DESIGN_KEY]
     assert saved == [_plain(c) for c in local_configs(base, 3, cfg.collections, cfg.seed)]
     drawn_again = local_design.local_configs
 
@@ -179,17 +179,22 @@ def test_the_design_is_saved_and_a_resume_reads_it(
     assert [r["config"] for r in records[1:4]] == saved
 
 
+def _record(**keys: Any) -> CampaignRecord:
+    """A run's record holding ``keys`` (the settings are not read here)."""
+    return CampaignRecord.from_json({"format": 2, "config": {}, **keys})
+
+
 def test_a_record_without_the_design_computes_it_and_a_bad_one_is_refused() -> None:
     space = load_space("lambdarank_small")
     base = space.get_default_configuration()
     args = (space, base, 3, COLLECTIONS, 0)
-    assert saved_local_design({}, *args) == local_configs(base, 3, COLLECTIONS, 0)
-    assert saved_local_design({LOCAL_DESIGN_KEY: []}, *args) == []
+    assert saved_local_design(_record(), *args) == local_configs(base, 3, COLLECTIONS, 0)
+    assert saved_local_design(_record(local_design=[]), *args) == []
     with pytest.raises(ConfigError, match="key 'local_design': expected a list"):
-        saved_local_design({LOCAL_DESIGN_KEY: {"a": 1}}, *args)
+        _record(local_design={"a": 1})
     with pytest.raises(ConfigError, match="key 'local_design': "):
-        saved_local_design({LOCAL_DESIGN_KEY: [{"num_leaves": "many"}]}, *args)
-    assert local_design_record(base, 0, COLLECTIONS, 0) == {}
+        saved_local_design(_record(local_design=[{"num_leaves": "many"}]), *args)
+    assert local_design_record(base, 0, COLLECTIONS, 0) is None
 
 
 def test_the_random_optimizers_take_no_neighbours_and_say_so(data_root: Path, runs: Path) -> None:
@@ -199,4 +204,4 @@ def test_the_random_optimizers_take_no_neighbours_and_say_so(data_root: Path, ru
     assert cfg.local_initial == 0
     _, printed = _run(cfg, ToyObjective())
     assert "--n-local 3 is not used: random-hb draws at random" in printed
-    assert LOCAL_DESIGN_KEY not in read_campaign(cfg.run_dir)
+    assert LOCAL_DESIGN_KEY not in read_json(cfg.run_dir / "campaign.json")

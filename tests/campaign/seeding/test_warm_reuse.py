@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import shutil
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from hpo.campaign import CampaignConfig, SavedCampaign
 from hpo.campaign.seeding.warm_reuse import (
-    SAME_PROBLEM,
     rescored,
     reuse_entries,
     reuse_record,
@@ -21,7 +21,16 @@ from hpo.campaign.seeding.warm_reuse import (
 from hpo.errors import ConfigError
 from hpo.ranking.model.fit_options import FitOptions
 from hpo.runs.record.boosters import BoosterStore
+from hpo.runs.record.campaign_file import (
+    CampaignRecord,
+    Reuse,
+    SourceTrial,
+    WarmStartRecord,
+    read_campaign_file,
+    write_campaign_file,
+)
 from hpo.runs.record.folder import read_trials
+from hpo.runs.record.trial import trials_of
 from hpo.runs.views.history import load_run
 
 COLLECTIONS = ("tile:xla", "layout:xla:random")
@@ -210,46 +219,54 @@ def test_a_run_stopped_as_it_started_resumes_with_its_own_copy(
     assert first["score"] == best.score
 
 
-def test_reuse_record_refusals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import hpo.campaign.seeding.warm_reuse as module
+def _mine(tmp_path: Path) -> tuple[SavedCampaign, WarmStartRecord]:
+    """A new campaign's record, and a warm start whose baseline is the source's trial 1."""
+    cfg = CampaignConfig(
+        data_root=tmp_path, name="new", optimizer="random-hb", min_budget=4, max_budget=12, eta=3
+    )
+    record = CampaignRecord(
+        settings=cfg.to_dict(), space={}, data_fingerprint="f", versions={"lightgbm": "4"}
+    )
+    trial = SourceTrial(trial=1, config={"a": 1}, seed=0, budget=12.0, score=0.5, path=None)
+    warm = WarmStartRecord(baseline={"a": 1}, baseline_trial=trial, configs=())
+    return SavedCampaign(record, cfg), warm
 
-    class Saved(dict):  # a campaign.json's config as read_campaign gives it
-        def to_dict(self) -> dict[str, Any]:
-            return dict(self)
 
-    def read(folder: Path) -> dict[str, Any]:
-        data = json.loads((folder / "campaign.json").read_text())
-        return {**data, "config": Saved(data["config"])}
-
-    monkeypatch.setattr(module, "read_campaign", read)
-    warm = {"baseline": {"a": 1}, "baseline_trial": {"config": {"a": 1}, "budget": 12.0}}
-    record = {
-        "data_fingerprint": "f",
-        "config": {k: 1 for k in SAME_PROBLEM} | {"cv": 0, "max_budget": 12.0},
-        "versions": {"lightgbm": "4"},
-    }
+def test_reuse_record_refusals(tmp_path: Path) -> None:
+    mine, warm = _mine(tmp_path)
     src = tmp_path / "src"
     src.mkdir()
 
-    def refused(theirs: dict[str, Any], mine: dict[str, Any] = record, w: Any = warm) -> str:
-        (src / "campaign.json").write_text(json.dumps(theirs))
-        return reuse_record(w, mine, src)["refused"]
+    def refused(theirs: CampaignRecord, me: SavedCampaign = mine, w: Any = warm) -> str | None:
+        write_campaign_file(src, theirs)
+        return reuse_record(w, me, src).refused
 
-    assert refused({**record, "data_fingerprint": "g"}) == "its data differ"
-    assert refused({**record, "versions": {"lightgbm": "3"}}) == "another LightGBM trained it"
-    assert refused({**record, "versions": ["x"]}) == "its package versions are unreadable"
-    assert refused(record, w={**warm, "baseline": {"a": 2}}).startswith("its best changed")
-    late = {**warm, "baseline_trial": {"config": {"a": 1}, "budget": 4.0}}
+    record = mine.record
+    assert refused(dataclasses.replace(record, data_fingerprint="g")) == "its data differ"
+    lightgbm_3 = dataclasses.replace(record, versions={"lightgbm": "3"})
+    assert refused(lightgbm_3) == "another LightGBM trained it"
+    unreadable = dataclasses.replace(record, other={"versions": ["x"]})
+    assert refused(unreadable) == "its package versions are unreadable"
+    fewer = dataclasses.replace(mine.config, fixed_rounds=100)
+    other = dataclasses.replace(record, settings=fewer.to_dict())
+    assert refused(other) == "its fixed_rounds differ"
+    changed = dataclasses.replace(warm, baseline={"a": 2})
+    assert str(refused(record, w=changed)).startswith("its best changed")
+    assert warm.baseline_trial is not None
+    late = dataclasses.replace(
+        warm, baseline_trial=dataclasses.replace(warm.baseline_trial, budget=4.0)
+    )
     assert refused(record, w=late) == "its best did not reach the largest budget"
-    cv = {**record, "config": {**record["config"], "cv": 3}}
-    assert refused(cv, mine=cv) == "cross-validation keeps no boosters"
-    assert reuse_record(warm, record, None) == {"refused": "no source gave the baseline"}
-    monkeypatch.undo()
+    folds = dataclasses.replace(mine.config, cv=3)
+    cv = dataclasses.replace(record, settings=folds.to_dict())
+    assert refused(cv, me=SavedCampaign(cv, folds)) == "cross-validation keeps no boosters"
+    assert refused(record) == "its best's layout booster is gone"  # the same problem
+    assert reuse_record(warm, mine, None) == Reuse(refused="no source gave the baseline")
     (src / "campaign.json").write_text("{")
-    assert "campaign.json" in reuse_record(warm, record, src)["refused"]
+    assert "campaign.json" in str(reuse_record(warm, mine, src).refused)
 
 
-def _settle_case(tmp_path: Path) -> tuple[Path, dict[str, Any], Path]:
+def _settle_case(tmp_path: Path) -> tuple[Path, CampaignRecord, Path]:
     """(source folder, a new run's saved record naming its two boosters, the new run)."""
     src = tmp_path / "src"
     (src / "boosters").mkdir(parents=True)
@@ -267,18 +284,18 @@ def _settle_case(tmp_path: Path) -> tuple[Path, dict[str, Any], Path]:
         "created": 1.0,
         "data_fingerprint": "f",
     }
-    saved = {"warm_start": {"baseline": {"a": 1}, "reuse": reuse}}
+    saved = {"format": 2, "config": {}, "warm_start": {"baseline": {"a": 1}, "reuse": reuse}}
     run = tmp_path / "run"
     run.mkdir()
     (run / "campaign.json").write_text(json.dumps(saved))
-    return src, saved, run
+    return src, CampaignRecord.from_json(saved), run
 
 
 def test_the_run_holds_its_sources_boosters_from_the_start(tmp_path: Path) -> None:
     """Copied as the run starts: a resume scores that copy, whatever became of the source
     (another problem's run may have replaced it)."""
     src, saved, run = _settle_case(tmp_path)
-    assert settle_reuse(saved, run, resume=False, records=[]) is saved
+    assert settle_reuse(saved, run, resume=False, trials=[]) is saved
     for path in (src / "boosters").iterdir():
         path.write_text("another problem's")
     entries = reuse_entries(saved, run)
@@ -286,13 +303,15 @@ def test_the_run_holds_its_sources_boosters_from_the_start(tmp_path: Path) -> No
     assert [Path(e[3]).read_text() for e in entries] == ["layout booster", "tile booster"]
     assert all(Path(e[3]).parent == run / "boosters" for e in entries)
     assert (run / "boosters" / "warm-tile-12.prior.json").read_text() == "{}"
-    assert settle_reuse(saved, run, resume=True, records=[]) is saved  # copies there
+    assert settle_reuse(saved, run, resume=True, trials=[]) is saved  # copies there
 
 
-def _refused_and_recorded(saved: Mapping[str, Any], run: Path) -> str:
+def _refused_and_recorded(saved: CampaignRecord, run: Path) -> str:
     """The refusal ``settle_reuse`` returned, checked to be what campaign.json now says, with
     no copy left behind."""
-    why = saved["warm_start"]["reuse"]["refused"]
+    assert saved.warm_start is not None
+    assert saved.warm_start.reuse is not None
+    why = saved.warm_start.reuse.refused
     assert _campaign(run)["warm_start"]["reuse"] == {"refused": why}
     assert _campaign(run)["warm_start"]["baseline"] == {"a": 1}  # the rest kept
     assert not list((run / "boosters").glob("warm-*"))
@@ -303,7 +322,7 @@ def _refused_and_recorded(saved: Mapping[str, Any], run: Path) -> str:
 def test_a_copy_is_both_families_or_neither(tmp_path: Path) -> None:
     src, saved, run = _settle_case(tmp_path)
     (src / "boosters" / "b-12.txt").unlink()  # layout's is gone: tile's copy is removed too
-    after = settle_reuse(saved, run, resume=False, records=[])
+    after = settle_reuse(saved, run, resume=False, trials=[])
     why = _refused_and_recorded(after, run)
     assert why.startswith("its best's layout booster could not be copied (")
 
@@ -312,15 +331,15 @@ def test_a_source_replaced_while_copied_is_refused(tmp_path: Path) -> None:
     """Another problem's run took the source's name between the check and the copy."""
     src, saved, run = _settle_case(tmp_path)
     (src / "campaign.json").write_text(json.dumps({"created": 2.0, "data_fingerprint": "f"}))
-    after = settle_reuse(saved, run, resume=False, records=[])
+    after = settle_reuse(saved, run, resume=False, trials=[])
     assert _refused_and_recorded(after, run) == "its run folder was replaced as this run started"
 
 
 def test_a_resume_without_the_copies_says_the_baseline_trains(tmp_path: Path) -> None:
     _, saved, run = _settle_case(tmp_path)  # stopped before it copied: no copies in the run
-    scored = [{"baseline": True}]  # the baseline has run: the copies no longer matter
-    assert settle_reuse(saved, run, resume=True, records=scored) is saved
-    after = settle_reuse(saved, run, resume=True, records=[])
+    scored = trials_of([{"baseline": True}])  # the baseline has run: the copies no longer matter
+    assert settle_reuse(saved, run, resume=True, trials=scored) is saved
+    after = settle_reuse(saved, run, resume=True, trials=[])
     assert _refused_and_recorded(after, run).startswith("its copies in this run are gone")
 
 
@@ -328,13 +347,7 @@ def test_an_unreadable_source_is_a_refusal(tmp_path: Path, monkeypatch: pytest.M
     """Another user's run folder: Python 3.11's is_file re-raises a permission error."""
     src = tmp_path / "src"
     src.mkdir()
-    record = {
-        "format": 1,
-        "data_fingerprint": "f",
-        "config": {k: 1 for k in SAME_PROBLEM} | {"cv": 0, "max_budget": 12.0},
-        "versions": {"lightgbm": "4"},
-    }
-    warm = {"baseline": {"a": 1}, "baseline_trial": {"config": {"a": 1}, "budget": 12.0}}
+    mine, warm = _mine(tmp_path)
 
     def denied(*args: Any, **kwargs: Any) -> Any:
         raise PermissionError(13, "Permission denied")
@@ -342,19 +355,23 @@ def test_an_unreadable_source_is_a_refusal(tmp_path: Path, monkeypatch: pytest.M
     import hpo.campaign.seeding.warm_reuse as module
 
     monkeypatch.setattr(module, "read_campaign", denied)
-    assert reuse_record(warm, record, src) == {"refused": f"{src}: Permission denied"}
+    assert reuse_record(warm, mine, src) == Reuse(refused=f"{src}: Permission denied")
 
 
 def test_reuse_entries_read_the_record(tmp_path: Path) -> None:
+    def record(warm: dict[str, Any]) -> CampaignRecord:
+        path = tmp_path / "campaign.json"
+        path.write_text(json.dumps({"format": 2, "config": {}, "warm_start": warm}))
+        return read_campaign_file(path)
+
     base = {"a": 1}
-    saved = {"warm_start": {"baseline": base, "reuse": {"size": 12, "boosters": {"tile": "/t"}}}}
+    saved = record({"baseline": base, "reuse": {"size": 12, "boosters": {"tile": "/t"}}})
     (entry,) = reuse_entries(saved, tmp_path)
     assert entry[1:] == ("tile", 12, str(tmp_path / "boosters" / "warm-tile-12.txt"))
-    assert reuse_entries({"warm_start": {"reuse": {"refused": "x"}}}, tmp_path) == ()
-    assert reuse_entries({}, tmp_path) == ()
-    bad = {"warm_start": {"baseline": base, "reuse": {"size": "12", "boosters": {}}}}
+    assert reuse_entries(record({"reuse": {"refused": "x"}}), tmp_path) == ()
+    assert reuse_entries(CampaignRecord(settings={}), tmp_path) == ()
     with pytest.raises(ConfigError, match=f"{tmp_path / 'campaign.json'}: .*malformed 'reuse'"):
-        reuse_entries(bad, tmp_path)
+        record({"baseline": base, "reuse": {"size": "12", "boosters": {}}})
 
 
 def test_adopt_reads_only_a_regular_file_and_leaves_nothing_half_copied(tmp_path: Path) -> None:
@@ -468,6 +485,10 @@ def test_the_log_says_how_the_baseline_is_scored(reuse: Any, said: str) -> None:
     if reuse is not None:
         warm["reuse"] = reuse
     lines: list[str] = []
-    warm_start_record({"warm_start": warm}, space, lines.append)
+    warm_start_record(
+        CampaignRecord.from_json({"format": 2, "config": {}, "warm_start": warm}),
+        space,
+        lines.append,
+    )
     assert len(lines) == 1
     assert said in lines[0]

@@ -15,7 +15,6 @@ import pytest
 from toy_objectives import InterruptAfter, ToyObjective, run_toy_with_output, toy_config
 from toy_objectives import run_toy as _run
 
-from hpo.campaign import read_campaign
 from hpo.campaign.seeding.warm_start import (
     WARM_CONFIGS,
     map_config,
@@ -26,8 +25,8 @@ from hpo.errors import ConfigError, UsageError
 from hpo.ranking.hyperparameters import TILE_OBJECTIVE_KEY
 from hpo.ranking.spaces import load_space, space_to_dict
 from hpo.runs.incumbent import config_key
-from hpo.runs.record.folder import read_trials
-from hpo.runs.record.trial import baseline_origin
+from hpo.runs.record.campaign_file import CampaignRecord
+from hpo.runs.record.folder import read_json, read_trials
 from hpo.runs.views.history import load_run
 
 TWO = ("tile:xla", "layout:xla:default")
@@ -152,7 +151,7 @@ def test_warm_start_from_another_space_seeds_the_shared_hyperparameters(
     _run(source)
     cfg = toy_config(runs, data_root, name="new", optimizer="bo", trials=14)
     _run(cfg, warm_start=["old"])
-    record = read_campaign(cfg.run_dir)["warm_start"]
+    record = read_json(cfg.run_dir / "campaign.json")["warm_start"]
     best, *rest = dict.fromkeys(_top(source.run_dir))
     expected = _others(best, rest)
     assert config_key(record["baseline"]) == best
@@ -192,7 +191,7 @@ def test_a_source_whose_best_is_the_default_says_so(data_root: Path, runs: Path)
     _run(source)
     cfg = toy_config(runs, data_root, name="new", trials=8)
     _, out = run_toy_with_output(cfg, warm_start=["old"])
-    record = read_campaign(cfg.run_dir)["warm_start"]
+    record = read_json(cfg.run_dir / "campaign.json")["warm_start"]
     assert record["baseline"] == _default()
     assert record["baseline_is_default"] is True
     assert config_key(_default()) not in _keys(record["configs"])  # never a seed as well
@@ -209,7 +208,7 @@ def test_crashed_trials_never_seed(data_root: Path, runs: Path) -> None:
     assert crashed
     cfg = toy_config(runs, data_root, name="new", trials=15)
     _run(cfg, warm_start=[str(source.run_dir)])  # a folder works as well as a name
-    seeds = _keys(read_campaign(cfg.run_dir)["warm_start"]["configs"])
+    seeds = _keys(read_json(cfg.run_dir / "campaign.json")["warm_start"]["configs"])
     assert seeds
     assert not set(seeds) & crashed
     # model-free Hyperband races them in its brackets like its own samples
@@ -225,10 +224,10 @@ def test_per_subset_runs_seed_each_subset_from_the_matching_one(
     _run(source)
     cfg = toy_config(runs, data_root, name="new", **settings)
     _run(cfg, warm_start=["old"])
-    parent = read_campaign(cfg.run_dir)["warm_start"]
+    parent = read_json(cfg.run_dir / "campaign.json")["warm_start"]
     assert parent == {"sources": [{"run": "old", "path": str(source.run_dir)}]}
     for subset in ("tile-xla", "layout-xla-default"):
-        record = read_campaign(cfg.run_dir / subset)["warm_start"]
+        record = read_json(cfg.run_dir / subset / "campaign.json")["warm_start"]
         assert [s["path"] for s in record["sources"]] == [str(source.run_dir / subset)]
         best, *rest = dict.fromkeys(_top(source.run_dir / subset))
         assert config_key(record["baseline"]) == best
@@ -240,7 +239,7 @@ def test_per_subset_runs_seed_each_subset_from_the_matching_one(
     # a single campaign seeded by a per-subset run takes every subset's best
     single = toy_config(runs, data_root, name="single", trials=30)
     _run(single, warm_start=["old"])
-    record = read_campaign(single.run_dir)["warm_start"]
+    record = read_json(single.run_dir / "campaign.json")["warm_start"]
     assert record["sources"][0]["run"] == "old"
     both = set(_top(source.run_dir / "tile-xla")) | set(_top(source.run_dir / "layout-xla-default"))
     assert set(_keys(record["configs"])) == both - {config_key(_default())}
@@ -260,10 +259,10 @@ def test_a_resumed_warm_started_run_keeps_its_seeds_without_the_sources(
     cfg = toy_config(runs, data_root, name="new", optimizer="bo", trials=10)
     with pytest.raises(KeyboardInterrupt, match="injected interrupt"):
         _run(cfg, InterruptAfter(3), warm_start=["old"])
-    saved = read_campaign(cfg.run_dir)["warm_start"]
+    saved = read_json(cfg.run_dir / "campaign.json")["warm_start"]
     shutil.rmtree(source.run_dir)  # a resume never reads the sources again
     result = _run(cfg, InterruptAfter(10**6), resume=True)  # the same target class
-    assert read_campaign(cfg.run_dir)["warm_start"] == saved
+    assert read_json(cfg.run_dir / "campaign.json")["warm_start"] == saved
     trials = read_trials(cfg.run_dir / "trials.jsonl")
     assert result.n_trials == len(trials) == 10
     seeds = _keys(saved["configs"])
@@ -271,6 +270,11 @@ def test_a_resumed_warm_started_run_keeps_its_seeds_without_the_sources(
     assert trials[0]["config"] == saved["baseline"]
     assert _keys([r["config"] for r in trials[1 : 1 + len(seeds)]]) == seeds
     assert len({config_key(r["config"]) for r in trials}) == 10  # nothing ran twice
+
+
+def _record(**keys: Any) -> CampaignRecord:
+    """A run's record holding ``keys`` (the settings are not read here)."""
+    return CampaignRecord.from_json({"format": 2, "config": {}, **keys})
 
 
 def test_warm_start_errors(data_root: Path, runs: Path) -> None:
@@ -291,9 +295,11 @@ def test_seeds_are_distinct_across_sources(data_root: Path, runs: Path) -> None:
     record = warm_configs(
         [source.run_dir, source.run_dir], load_space("lambdarank_small"), runs, per_source=3
     )
-    given = [record["baseline"], *record["configs"]]
+    assert record.baseline is not None
+    assert record.configs is not None
+    given = [record.baseline, *record.configs]
     assert len(given) == len(set(_keys(given))) <= 3 + 1  # the source's 3, and the default
-    assert [s["configs"] for s in record["sources"]][1] == 0
+    assert [s.configs for s in record.sources][1] == 0
 
 
 def test_a_record_from_before_warm_baselines_keeps_the_default_baseline() -> None:
@@ -302,18 +308,18 @@ def test_a_record_from_before_warm_baselines_keeps_the_default_baseline() -> Non
     seed = dict(space.sample_configuration())
     logged: list[str] = []
     old = warm_start_record(
-        {"warm_start": {"sources": [], "configs": [seed]}}, space, logged.append
+        _record(warm_start={"sources": [], "configs": [seed]}), space, logged.append
     )
     assert old.baseline is None
     assert [dict(c) for c in old.configs] == [seed]
     assert "baseline the default configuration" in logged[0]
-    assert baseline_origin({"warm_start": {"configs": [seed]}}) == "default configuration"
+    assert _record(warm_start={"configs": [seed]}).baseline_origin == "default configuration"
     new = warm_start_record(
-        {"warm_start": {"sources": [], "baseline": seed, "configs": []}}, space, logged.append
+        _record(warm_start={"sources": [], "baseline": seed, "configs": []}), space, logged.append
     )
     assert new.baseline is not None
     assert dict(new.baseline) == seed
-    assert baseline_origin({"warm_start": {"baseline": seed, "baseline_run": "e0"}}) == (
+    assert _record(warm_start={"baseline": seed, "baseline_run": "e0"}).baseline_origin == (
         "warm start: best of e0"
     )
     # a record from before baseline_is_default: its baseline is compared with the default of
@@ -321,18 +327,20 @@ def test_a_record_from_before_warm_baselines_keeps_the_default_baseline() -> Non
     default = dict(space.get_default_configuration())
     saved = {"space": space_to_dict(space)}
     before = {"baseline": default, "baseline_run": "e0", "configs": []}
-    assert baseline_origin({**saved, "warm_start": before}) == (
+    assert _record(**saved, warm_start=before).baseline_origin == (
         "warm start: best of e0 = the default configuration"
     )
-    assert baseline_origin({**saved, "warm_start": {**before, "baseline": seed}}) == (
+    assert _record(**saved, warm_start={**before, "baseline": seed}).baseline_origin == (
         "warm start: best of e0"
     )
-    assert baseline_origin({"warm_start": before}) == "warm start: best of e0"  # no space
+    assert _record(warm_start=before).baseline_origin == "warm start: best of e0"  # no space
     logged.clear()
-    warm_start_record({**saved, "warm_start": before}, space, logged.append)
+    warm_start_record(_record(**saved, warm_start=before), space, logged.append)
     assert "baseline the best of e0 = the default configuration" in logged[0]
     with pytest.raises(ConfigError, match="key 'warm_start': expected baseline as an object"):
-        warm_start_record({"warm_start": {"baseline": [1], "configs": []}}, space, logged.append)
+        _record(warm_start={"baseline": [1], "configs": []})
+    with pytest.raises(ConfigError, match="key 'warm_start': expected configs as a list"):
+        warm_start_record(_record(warm_start={"baseline": seed}), space, logged.append)
 
 
 def test_subsets_without_a_matching_source_subset_keep_the_default_baseline(
@@ -347,7 +355,7 @@ def test_subsets_without_a_matching_source_subset_keep_the_default_baseline(
     _run(cfg, warm_start=["old"])
     both = set(_top(source.run_dir / "tile-xla")) | set(_top(source.run_dir / "layout-xla-default"))
     for subset in ("tile", "layout"):
-        record = read_campaign(cfg.run_dir / subset)["warm_start"]
+        record = read_json(cfg.run_dir / subset / "campaign.json")["warm_start"]
         assert [s["path"] for s in record["sources"]] == [str(source.run_dir)]
         assert record["baseline"] is None
         assert set(_keys(record["configs"])) == both - {config_key(_default())}

@@ -21,7 +21,7 @@ from hpo.campaign.config import OPTIMIZERS
 from hpo.campaign.smac.state import smac_output_dir
 from hpo.cli import main
 from hpo.ranking.spaces import load_space
-from hpo.runs.record.folder import read_trials
+from hpo.runs.record.folder import read_json, read_trials
 from hpo.runs.views.history import load_run
 from hpo.runs.views.plots import plot_compare, plot_run
 
@@ -88,30 +88,34 @@ def test_campaign_json_records_what_searched(data_root: Path, runs: Path, optimi
         assert smac["intensifier"]["eta"] == cfg.eta
         assert smac["intensifier"]["incumbent_selection"] == "highest_budget"
     assert {"initial_design", "random_design", "model", "config_selector"} <= set(smac)
-    assert load_run(cfg.run_dir).smac == smac
+    saved = load_run(cfg.run_dir).smac
+    assert saved is not None
+    assert saved.data == smac
 
 
 def test_surrogate_settings_reach_smac(data_root: Path, runs: Path) -> None:
     cfg = toy_config(runs, data_root, trials=5, optimizer="model-hb", n_init=2, random_prob=0.5)
     _run(cfg, ToyObjective())
-    smac = read_campaign(cfg.run_dir)["smac"]
+    smac = read_json(cfg.run_dir / "campaign.json")["smac"]
     assert smac["initial_design"]["n_configs"] == 2
     assert smac["random_design"]["probability"] == 0.5
     assert smac["config_selector"]["min_trials"] == 5  # the default, not BOHB's d + 1
-    assert read_campaign(cfg.run_dir)["config"] == cfg
+    assert read_campaign(cfg.run_dir).config == cfg
 
 
 def test_min_trials_none_is_bohbs_rule(data_root: Path, runs: Path) -> None:
     cfg = toy_config(runs, data_root, trials=5, optimizer="model-hb", n_init=2, min_trials=None)
     _run(cfg, ToyObjective())
     d = len(load_space("lambdarank_small"))  # the toy campaign's space
-    assert read_campaign(cfg.run_dir)["smac"]["config_selector"]["min_trials"] == d + 1
+    assert (
+        read_json(cfg.run_dir / "campaign.json")["smac"]["config_selector"]["min_trials"] == d + 1
+    )
 
 
 def test_min_trials_reaches_smac(data_root: Path, runs: Path) -> None:
     cfg = toy_config(runs, data_root, trials=5, optimizer="model-sh", n_init=2, min_trials=3)
     _run(cfg, ToyObjective())
-    assert read_campaign(cfg.run_dir)["smac"]["config_selector"]["min_trials"] == 3
+    assert read_json(cfg.run_dir / "campaign.json")["smac"]["config_selector"]["min_trials"] == 3
 
 
 def test_the_default_optimizer_is_model_based_hyperband(data_root: Path) -> None:
@@ -167,12 +171,14 @@ def test_legacy_optimizer_names_load_and_resume(
     expected = "_HyperbandFacade" if now == "random-hb" else "_SuccessiveHalvingFacade"
     assert meta["_meta"]["facade"]["name"] == expected
     assert meta["_meta"]["intensifier"]["name"] in ("Hyperband", "SuccessiveHalving")
-    resumed = read_campaign(cfg.run_dir)["config"]
+    resumed = read_campaign(cfg.run_dir).config
     assert resumed.optimizer == now
     _run(resumed, InterruptAfter(10**6), resume=True)
     assert len(read_trials(cfg.run_dir / "trials.jsonl")) == 8
     assert load_run(cfg.run_dir).optimizer == legacy  # as saved; the campaign maps it
-    assert read_campaign(cfg.run_dir)["smac"]["intensifier"]["class"].startswith("smac.")
+    assert read_json(cfg.run_dir / "campaign.json")["smac"]["intensifier"]["class"].startswith(
+        "smac."
+    )
 
 
 def test_runs_show_and_plot_report_the_baseline(

@@ -34,6 +34,7 @@ from hpo.runs.record.folder import (
     this_host,
     write_json_atomic,
 )
+from hpo.runs.record.trial import Trial
 
 HOLDER = """
 import sys, time
@@ -209,15 +210,15 @@ def test_a_full_disk_leaves_no_half_trial_line(
     """A half-written line followed by the next append would make the log unreadable."""
     path = tmp_path / TRIALS_FILE
     log = TrialLog(path)
-    assert log.append({"config": {"x": 1}, "budget": 1.0, "seed": 0})
+    assert log.append(Trial(0, {"x": 1}, 1.0, "SUCCESS", seed=0))
     before = path.read_bytes()
     monkeypatch.setattr(os, "fsync", _full)
     with pytest.raises(StorageError, match=rf"^{path}: No space left on device"):
-        log.append({"config": {"x": 2}, "budget": 1.0, "seed": 0})
+        log.append(Trial(0, {"x": 2}, 1.0, "SUCCESS", seed=0))
     assert path.read_bytes() == before
     assert len(log) == 1
     monkeypatch.undo()
-    assert log.append({"config": {"x": 2}, "budget": 1.0, "seed": 0})
+    assert log.append(Trial(0, {"x": 2}, 1.0, "SUCCESS", seed=0))
     assert [r["trial"] for r in read_trials(path)] == [1, 2]
 
 

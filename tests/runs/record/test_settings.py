@@ -37,7 +37,7 @@ def test_old_campaign_json_without_recent_keys_loads(tmp_path: Path, tiny_root: 
     assert (run.settings.per, run.settings.cv, run.folds) == ("none", 0, 0)
     # the rows of such a run were built on every config: no caps, whoever reads it
     assert run.settings.caps == SampleCaps.unlimited()
-    cfg = read_campaign(run_dir)["config"]
+    cfg = read_campaign(run_dir).config
     assert SampleCaps.from_settings(cfg) == run.settings.caps
     assert cfg.per == run.settings.per
     assert not is_subset_run(run_dir)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hpo.runs.record.trial import trials_of, warm_baseline
+from hpo.runs.record.trial import trials_of
 
 
 def test_trials_of_keeps_log_order_and_numbers_records_without_a_trial() -> None:
@@ -19,13 +19,9 @@ def test_trials_of_keeps_log_order_and_numbers_records_without_a_trial() -> None
     assert trials_of([]) == []
 
 
-def test_warm_baseline_names_the_source_and_whether_it_is_the_default() -> None:
-    assert warm_baseline({}) is None  # not warm-started
-    assert warm_baseline({"warm_start": {"configs": [{"a": 1}]}}) is None  # default baseline
-    assert warm_baseline({"warm_start": {"baseline": [1]}}) is None  # not a configuration
-    record = {"baseline": {"a": 1}, "baseline_run": "e0", "baseline_is_default": False}
-    assert warm_baseline({"warm_start": record}) == ("e0", False)
-    flagged = {**record, "baseline_is_default": True}
-    assert warm_baseline({"warm_start": flagged}) == ("e0", True)
-    unnamed = {"baseline": {"a": 1}, "baseline_is_default": False}
-    assert warm_baseline({"warm_start": unnamed}) == ("an earlier run", False)
+def test_a_trial_is_written_as_it_is_read() -> None:
+    """The one writer (``to_record``) and the one reader (``from_record``) agree."""
+    record = {"trial": 3, "config": {"a": 1}, "budget": 9.0, "status": "SUCCESS", "score": 0.5}
+    (trial,) = trials_of([{**record, "seed": 2, "instance": "fold1", "info": {"x": 1}}])
+    assert trials_of([trial.to_record()]) == [trial]
+    assert trial.key == ('{"a": 1}', 9.0, 2, "fold1")

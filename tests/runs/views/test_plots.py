@@ -91,9 +91,7 @@ def test_a_curve_scored_by_the_older_layout_metric_says_so(run: RunHistory) -> N
     from hpo.runs.views.plots import compare_label
 
     assert compare_label(run) == f"{run.name} ({run.optimizer})"
-    older = dataclasses.replace(
-        run, campaign={k: v for k, v in run.campaign.items() if k != "layout_metric"}
-    )
+    older = dataclasses.replace(run, record=dataclasses.replace(run.record, layout_metric=None))
     assert compare_label(older) == f"{run.name} ({run.optimizer}, older layout metric)"
 
 
