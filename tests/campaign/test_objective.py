@@ -11,6 +11,7 @@ from hpo.campaign.objective import ObjectiveSettings, RankerObjective, default_t
 from hpo.data.load import COLLECTIONS
 from hpo.errors import ConfigError, UsageError
 from hpo.ranking.model.datasets import DatasetCache
+from hpo.runs.record.trial import Trial
 
 HP = {"learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 5, "label_levels": 8}
 
@@ -345,7 +346,11 @@ def test_a_valid_graph_without_a_ranking_is_left_out_and_recorded(tiny_tables) -
     # each mean is the other graph's tau alone: together, twice the mean of both
     alone = first_flat["metrics"][c] + second_flat["metrics"][c]
     assert alone == pytest.approx(2 * both["metrics"][c])
-    notes = unranked_notes([{"info": {}}, {"info": first_flat}, {"info": {}}])
+
+    def logged(info: dict) -> Trial:
+        return Trial(trial=0, config={}, budget=20.0, status="SUCCESS", info=info)
+
+    notes = unranked_notes([logged({}), logged(first_flat), logged({})])
     assert notes == [
         "1 labeled graph(s) carry no ranking (one config, or every runtime equal: no "
         f"prediction can order them) and are left out of the means: {first_flat['unranked'][0]}"

@@ -33,7 +33,7 @@ COLLECTION = "layout:xla:random"
 
 
 #: Base-name prefixes each old version lacks, and its layout width.
-_LACKS = {1: (("so_", "est_", "oc_", "kp_"), 220), 2: (("est_", "oc_", "kp_"), 286)}
+_LACKS = {1: (("so_", "est_", "oc_", "kp_", "nd_"), 220), 2: (("est_", "oc_", "kp_", "nd_"), 286)}
 
 
 def _old_columns(spec: FeatureSpec, lacks: tuple[str, ...]) -> list[str]:
