@@ -80,24 +80,18 @@ def _cmd_check(args: argparse.Namespace) -> int:
     absent = absent_line(report)
     if absent is not None:
         print(f"hpo: note: {absent}", file=sys.stderr)
-    for shared in report.shared:
-        print(f"hpo: shared graph: {shared.line()}", file=sys.stderr)
-    if report.shared:
-        print(
-            f"hpo: warning: {len(report.shared)} valid/test graph(s) are also in train (same "
-            "nodes and edges): their scores measure fit; hpo run refuses this root without "
-            "--allow-overlap",
-            file=sys.stderr,
-        )
-    for line in report.unranked:
-        print(f"hpo: no ranking: {line}", file=sys.stderr)
-    if report.unranked:
-        print(
-            f"hpo: warning: {len(report.unranked)} labeled graph(s) carry no ranking: no "
-            "prediction can order their configs, so run, export and evaluate leave them out "
-            "of the means",
-            file=sys.stderr,
-        )
+    _warn_each(
+        "shared graph",
+        [shared.line() for shared in report.shared],
+        "valid/test graph(s) are also in train (same nodes and edges): their scores measure "
+        "fit; hpo run refuses this root without --allow-overlap",
+    )
+    _warn_each(
+        "no ranking",
+        list(report.unranked),
+        "labeled graph(s) carry no ranking: no prediction can order their configs, so run, "
+        "export and evaluate leave them out of the means",
+    )
     for line in report.problems:
         print(f"hpo: bad file: {line}", file=sys.stderr)
     if report.incomplete is not None:
@@ -121,3 +115,11 @@ def _root_to_check(args: argparse.Namespace) -> Path:
     if root is None:
         raise UsageError("data check needs a dataset root: hpo data check --data ROOT")
     return Path(root)
+
+
+def _warn_each(label: str, lines: list[str], warning: str) -> None:
+    """One stderr line per item (``hpo: <label>: <line>``), then the count and what it means."""
+    for line in lines:
+        print(f"hpo: {label}: {line}", file=sys.stderr)
+    if lines:
+        print(f"hpo: warning: {len(lines)} {warning}", file=sys.stderr)
