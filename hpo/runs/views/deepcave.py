@@ -25,12 +25,16 @@ from pathlib import Path
 from typing import Any
 
 from hpo.errors import UsageError
+from hpo.ownership import check_replaceable
 from hpo.runs.incumbent import config_key
 from hpo.runs.record.folder import write_json_atomic
 from hpo.runs.views.history import RunHistory, Trial
 from hpo.runs.views.nested import AnyRun
 
 __all__ = ["SMAC_STATUS", "export_deepcave", "objective_names"]
+
+#: The files an export writes in a run's folder (:func:`_write`).
+_FILES = ("configspace.json", "scenario.json", "runhistory.json")
 
 #: SMAC3's ``StatusType`` values by the status names hpo records.
 SMAC_STATUS = {"SUCCESS": 1, "CRASHED": 2, "TIMEOUT": 3, "MEMORYOUT": 4}
@@ -75,6 +79,18 @@ def _entry(t: Trial, config_id: int, collections: tuple[str, ...]) -> dict[str, 
         "endtime": end,
         "additional_info": info,
     }
+
+
+def _is_export(folder: Path) -> bool:
+    """Whether ``folder`` holds an earlier export and nothing else: only :data:`_FILES`."""
+    return folder.is_dir() and all(
+        p.name in _FILES and p.is_file() and not p.is_symlink() for p in folder.iterdir()
+    )
+
+
+def _check_folder(folder: Path) -> None:
+    """Refuse a ``folder`` an export would replace files of, unless an earlier export."""
+    check_replaceable(folder, "--out", kind="DeepCAVE export", owned=_is_export)
 
 
 def _write(run: RunHistory, folder: Path) -> Path:
@@ -133,11 +149,16 @@ def export_deepcave(run: AnyRun, out: Path | str) -> list[Path]:
     Raises
     ------
     UsageError
-        If the run holds no search space, or a per-subset run has no started subset.
+        If the run holds no search space, a per-subset run has no started subset, or a
+        folder to write is there and not an earlier export (:mod:`hpo.ownership`).
     """
     out = Path(out)
     if run.kind == "single":
-        return [_write(run, out / run.name)]
-    if not run.subsets:
+        folders = [(run, out / run.name)]
+    elif not run.subsets:
         raise UsageError(f"run '{run.name}': no subset has started, so there is nothing to export")
-    return [_write(sub, out / f"{run.name}-{name}") for name, sub in run.subsets.items()]
+    else:
+        folders = [(sub, out / f"{run.name}-{name}") for name, sub in run.subsets.items()]
+    for _, folder in folders:  # every one before any is written
+        _check_folder(folder)
+    return [_write(r, folder) for r, folder in folders]

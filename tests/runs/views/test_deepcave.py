@@ -129,3 +129,16 @@ def test_deepcave_loads_the_exports_and_a_plain_smac_folder(runs: Path, tmp_path
     for name in ("subsets-tile-xla", "subsets-layout-xla-default"):
         assert loaded[str(tmp_path / name)]["objectives"] == ["cost", "Time"]
     assert loaded[str(plain)]["trials"] == len(load_any("single", runs).trials)
+
+
+def test_a_file_where_the_folder_goes_is_one_line(
+    runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """probe2 #59: a file named like the run was a FileExistsError traceback."""
+    (tmp_path / "single").write_text("hi\n")
+    argv = ["runs", "export", "single", "--runs-dir", str(runs), "--format", "deepcave"]
+    assert main([*argv, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {tmp_path / 'single'}: exists and is not a DeepCAVE export" in err
+    assert len(err.strip().splitlines()) == 1
+    assert (tmp_path / "single").read_text() == "hi\n"
