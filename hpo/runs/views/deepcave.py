@@ -21,6 +21,7 @@ hpo does not depend on it.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -81,10 +82,24 @@ def _entry(t: Trial, config_id: int, collections: tuple[str, ...]) -> dict[str, 
     }
 
 
+def _exported_run(folder: Path) -> str | None:
+    """The run folder an earlier export's ``scenario.json`` records (its ``hpo.run``)."""
+    try:
+        scenario = json.loads((folder / "scenario.json").read_text(encoding="utf-8"))
+        run = scenario["hpo"]["run"]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
+        return None
+    return run if isinstance(run, str) else None
+
+
 def _is_export(folder: Path) -> bool:
-    """Whether ``folder`` holds an earlier export and nothing else: only :data:`_FILES`."""
-    return folder.is_dir() and all(
-        p.name in _FILES and p.is_file() and not p.is_symlink() for p in folder.iterdir()
+    """Whether ``folder`` holds an earlier export and nothing else: only :data:`_FILES`, and
+    a ``scenario.json`` naming the run it was written from (a bare ``runhistory.json`` may
+    be anyone's)."""
+    return (
+        folder.is_dir()
+        and all(p.name in _FILES and p.is_file() and not p.is_symlink() for p in folder.iterdir())
+        and _exported_run(folder) is not None
     )
 
 

@@ -19,6 +19,7 @@ import pytest
 from toy_runs import TWO, build_toy_runs
 
 from hpo.cli import main
+from hpo.errors import UsageError
 from hpo.runs.views.deepcave import export_deepcave, objective_names
 from hpo.runs.views.nested import load_any
 
@@ -142,3 +143,13 @@ def test_a_file_where_the_folder_goes_is_one_line(
     assert f"--out {tmp_path / 'single'}: exists and is not a DeepCAVE export" in err
     assert len(err.strip().splitlines()) == 1
     assert (tmp_path / "single").read_text() == "hi\n"
+
+
+def test_a_folder_that_is_no_export_is_kept(runs: Path, tmp_path: Path) -> None:
+    """probe2 #57: a runhistory.json of the run's name, hpo's or not, was overwritten."""
+    (tmp_path / "single").mkdir()
+    (tmp_path / "single" / "runhistory.json").write_text("precious\n")
+    with pytest.raises(UsageError, match=r"single: exists and is not a DeepCAVE export hpo"):
+        export_deepcave(load_any("single", runs), tmp_path)
+    assert (tmp_path / "single" / "runhistory.json").read_text() == "precious\n"
+    assert not (tmp_path / "single" / "scenario.json").exists()
