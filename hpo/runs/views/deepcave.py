@@ -103,9 +103,17 @@ def _is_export(folder: Path) -> bool:
     )
 
 
-def _check_folder(folder: Path) -> None:
-    """Refuse a ``folder`` an export would replace files of, unless an earlier export."""
+def _check_folder(folder: Path, run: RunHistory) -> None:
+    """Refuse a ``folder`` an export would replace files of, unless an earlier export of
+    ``run``: runs of one name (another ``--runs-dir``) share the folder, and one export
+    silently replaced the other's (as ``hpo export`` refuses, :mod:`hpo.deploy.out_folder`)."""
     check_replaceable(folder, "--out", kind="DeepCAVE export", owned=_is_export)
+    recorded = _exported_run(folder) if folder.is_dir() else None
+    if recorded is not None and Path(recorded).resolve() != Path(run.path).resolve():
+        raise UsageError(
+            f"--out {folder}: holds the DeepCAVE export of run {recorded}; move it or choose "
+            "another --out"
+        )
 
 
 def _write(run: RunHistory, folder: Path) -> Path:
@@ -142,7 +150,7 @@ def _write(run: RunHistory, folder: Path) -> Path:
         "max_budget": s.max_budget,
         "instances": None,
         "hpo": {
-            "run": str(run.path),
+            "run": str(Path(run.path).resolve()),
             "optimizer": run.optimizer,
             "fidelity": run.fidelity,
             "collections": list(collections),
@@ -174,6 +182,6 @@ def export_deepcave(run: AnyRun, out: Path | str) -> list[Path]:
         raise UsageError(f"run '{run.name}': no subset has started, so there is nothing to export")
     else:
         folders = [(sub, out / f"{run.name}-{name}") for name, sub in run.subsets.items()]
-    for _, folder in folders:  # every one before any is written
-        _check_folder(folder)
+    for r, folder in folders:  # every one before any is written
+        _check_folder(folder, r)
     return [_write(r, folder) for r, folder in folders]

@@ -153,3 +153,16 @@ def test_a_folder_that_is_no_export_is_kept(runs: Path, tmp_path: Path) -> None:
         export_deepcave(load_any("single", runs), tmp_path)
     assert (tmp_path / "single" / "runhistory.json").read_text() == "precious\n"
     assert not (tmp_path / "single" / "scenario.json").exists()
+
+
+def test_another_runs_export_is_kept(runs: Path, tmp_path: Path) -> None:
+    """probe2 #58: a run of the same name in another --runs-dir replaced the export."""
+    other = tmp_path / "projB" / "runs"
+    shutil.copytree(runs / "cv", other / "single")
+    export_deepcave(load_any("single", runs), tmp_path / "dcs")
+    first = (tmp_path / "dcs" / "single" / "runhistory.json").read_text()
+    with pytest.raises(UsageError, match=r"single: holds the DeepCAVE export of run .*runs"):
+        export_deepcave(load_any("single", other), tmp_path / "dcs")
+    assert (tmp_path / "dcs" / "single" / "runhistory.json").read_text() == first
+    export_deepcave(load_any("single", runs), tmp_path / "dcs")  # its own: written again
+    assert (tmp_path / "dcs" / "single" / "runhistory.json").read_text() == first
