@@ -151,7 +151,14 @@ def _check_out(out: Path, model_dir: Path) -> None:
     """Refuse an ``--out`` that is no place for a submission, before any graph is ranked:
     a missing folder, a folder, a file of the model folder (the CSV would replace the model
     it was written with), or an existing file that is not a submission hpo wrote
-    (:mod:`hpo.ownership`: a live run's ``campaign.json`` was once replaced)."""
+    (:mod:`hpo.ownership`: a live run's ``campaign.json`` was once replaced), and ``-``:
+    the CSV is renamed into place when whole, so it cannot go to stdout (a file named ``-``
+    was written)."""
+    if str(out) == "-":
+        raise UsageError(
+            "--out -: predict writes the submission to a file (renamed into place when whole), "
+            "not to stdout; name the CSV file"
+        )
     if out.parent and not out.parent.is_dir():
         raise UsageError(f"{out}: {out.parent} does not exist or is not a folder")
     if out.is_dir():

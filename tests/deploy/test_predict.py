@@ -257,3 +257,20 @@ def test_out_on_a_read_only_file_system_says_so_itself(
         "choose another --out$",
     ):
         write_submission(model, tiny_root, out, collections=("tile:xla",))
+
+
+def test_out_dash_is_refused_in_one_line(
+    model: ExportedModel,
+    tiny_root: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """probe2 #76: ``--out -`` wrote a file named ``-`` ("wrote -")."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["predict", "--model", str(model.path), "--data", str(tiny_root), "--out", "-"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--out -: predict writes the submission to a file" in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "-").exists()
