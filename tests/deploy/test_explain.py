@@ -128,6 +128,8 @@ def test_explain_command(model: ExportedModel, capsys: pytest.CaptureFixture[str
     assert "expected two config indices A,B" in capsys.readouterr().err
     assert main([*argv, "--configs", "0,500"]) == 2
     assert "config 500 out of range (it has 112 configs)" in capsys.readouterr().err
+    assert main([*argv, "--configs", "-1,0"]) == 2  # probe2 #23: "expected one argument"
+    assert "config -1 out of range (it has 112 configs)" in capsys.readouterr().err
 
 
 def test_an_unknown_graph_is_refused(model: ExportedModel) -> None:
