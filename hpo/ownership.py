@@ -7,7 +7,8 @@ Every command that deletes or replaces a path the user named (``run --overwrite`
 - never a folder that is, or holds, the working directory, the data root or the cache (a
   run named like the dataset root once deleted it);
 - only a folder or file that hpo's own check says it wrote (``owned``): a run folder with a
-  readable ``campaign.json``, an earlier export, a submission CSV, a generated root.
+  readable ``campaign.json``, an earlier export, a submission CSV its recorded SHA-256
+  proves, a generated root.
 
 Temporary files and folders (written, then renamed into place) are named by
 :func:`temp_prefix` after the host and process that write them, so one a killed process left

@@ -40,6 +40,7 @@ def _json(e: Explanation) -> dict[str, Any]:
     out = dataclasses.asdict(e)
     out["path"] = str(e.path)
     out["difference"] = e.difference
+    out["tied"] = e.tied
     for g, group in zip(out["groups"], e.groups, strict=True):
         g["difference"] = group.difference
     return out
@@ -52,12 +53,17 @@ def _ms(ns: float | None) -> str:
 def _print(e: Explanation) -> None:
     console = stdout_console()
     d = e.difference
+    if e.tied:
+        ranks = f"configs {e.a} and {e.b} tied at rank {e.rank_a + 1} (the same model score)"
+        verdict = "no order predicted between them"
+    else:
+        ranks = f"config {e.a} ranked {e.rank_a + 1}, config {e.b} ranked {e.rank_b + 1}"
+        verdict = f"B predicted {'slower' if d > 0 else 'faster'}"
     console.print(
-        f"{e.collection} {e.path.stem} ({e.n_configs} configs): config {e.a} ranked "
-        f"{e.rank_a + 1}, config {e.b} ranked {e.rank_b + 1} by the model "
+        f"{e.collection} {e.path.stem} ({e.n_configs} configs): {ranks} by the model "
         f"(measured {_ms(e.runtime_a)} and {_ms(e.runtime_b)})\n"
         f"trees' score (lower = predicted faster): A {e.score_a:.4f}, B {e.score_b:.4f}, "
-        f"B - A {d:+.4f} (B predicted {'slower' if d > 0 else 'faster'})",
+        f"B - A {d:+.4f} ({verdict})",
         highlight=False,
     )
     groups = Table(

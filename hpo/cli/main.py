@@ -16,6 +16,7 @@ import argparse
 import contextlib
 import io
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -102,6 +103,13 @@ class _Parser(argparse.ArgumentParser):
     """argparse's parser, whose errors are one line (``hpo run: error: ... (see hpo run
     --help)``) and exit code 2: the usage argparse prints first was up to 13 lines, burying
     the error; ``--help`` is where it belongs. Sub-command parsers are of this class too."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # a value starting with '-' and a digit (--walltime -5m, --configs -1,0) is a value, for
+        # its option's own check to refuse: argparse takes only plain negative numbers so, and
+        # said "expected one argument" of the rest. No option of hpo is spelled -<digit>.
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
 
     def error(self, message: str) -> NoReturn:  # noqa: D102
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")

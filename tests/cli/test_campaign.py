@@ -229,6 +229,15 @@ def test_bad_walltime_is_an_argparse_error(capsys: pytest.CaptureFixture[str]) -
     assert "invalid duration 'soon'" in capsys.readouterr().err
 
 
+def test_a_walltime_starting_with_a_dash_is_read_as_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """probe2 #23: argparse said "expected one argument" of ``--walltime -5m``."""
+    with pytest.raises(SystemExit, match=r"2"):
+        main(["run", "--data", "x", "--walltime", "-5m"])
+    assert "invalid duration '-5m'" in capsys.readouterr().err
+
+
 def test_default_run_name() -> None:
     assert default_run_name("bo").endswith("-bo")
 

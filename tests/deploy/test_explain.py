@@ -128,8 +128,26 @@ def test_explain_command(model: ExportedModel, capsys: pytest.CaptureFixture[str
     assert "expected two config indices A,B" in capsys.readouterr().err
     assert main([*argv, "--configs", "0,500"]) == 2
     assert "config 500 out of range (it has 112 configs)" in capsys.readouterr().err
+    assert main([*argv, "--configs", "-1,0"]) == 2  # probe2 #23: "expected one argument"
+    assert "config -1 out of range (it has 112 configs)" in capsys.readouterr().err
 
 
 def test_an_unknown_graph_is_refused(model: ExportedModel) -> None:
     with pytest.raises(UsageError, match="no graph 'nope' under"):
         explain_configs(model, REALDATA, "nope", 0, 1)
+
+
+def test_configs_of_one_score_are_said_to_tie(
+    model: ExportedModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """probe2 #84: a config against itself was 'ranked 1 / ranked 2', 'B predicted faster'."""
+    stem = list_graphs(REALDATA, "tile:xla", "valid")[0].stem
+    e = explain_configs(model, REALDATA, stem, 3, 3)
+    assert e.tied
+    assert e.rank_a == e.rank_b
+    argv = ["explain", "--model", str(model.path), "--data", str(REALDATA), "--graph", stem]
+    assert main([*argv, "--configs", "3,3"]) == 0
+    out = capsys.readouterr().out
+    assert f"configs 3 and 3 tied at rank {e.rank_a + 1} (the same model score)" in out
+    assert "no order predicted between them" in out
+    assert "B predicted" not in out

@@ -133,10 +133,11 @@ def test_failure_midway_keeps_previous_file(
     victim = list_graphs(broken, "layout:nlp:random", "test")[-1]
     victim.write_bytes(victim.read_bytes()[:200])
     out = tmp_path / "s.csv"
-    out.write_text("ID,TopConfigs\nprevious\n")
+    write_submission(model, tiny_root, out, collections=("tile:xla",))
+    previous = out.read_text()
     with pytest.raises(DataFormatError, match=re.escape(victim.name)):
         write_submission(model, broken, out)
-    assert out.read_text() == "ID,TopConfigs\nprevious\n"
+    assert out.read_text() == previous
     assert not list(tmp_path.glob(".*.tmp"))
 
 
@@ -211,9 +212,30 @@ def test_out_replaces_only_a_submission(
     out = tmp_path / "s.csv"
     write_submission(model, tiny_root, out, collections=("tile:xla",))
     first = out.read_text()
-    out.write_text(first + "tile:xla:extra,0\n")
-    write_submission(model, tiny_root, out, collections=("tile:xla",))  # its own: replaced
-    assert out.read_text() == first
+    write_submission(model, tiny_root, out)  # its own: replaced
+    assert out.read_text() != first
+    assert out.read_text().startswith(first)
+
+
+@pytest.mark.parametrize(
+    "found",
+    [
+        "ID,TopConfigs\ntile:xla:foo,1;2;3\n",  # another tool's submission
+        None,  # hpo's, edited since: its digest no longer proves it
+    ],
+)
+def test_out_replaces_only_a_submission_hpo_wrote(
+    model: ExportedModel, tiny_root: Path, tmp_path: Path, found: str | None
+) -> None:
+    """probe2 #72: any file with the competition's header was taken for hpo's and replaced."""
+    out = tmp_path / "kaggle_sub.csv"
+    if found is None:
+        write_submission(model, tiny_root, out, collections=("tile:xla",))
+        found = out.read_text() + "tile:xla:mine,0\n"
+    out.write_text(found)
+    with pytest.raises(UsageError, match=r"kaggle_sub.csv: exists and is not a submission hpo"):
+        write_submission(model, tiny_root, out, collections=("tile:xla",))
+    assert out.read_text() == found
 
 
 def test_a_full_cache_stops_predict_in_one_line(
@@ -257,3 +279,20 @@ def test_out_on_a_read_only_file_system_says_so_itself(
         "choose another --out$",
     ):
         write_submission(model, tiny_root, out, collections=("tile:xla",))
+
+
+def test_out_dash_is_refused_in_one_line(
+    model: ExportedModel,
+    tiny_root: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """probe2 #76: ``--out -`` wrote a file named ``-`` ("wrote -")."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["predict", "--model", str(model.path), "--data", str(tiny_root), "--out", "-"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--out -: predict writes the submission to a file" in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "-").exists()

@@ -51,7 +51,8 @@ class Explanation:
 
     ``score_*`` are the trees' scores (lower = predicted faster), ``model_score_*`` the
     model's own (with its prior's blend, standardized over the graph's configs) and
-    ``rank_*`` each config's place in the model's order of the graph (0 = predicted fastest);
+    ``rank_*`` each config's place in the model's order of the graph (0 = predicted fastest;
+    configs of one model score share the first place of their tie, :attr:`tied`);
     ``runtime_*`` the measured runtimes when the file is labeled. ``nodes`` is ``None`` for
     a tile graph; ``together`` is the move of A's score when the first :data:`TOGETHER`
     nodes take B's layout at once.
@@ -79,6 +80,11 @@ class Explanation:
     def difference(self) -> float:
         """B's trees score minus A's (positive: B predicted slower)."""
         return self.score_b - self.score_a
+
+    @property
+    def tied(self) -> bool:
+        """Whether the model gives A and B the same score: no order between them is predicted."""
+        return self.model_score_a == self.model_score_b
 
 
 def find_graph(model: ExportedModel, root: Path, stem: str) -> tuple[Path, str]:
@@ -129,7 +135,6 @@ def explain_configs(
         if not 0 <= i < X.shape[0]:
             raise UsageError(f"{path}: config {i} out of range (it has {X.shape[0]} configs)")
     full = fam.predict(X)
-    order = np.argsort(np.argsort(full, kind="stable"), kind="stable")
     contrib = -np.asarray(fam.booster.predict(X[[a, b]][:, fam.columns], pred_contrib=True))
     every = feature_names(family_of(collection), model.spec)
     names = [every[i] for i in fam.columns]
@@ -149,8 +154,8 @@ def explain_configs(
         score_b=float(contrib[1].sum()),
         model_score_a=float(full[a]),
         model_score_b=float(full[b]),
-        rank_a=int(order[a]),
-        rank_b=int(order[b]),
+        rank_a=int(np.count_nonzero(full < full[a])),  # a tie: no order, one place
+        rank_b=int(np.count_nonzero(full < full[b])),
         n_configs=int(X.shape[0]),
         runtime_a=float(target[a]) if labeled else None,
         runtime_b=float(target[b]) if labeled else None,

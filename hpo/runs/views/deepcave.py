@@ -21,16 +21,21 @@ hpo does not depend on it.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from hpo.errors import UsageError
+from hpo.ownership import check_replaceable
 from hpo.runs.incumbent import config_key
 from hpo.runs.record.folder import write_json_atomic
 from hpo.runs.views.history import RunHistory, Trial
 from hpo.runs.views.nested import AnyRun
 
 __all__ = ["SMAC_STATUS", "export_deepcave", "objective_names"]
+
+#: The files an export writes in a run's folder (:func:`_write`).
+_FILES = ("configspace.json", "scenario.json", "runhistory.json")
 
 #: SMAC3's ``StatusType`` values by the status names hpo records.
 SMAC_STATUS = {"SUCCESS": 1, "CRASHED": 2, "TIMEOUT": 3, "MEMORYOUT": 4}
@@ -77,6 +82,40 @@ def _entry(t: Trial, config_id: int, collections: tuple[str, ...]) -> dict[str, 
     }
 
 
+def _exported_run(folder: Path) -> str | None:
+    """The run folder an earlier export's ``scenario.json`` records (its ``hpo.run``)."""
+    try:
+        scenario = json.loads((folder / "scenario.json").read_text(encoding="utf-8"))
+        run = scenario["hpo"]["run"]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
+        return None
+    return run if isinstance(run, str) else None
+
+
+def _is_export(folder: Path) -> bool:
+    """Whether ``folder`` holds an earlier export and nothing else: only :data:`_FILES`, and
+    a ``scenario.json`` naming the run it was written from (a bare ``runhistory.json`` may
+    be anyone's)."""
+    return (
+        folder.is_dir()
+        and all(p.name in _FILES and p.is_file() and not p.is_symlink() for p in folder.iterdir())
+        and _exported_run(folder) is not None
+    )
+
+
+def _check_folder(folder: Path, run: RunHistory) -> None:
+    """Refuse a ``folder`` an export would replace files of, unless an earlier export of
+    ``run``: runs of one name (another ``--runs-dir``) share the folder, and one export
+    silently replaced the other's (as ``hpo export`` refuses, :mod:`hpo.deploy.out_folder`)."""
+    check_replaceable(folder, "--out", kind="DeepCAVE export", owned=_is_export)
+    recorded = _exported_run(folder) if folder.is_dir() else None
+    if recorded is not None and Path(recorded).resolve() != Path(run.path).resolve():
+        raise UsageError(
+            f"--out {folder}: holds the DeepCAVE export of run {recorded}; move it or choose "
+            "another --out"
+        )
+
+
 def _write(run: RunHistory, folder: Path) -> Path:
     space = run.space
     if space is None:
@@ -111,7 +150,7 @@ def _write(run: RunHistory, folder: Path) -> Path:
         "max_budget": s.max_budget,
         "instances": None,
         "hpo": {
-            "run": str(run.path),
+            "run": str(Path(run.path).resolve()),
             "optimizer": run.optimizer,
             "fidelity": run.fidelity,
             "collections": list(collections),
@@ -133,11 +172,16 @@ def export_deepcave(run: AnyRun, out: Path | str) -> list[Path]:
     Raises
     ------
     UsageError
-        If the run holds no search space, or a per-subset run has no started subset.
+        If the run holds no search space, a per-subset run has no started subset, or a
+        folder to write is there and not an earlier export (:mod:`hpo.ownership`).
     """
     out = Path(out)
     if run.kind == "single":
-        return [_write(run, out / run.name)]
-    if not run.subsets:
+        folders = [(run, out / run.name)]
+    elif not run.subsets:
         raise UsageError(f"run '{run.name}': no subset has started, so there is nothing to export")
-    return [_write(sub, out / f"{run.name}-{name}") for name, sub in run.subsets.items()]
+    else:
+        folders = [(sub, out / f"{run.name}-{name}") for name, sub in run.subsets.items()]
+    for r, folder in folders:  # every one before any is written
+        _check_folder(folder, r)
+    return [_write(r, folder) for r, folder in folders]

@@ -19,6 +19,7 @@ import pytest
 from toy_runs import TWO, build_toy_runs
 
 from hpo.cli import main
+from hpo.errors import UsageError
 from hpo.runs.views.deepcave import export_deepcave, objective_names
 from hpo.runs.views.nested import load_any
 
@@ -129,3 +130,39 @@ def test_deepcave_loads_the_exports_and_a_plain_smac_folder(runs: Path, tmp_path
     for name in ("subsets-tile-xla", "subsets-layout-xla-default"):
         assert loaded[str(tmp_path / name)]["objectives"] == ["cost", "Time"]
     assert loaded[str(plain)]["trials"] == len(load_any("single", runs).trials)
+
+
+def test_a_file_where_the_folder_goes_is_one_line(
+    runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """probe2 #59: a file named like the run was a FileExistsError traceback."""
+    (tmp_path / "single").write_text("hi\n")
+    argv = ["runs", "export", "single", "--runs-dir", str(runs), "--format", "deepcave"]
+    assert main([*argv, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {tmp_path / 'single'}: exists and is not a DeepCAVE export" in err
+    assert len(err.strip().splitlines()) == 1
+    assert (tmp_path / "single").read_text() == "hi\n"
+
+
+def test_a_folder_that_is_no_export_is_kept(runs: Path, tmp_path: Path) -> None:
+    """probe2 #57: a runhistory.json of the run's name, hpo's or not, was overwritten."""
+    (tmp_path / "single").mkdir()
+    (tmp_path / "single" / "runhistory.json").write_text("precious\n")
+    with pytest.raises(UsageError, match=r"single: exists and is not a DeepCAVE export hpo"):
+        export_deepcave(load_any("single", runs), tmp_path)
+    assert (tmp_path / "single" / "runhistory.json").read_text() == "precious\n"
+    assert not (tmp_path / "single" / "scenario.json").exists()
+
+
+def test_another_runs_export_is_kept(runs: Path, tmp_path: Path) -> None:
+    """probe2 #58: a run of the same name in another --runs-dir replaced the export."""
+    other = tmp_path / "projB" / "runs"
+    shutil.copytree(runs / "cv", other / "single")
+    export_deepcave(load_any("single", runs), tmp_path / "dcs")
+    first = (tmp_path / "dcs" / "single" / "runhistory.json").read_text()
+    with pytest.raises(UsageError, match=r"single: holds the DeepCAVE export of run .*runs"):
+        export_deepcave(load_any("single", other), tmp_path / "dcs")
+    assert (tmp_path / "dcs" / "single" / "runhistory.json").read_text() == first
+    export_deepcave(load_any("single", runs), tmp_path / "dcs")  # its own: written again
+    assert (tmp_path / "dcs" / "single" / "runhistory.json").read_text() == first
