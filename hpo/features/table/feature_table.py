@@ -26,7 +26,7 @@ import numpy as np
 
 from hpo.data.load import is_layout, load_layout_graph, load_tile_graph
 from hpo.data.npyzip import ARCHIVE_ERRORS
-from hpo.errors import DataFormatError, naming
+from hpo.errors import DataFormatError, UsageError, naming
 from hpo.features.layout.extract import (
     extract_layout_features,
     layout_block_rows,
@@ -96,8 +96,23 @@ def version_columns(family: str, spec: FeatureSpec) -> np.ndarray | None:
 
 def extraction_jobs(n_jobs: int | None) -> int:
     """Files extracted in parallel: ``n_jobs``, or by default one per CPU, at most 4 (what
-    ``hpo run``, ``hpo export`` and ``hpo evaluate`` use when not told)."""
-    return n_jobs or min(4, os.cpu_count() or 1)
+    ``hpo run``, ``hpo export`` and ``hpo evaluate`` use when not told).
+
+    Raises
+    ------
+    UsageError
+        In one line, if ``n_jobs`` is not from 1 to this machine's cores: ``--jobs 100000``
+        started processes for minutes, and 0 was taken as the default.
+    """
+    cores = os.cpu_count() or 1
+    if n_jobs is None:
+        return min(4, cores)
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or not 1 <= n_jobs <= cores:
+        raise UsageError(
+            f"--jobs {n_jobs}: expected 1 to {cores}, the cores of this machine (processes "
+            "beyond them only wait for one)"
+        )
+    return n_jobs
 
 
 @dataclass(frozen=True)
