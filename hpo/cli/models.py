@@ -85,8 +85,10 @@ def _export_options(args: argparse.Namespace, progress: ProgressFn) -> ExportOpt
 
 def _cmd_export(args: argparse.Namespace) -> int:
     from hpo.deploy.out_folder import check_default_out, writing_out
+    from hpo.features import extraction_jobs
     from hpo.runs.views.nested import load_any
 
+    extraction_jobs(args.jobs)  # a bad --jobs is refused before anything is written
     run = load_any(args.name, args.runs_dir)
     out = args.out if args.out is not None else Path("models") / run.name
     with writing_out(out):  # until the folder is read back: no other export replaces it

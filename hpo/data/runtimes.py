@@ -40,6 +40,9 @@ NORMALIZER_KEY = "config_runtime_normalizers"
 #: Indices listed per kind of bad value before the message says "...".
 MAX_LISTED = 5
 _INT64_LIMIT = np.float64(2**63)  # a float64 bound whatever the array's float dtype
+#: The largest runtime taken: every whole number up to it is exact in float64, where the
+#: metrics and ``hpo data check`` compare runtimes (2**60 + i all read as 1.15292e+18).
+MAX_RUNTIME = 2**53
 
 
 def carries_ranking(target: np.ndarray) -> bool:
@@ -86,12 +89,21 @@ def _bad_values(values: np.ndarray, *, zero_ok: bool) -> list[str]:
         with np.errstate(invalid="ignore"):
             checks.append((finite & (values != np.trunc(values)), "fractional"))
             checks.append((finite & (np.abs(values) >= _INT64_LIMIT), "out-of-int64-range"))
+            beyond = finite & (values > MAX_RUNTIME) & (values < _INT64_LIMIT)
+            checks.append((beyond, "above-2^53"))
         found += [_where(mask, what) for mask, what in checks if mask.any()]
         negative, zero = finite & (values < 0), values == 0  # -inf is reported once, above
     else:
         negative, zero = values < 0, values == 0
-        if values.dtype == np.uint64 and (big := values >= np.uint64(2**63)).any():
+        big = (
+            values >= np.uint64(2**63)
+            if values.dtype == np.uint64
+            else np.zeros(values.shape, bool)
+        )
+        if big.any():
             found.append(_where(big, "out-of-int64-range"))
+        if (beyond := ~big & (values > MAX_RUNTIME)).any():
+            found.append(_where(beyond, "above-2^53"))
     if negative.any():
         found.append(_where(negative, "negative"))
     if not zero_ok and zero.any():
@@ -122,8 +134,8 @@ def validate_tile_runtimes(
     Raises
     ------
     DataFormatError
-        If a runtime or normalizer is NaN, infinite, fractional, negative, or zero where it
-        must be positive; the message lists how many and at which configs.
+        If a runtime or normalizer is NaN, infinite, fractional, negative, above 2**53, or
+        zero where it must be positive; the message lists how many and at which configs.
     """
     labeled = not (np.all(runtime == 0) and np.all(normalizers == 1))
     runtime = _validated(path, RUNTIME_KEY, runtime, zero_ok=not labeled)
@@ -139,7 +151,8 @@ def validate_layout_runtimes(path: Path, runtime: np.ndarray) -> tuple[np.ndarra
     Raises
     ------
     DataFormatError
-        If a runtime is NaN, infinite, fractional, negative, or zero in a labeled file.
+        If a runtime is NaN, infinite, fractional, negative, above 2**53, or zero in a
+        labeled file.
     """
     labeled = not np.all(runtime == 0)
     return _validated(path, RUNTIME_KEY, runtime, zero_ok=not labeled), labeled

@@ -18,6 +18,7 @@ timestamps, so two runs give byte-identical files.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from hpo.data.load import COLLECTIONS, LAW_FILE, SPLITS, SYNTH_FILE, collection_dir, is_layout
-from hpo.errors import UsageError, naming
+from hpo.errors import StorageError, UsageError, naming
 from hpo.ownership import check_replaceable
 from hpo.synth.law_family import LawConstants, law_record, resolve_law
 from hpo.synth.layout import write_layout_file
@@ -370,6 +371,29 @@ def generate_dataset(
         path.unlink()
     _write_json(root, LAW_FILE, law_record(constants))
 
+    try:
+        return _write_graphs(root, plan, spec, seed, scale, constants, progress)
+    except StorageError as exc:  # a full disk: say what it left behind
+        unfinished = (
+            f"{root} is left unfinished (hpo data check refuses it): run data synth again with "
+            "the same --out, --scale and --seed, or delete it"
+        )
+        action = exc.line(option="--out").rsplit("; ", 1)[-1]
+        raise StorageError(
+            exc.errno or errno.EIO, exc.strerror or "", exc.filename, f"{action}; {unfinished}"
+        ) from exc
+
+
+def _write_graphs(
+    root: Path,
+    plan: dict[tuple[str, str], list[str]],
+    spec: ScaleSpec,
+    seed: int,
+    scale: str,
+    constants: LawConstants | None,
+    progress: Callable[[str], None] | None,
+) -> dict:
+    """Write every graph of ``plan`` under ``root``, then ``synth.json``; the summary."""
     total = sum(len(s) for s in plan.values())
     summary: dict = {
         "root": str(root),

@@ -75,7 +75,8 @@ def test_synth_on_a_full_disk_is_one_line_and_leaves_no_temporary_file(
     first = root / "npz" / "tile" / "xla" / "train"
     assert re.fullmatch(
         rf"hpo: error: {first}/\w+_[-\w]+\.npz: No space left on device; free space there or "
-        r"choose another --out\n",
+        rf"choose another --out; {root} is left unfinished \(hpo data check refuses it\): run "
+        r"data synth again with the same --out, --scale and --seed, or delete it\n",
         err,
     ), err
     assert leftovers(root) == []

@@ -263,6 +263,22 @@ def test_uint64_runtime_beyond_int64_is_refused(tmp_path: Path) -> None:
         load_layout_graph(path)
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64, np.float64])
+def test_runtimes_above_2_to_the_53_are_refused(tmp_path: Path, dtype: type) -> None:
+    """Probe2 #20: runtimes 2**60 + i, all distinct, read as one value in float64 (data check
+    said every config had the runtime 1.15292e+18): a runtime above 2**53 is refused."""
+    runtime = (np.full(9, 2**60, dtype=np.int64) + np.arange(9)).astype(dtype)
+    runtime[:4] = np.arange(1, 5) * 10**6
+    path = write_layout(tmp_path / "bad.npz", c=9, config_runtime=runtime)
+    with pytest.raises(
+        DataFormatError, match=r"found 5 above-2\^53 values at configs 4, 5, 6, 7, 8$"
+    ):
+        load_layout_graph(path)
+    ok = np.full(9, 2**53, dtype=dtype)
+    ok[0] = 1
+    load_layout_graph(write_layout(tmp_path / "ok.npz", c=9, config_runtime=ok))
+
+
 @pytest.mark.filterwarnings("error")
 def test_whole_float_runtimes_are_cast_exactly(tmp_path: Path) -> None:
     runtime, norm = _tile_labels(20)

@@ -753,3 +753,24 @@ def test_export_threads_beyond_the_cores_are_refused_before_writing(
         assert err.count("\n") == 1
         assert f"--threads {bad}: expected 1 to " in err
     assert not out.parent.exists()  # nor an empty models/
+
+
+def test_export_jobs_beyond_the_cores_are_refused_before_writing(
+    exported: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Probe2 #69: ``--retrain --jobs 100000`` ran for minutes with leaked semaphores, and
+    ``--jobs 0`` was taken silently."""
+    from hpo.cli.main import main
+    from hpo.features import extraction_jobs
+
+    out = tmp_path / "models" / "x"
+    for bad in ("100000", "0", "-3"):
+        argv = ["export", str(exported[0]), "--retrain", "--jobs", bad, "--out", str(out)]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1
+        assert f"--jobs {bad}: expected 1 to " in err
+    assert not out.parent.exists()  # nor an empty models/
+    with pytest.raises(UsageError, match="--jobs 0: expected 1 to "):
+        export_model(exported[0], out, retrain=True, options=ExportOptions(n_jobs=0))
+    assert extraction_jobs(1) == 1

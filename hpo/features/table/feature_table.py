@@ -6,7 +6,8 @@ bounded by the caps, not by the size of the dataset. Extraction results are cach
 under ``cache_dir``, keyed by a hash of the file's bytes, the collection, the feature spec
 (with the source of every module that shapes a row) and the file's sampling rule, so a
 campaign extracts each file once, not once per trial, and a second campaign with the same
-caps on the same data extracts nothing.
+caps on the same data extracts nothing. An entry is read only if its arrays still have the
+CRC-32 it records (written with them): one edited in place, like a table, is computed again.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import contextlib
 import hashlib
 import os
 import tempfile
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -24,7 +26,7 @@ import numpy as np
 
 from hpo.data.load import is_layout, load_layout_graph, load_tile_graph
 from hpo.data.npyzip import ARCHIVE_ERRORS
-from hpo.errors import DataFormatError, naming
+from hpo.errors import DataFormatError, UsageError, naming
 from hpo.features.layout.extract import (
     extract_layout_features,
     layout_block_rows,
@@ -52,6 +54,8 @@ __all__ = [
 
 #: What reading a damaged cache entry raises (it is then computed again).
 _CACHE_ERRORS: tuple[type[Exception], ...] = (*ARCHIVE_ERRORS, KeyError)
+#: The member of a cache entry holding the CRC-32 of its other arrays, as written.
+_CRC_MEMBER = "crc32"
 
 
 def family_of(collection: str) -> str:
@@ -92,8 +96,23 @@ def version_columns(family: str, spec: FeatureSpec) -> np.ndarray | None:
 
 def extraction_jobs(n_jobs: int | None) -> int:
     """Files extracted in parallel: ``n_jobs``, or by default one per CPU, at most 4 (what
-    ``hpo run``, ``hpo export`` and ``hpo evaluate`` use when not told)."""
-    return n_jobs or min(4, os.cpu_count() or 1)
+    ``hpo run``, ``hpo export`` and ``hpo evaluate`` use when not told).
+
+    Raises
+    ------
+    UsageError
+        In one line, if ``n_jobs`` is not from 1 to this machine's cores: ``--jobs 100000``
+        started processes for minutes, and 0 was taken as the default.
+    """
+    cores = os.cpu_count() or 1
+    if n_jobs is None:
+        return min(4, cores)
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or not 1 <= n_jobs <= cores:
+        raise UsageError(
+            f"--jobs {n_jobs}: expected 1 to {cores}, the cores of this machine (processes "
+            "beyond them only wait for one)"
+        )
+    return n_jobs
 
 
 @dataclass(frozen=True)
@@ -200,19 +219,45 @@ def cache_folder(cache_dir: Path, collection: str) -> Path:
     return Path(cache_dir) / collection.replace(":", "_")
 
 
-def _read_rows_cache(path: Path) -> GraphRows | None:
+def _entry_crc(arrays: dict[str, np.ndarray]) -> int:
+    """CRC-32 of a cache entry's arrays: each one's name, dtype, shape and bytes, by name."""
+    crc = 0
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        crc = zlib.crc32(f"{name}:{a.dtype.str}:{a.shape}".encode(), crc)
+        crc = zlib.crc32(a.reshape(-1).view(np.uint8).data, crc)
+    return crc
+
+
+def _read_entry(path: Path) -> dict[str, np.ndarray] | None:
+    """The arrays of a cache entry, or ``None`` if it is damaged, edited since it was written
+    (its arrays no longer have the recorded CRC-32) or has no record (then it is recomputed)."""
     try:
         with np.load(path, allow_pickle=False) as z:
-            return GraphRows(
-                X=z["X"],
-                target=z["target"],
-                config_index=z["config_index"],
-                dup_count=z["dup_count"],
-                labeled=bool(z["labeled"]),
-                n_configs=int(z["n_configs"]),
-            )
+            arrays = {name: z[name] for name in z.files}
     except _CACHE_ERRORS:
+        return None
+    recorded = arrays.pop(_CRC_MEMBER, None)
+    if recorded is None or recorded.shape != () or int(recorded) != _entry_crc(arrays):
+        return None
+    return arrays
+
+
+def _read_rows_cache(path: Path) -> GraphRows | None:
+    z = _read_entry(path)
+    if z is None:
         return None  # a damaged cache entry is simply recomputed
+    try:
+        return GraphRows(
+            X=z["X"],
+            target=z["target"],
+            config_index=z["config_index"],
+            dup_count=z["dup_count"],
+            labeled=bool(z["labeled"]),
+            n_configs=int(z["n_configs"]),
+        )
+    except _CACHE_ERRORS:
+        return None
 
 
 def _write_npz(path: Path, **arrays: np.ndarray) -> None:
@@ -224,8 +269,9 @@ def _write_npz(path: Path, **arrays: np.ndarray) -> None:
         os.close(fd)
         tmp = Path(name)
         try:
+            crc = np.array(_entry_crc(arrays), dtype=np.int64)
             with open(tmp, "wb") as fh:  # a file object: np.savez would add ".npz" to a name
-                np.savez(fh, allow_pickle=False, **arrays)
+                np.savez(fh, allow_pickle=False, **arrays, **{_CRC_MEMBER: crc})
             os.replace(tmp, path)
         finally:
             with contextlib.suppress(OSError):  # renamed, or never written
@@ -273,11 +319,13 @@ def rows_of_entry(
 
 
 def _read_cache(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool] | None:
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            return z["X"], z["target"], z["hashes"], bool(z["labeled"])
-    except _CACHE_ERRORS:
+    z = _read_entry(path)
+    if z is None:
         return None  # a damaged cache entry is simply recomputed
+    try:
+        return z["X"], z["target"], z["hashes"], bool(z["labeled"])
+    except _CACHE_ERRORS:
+        return None
 
 
 def _write_cache(

@@ -3,7 +3,8 @@
 - Layout collections: Kendall's tau-b per graph between the predicted order and the true
   runtime (ties in the prediction in a random order, in expectation), averaged over the
   graphs of a collection.
-- tile:xla: per graph ``2 - min(runtime of the k best-predicted) / min(runtime)``, averaged.
+- tile:xla: per graph ``2 - min(runtime of the k best-predicted) / min(runtime)``, averaged
+  (ties in the prediction at the k-th place in a random order, in expectation).
 - Leaderboard: the plain mean of the collection means.
 
 A labeled graph whose runtimes are all equal, or that has one config, carries no ranking
@@ -96,24 +97,40 @@ def kendall_tau(pred: np.ndarray, runtime: np.ndarray) -> float:
 
 
 def _best_predicted_min(p: np.ndarray, r: np.ndarray, k: int) -> float:
+    """The least runtime among the ``k`` best-predicted configs, in expectation over the order
+    of the configs tied at the k-th place (a submission lists some ``j`` of those ``m``): the
+    least of a random ``j`` of them is their ``i``-th least runtime with probability
+    ``C(m - i, j - 1) / C(m, j)``. Breaking the tie by index made a score depend on the order
+    of the file (in real files, config 0 is the compiler's default)."""
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
     k = min(k, p.size)
-    top = np.argsort(p, kind="stable")[:k]  # ties at the k-th place: the lower index wins
-    return float(r[top].min())
+    order = np.argsort(p, kind="stable")
+    cut = p[order[k - 1]]
+    tied = (p == cut) | (np.isnan(p) & np.isnan(cut))
+    start = int(np.argmax(tied[order]))  # sorted, the tied configs are one block
+    better = r[order[:start]]
+    low = float(better.min()) if better.size else np.inf
+    ranked = np.sort(r[tied])
+    m, j = ranked.size, k - start
+    steps = (m - j - np.arange(m - j)) / (m - 1.0 - np.arange(m - j))
+    chance = (j / m) * np.concatenate(([1.0], np.cumprod(steps)))
+    return float((chance * np.minimum(ranked[: m - j + 1], low)).sum())
 
 
 def tile_score(pred: np.ndarray, runtime: np.ndarray, k: int = 5) -> float:
     """Competition tile score of one graph: ``2 - min(runtime[top k predicted]) / min(runtime)``.
 
-    1.0 is best; it can go far below 0. Ties in ``pred`` at the k-th place are broken by index.
+    1.0 is best; it can go far below 0. Configs tied in ``pred`` at the k-th place count in
+    expectation over their order, so the score does not depend on the order of the file.
     """
     p, r = _as_pair(pred, runtime)
     return 2.0 - _best_predicted_min(p, r, k) / float(r.min())
 
 
 def topk_error(pred: np.ndarray, runtime: np.ndarray, k: int) -> float:
-    """The paper's top-k error: ``min(runtime[top k predicted]) / min(runtime) - 1`` (0 is best)."""
+    """The paper's top-k error: ``min(runtime[top k predicted]) / min(runtime) - 1`` (0 is best),
+    ties at the k-th place in expectation over their order, as :func:`tile_score`."""
     p, r = _as_pair(pred, runtime)
     return _best_predicted_min(p, r, k) / float(r.min()) - 1.0
 

@@ -32,7 +32,7 @@ from hpo.ranking.model.fit_options import FitOptions
 from hpo.ranking.model.ranker import LambdaRanker
 from hpo.ranking.prior.blend import blend_scores, estimate_position, without
 from hpo.ranking.prior.learned import LearnedPrior, design_row_bytes
-from hpo.ranking.scoring.metrics import TILE_TOP_K, kendall_tau
+from hpo.ranking.scoring.metrics import TILE_TOP_K, kendall_tau, tile_score
 
 __all__ = [
     "GraphScore",
@@ -113,8 +113,9 @@ def valid_rows(
 def graph_metrics(table: FeatureTable, view: ValidRows, pred: np.ndarray) -> list[GraphScore]:
     """Per-graph metric: Kendall's tau (layout) or the top-5 tile score, the latter vectorised.
 
-    The tile score takes the 5 best-predicted configs of each graph with ties broken by row
-    order (a stable sort), as :func:`hpo.ranking.scoring.metrics.tile_score` does.
+    The tile score takes the 5 best-predicted configs of each graph; a graph with configs
+    tied across the 5th place is scored by :func:`hpo.ranking.scoring.metrics.tile_score`
+    (the expectation over the order of the tied configs), the others all at once.
     """
     bounds, runtime = view.bounds, view.runtime
     n_graphs = len(view.graphs)
@@ -129,6 +130,11 @@ def graph_metrics(table: FeatureTable, view: ValidRows, pred: np.ndarray) -> lis
     np.minimum.at(best, gid[top], runtime[top])
     low = np.minimum.reduceat(runtime, bounds[:-1])
     tile = 2.0 - best / low
+    longer = np.flatnonzero(sizes > TILE_TOP_K)
+    kth, after = order[bounds[longer] + TILE_TOP_K - 1], order[bounds[longer] + TILE_TOP_K]
+    for i in longer[pred[kth] == pred[after]]:  # configs tied across the 5th place
+        a, b = bounds[i], bounds[i + 1]
+        tile[i] = tile_score(pred[a:b], runtime[a:b], k=TILE_TOP_K)
     ranked = (sizes >= 2) & (np.maximum.reduceat(runtime, bounds[:-1]) > low)  # carries_ranking
     return [
         GraphScore(

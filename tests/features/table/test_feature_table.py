@@ -106,3 +106,38 @@ def test_a_cache_entry_that_is_no_zip_is_computed_again(tmp_path: Path, entry: s
     assert not hit
     np.testing.assert_array_equal(again, first)
     assert read()[1]  # written anew, and read from the cache next time
+
+
+@pytest.mark.parametrize("entry", ["rows", "file"])
+def test_a_cache_entry_edited_in_place_is_computed_again(tmp_path: Path, entry: str) -> None:
+    """A valid zip whose X was rewritten (rows reversed, same shape) was read as is: an entry
+    is trusted only if its arrays have the CRC-32 recorded when it was written."""
+    from graphs import write_tile
+
+    from hpo.features.spec import FeatureSpec
+    from hpo.features.table.feature_table import extract_file, extract_rows
+
+    path = write_tile(tmp_path / "g.npz")
+    cache, spec = tmp_path / "cache", FeatureSpec()
+
+    def read() -> tuple[np.ndarray, bool]:
+        if entry == "rows":
+            rows, hit = extract_rows(path, "tile:xla", spec, cache_dir=cache)
+            return rows.X, hit
+        X, _, _, _, hit = extract_file(path, "tile:xla", spec, cache_dir=cache)
+        return X, hit
+
+    first, hit = read()
+    assert not hit
+    (written,) = cache.rglob("*.npz")
+    with np.load(written) as z:
+        arrays = dict(z)
+    assert len(arrays["X"]) > 1
+    assert not np.array_equal(arrays["X"], arrays["X"][::-1])
+    arrays["X"] = arrays["X"][::-1].copy()
+    with open(written, "wb") as fh:
+        np.savez(fh, **arrays)
+    again, hit = read()
+    assert not hit
+    np.testing.assert_array_equal(again, first)
+    assert read()[1]  # written anew, and read from the cache next time

@@ -85,6 +85,35 @@ def test_tile_score_against_sort(seed: int) -> None:
     assert tile_score(pred, runtime) == pytest.approx(2 - runtime[top].min() / runtime.min())
 
 
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("k", [1, 2, 5])
+def test_ties_at_the_kth_place_count_as_the_mean_over_every_order_of_the_ties(
+    seed: int, k: int
+) -> None:
+    """A score used to break ties by index, so reversing a file's configs changed it (probe2
+    #74): it is the mean over every order of the tied configs, whatever the file's order."""
+    rng = np.random.default_rng(seed)
+    pred = np.array([0.0, 1.0, 1.0, 1.0, 2.0, 1.0, 3.0, 1.0])
+    runtime = rng.permutation(8).astype(float) + 1.0
+    groups = [np.flatnonzero(pred == v) for v in np.unique(pred)]
+    scores = []
+    for orders in itertools.product(*(itertools.permutations(g) for g in groups)):
+        top = np.concatenate(orders)[:k]
+        scores.append(2 - runtime[top].min() / runtime.min())
+    assert tile_score(pred, runtime, k=k) == pytest.approx(np.mean(scores), abs=1e-12)
+    assert topk_error(pred, runtime, k) == pytest.approx(1 - np.mean(scores), abs=1e-12)
+    back = tile_score(pred[::-1], runtime[::-1], k=k)
+    assert back == pytest.approx(tile_score(pred, runtime, k=k), abs=1e-12)
+
+
+def test_every_config_tied_scores_the_mean_least_of_a_random_k() -> None:
+    runtime = np.array([1.0, 2.0, 3.0, 4.0])
+    # a random 2 of 4: the least is 1 with chance 3/6, 2 with 2/6, 3 with 1/6
+    expected = 2 - (3 * 1.0 + 2 * 2.0 + 1 * 3.0) / 6
+    assert tile_score(np.zeros(4), runtime, k=2) == pytest.approx(expected)
+    assert tile_score(np.zeros(4), runtime, k=4) == pytest.approx(1.0)
+
+
 def test_topk_error_invalid_k() -> None:
     with pytest.raises(ValueError, match="k must be >= 1"):
         topk_error(np.ones(3), np.ones(3), 0)

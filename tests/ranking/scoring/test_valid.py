@@ -224,3 +224,35 @@ def test_graphs_without_a_ranking_are_scored_but_left_out_of_the_means(fitted) -
         collection_means(scores, LAYOUT)[LAYOUT[0]]
         == collection_means(score_table(ranker, valid, columns, LAYOUT), LAYOUT)[LAYOUT[0]]
     )
+
+
+def test_tile_scores_of_tied_predictions_do_not_depend_on_the_row_order() -> None:
+    """Ties across the 5th place were broken by row order (probe2 #74): each graph scores as
+    :func:`tile_score`, the mean over every order of its tied configs, rows reversed or not."""
+    from hpo.ranking.scoring.metrics import tile_score
+
+    sizes = [3, 5, 6, 9, 12]
+    rng = np.random.default_rng(0)
+    n = sum(sizes)
+    target = rng.permutation(n) + 1.0
+    pred = np.floor(rng.random(n) * 3)  # few distinct scores: ties at every place
+    table = FeatureTable(
+        family="tile",
+        split="valid",
+        X=np.zeros((n, 1), dtype=np.float32),
+        target=target,
+        group=np.repeat(np.arange(len(sizes)), sizes),
+        config_index=np.concatenate([np.arange(s) for s in sizes]),
+        dup_count=np.ones(n, dtype=np.int64),
+        graphs=tuple(GraphRef("tile:xla", f"g{i}", s, True) for i, s in enumerate(sizes)),
+        feature_names=("f",),
+    )
+    view = valid_rows(table, ("tile:xla",))
+    spans = list(zip(view.bounds[:-1], view.bounds[1:], strict=True))
+    scores = [s.metric for s in graph_metrics(table, view, pred)]
+    expected = [tile_score(pred[a:b], target[a:b]) for a, b in spans]
+    assert scores == pytest.approx(expected, abs=1e-12)
+    flip = np.concatenate([np.arange(a, b)[::-1] for a, b in spans])
+    back = dataclasses.replace(table, target=target[flip])
+    flipped = [s.metric for s in graph_metrics(back, valid_rows(back, ("tile:xla",)), pred[flip])]
+    assert flipped == pytest.approx(scores, abs=1e-12)
