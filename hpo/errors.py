@@ -17,6 +17,7 @@ __all__ = [
     "DataFormatError",
     "HpoError",
     "StorageError",
+    "TrialCut",
     "UsageError",
     "naming",
 ]
@@ -54,6 +55,11 @@ _ACTIONS = {
 }
 #: The errnos of :class:`StorageError`: a full, read-only, forbidden or failing disk.
 STORAGE_ERRNOS = frozenset(_ACTIONS)
+
+
+class TrialCut(HpoError):
+    """A trial stopped because its campaign's time ran out while it boosted: a trial is
+    recorded as crashed with this reason, never as a score of fewer rounds than it asked."""
 
 
 class StorageError(HpoError, OSError):

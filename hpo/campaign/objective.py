@@ -69,9 +69,13 @@ __all__ = [
     "build_objective",
     "cv_tables",
     "default_threads",
+    "trial_deadline",
 ]
 
 Tables = Mapping[tuple[str, str], FeatureTable]
+
+#: Least seconds past the walltime a running trial may go on before it is cut.
+DEADLINE_GRACE = 30.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,6 +113,10 @@ class ObjectiveSettings:
     histogram_pool_mb
         LightGBM's histogram pool per trial in MiB, 0 unbounded
         (:class:`hpo.ranking.model.fit_options.FitOptions`).
+    deadline
+        Wall-clock time (``time.time()``) after which a trial still boosting stops and is
+        recorded as crashed (:class:`hpo.errors.TrialCut`): the session's start plus its
+        walltime and a grace (:func:`trial_deadline`); ``None`` without a walltime.
     reuse
         Boosters scored again instead of trained: ``(config_key, family, size, path)`` of a
         warm start's baseline from a run of the same problem
@@ -128,6 +136,7 @@ class ObjectiveSettings:
     fold_seed: int = 0
     dataset_dir: str | None = None
     histogram_pool_mb: int = 0
+    deadline: float | None = None
     reuse: tuple[tuple[str, str, int, str], ...] = ()
 
     def __post_init__(self) -> None:
@@ -245,6 +254,7 @@ class RankerObjective:
                 rows_return=s.fidelity != "configs",
                 dataset_dir=None if s.dataset_dir is None else Path(s.dataset_dir),
                 histogram_pool_mb=s.histogram_pool_mb,
+                deadline=s.deadline,
             )
             fit = rescored(s.reuse, store, (key, size), (train, valid, wanted, hp), options)
             init, done = None, 0
@@ -387,6 +397,7 @@ def build_objective(
         fold_seed=cfg.seed,
         dataset_dir=str(Path(cfg.cache_dir) / DATASETS_DIR) if cfg.cache_dir else None,
         histogram_pool_mb=cfg.histogram_pool_mb,
+        deadline=trial_deadline(cfg.walltime),
     )
     distributed = cfg.distributed
     if distributed:
@@ -394,6 +405,18 @@ def build_objective(
         # shared as it is by the thread workers of a local cluster)
         return RankerObjective(settings), {"tables": tables, "datasets": DatasetCache()}
     return RankerObjective(settings, tables), None
+
+
+def trial_deadline(walltime: float | None, now: float | None = None) -> float | None:
+    """When a trial still boosting is cut: ``walltime`` seconds from ``now`` (the objective is
+    built as the session starts) plus a grace of a quarter of it, at least
+    :data:`DEADLINE_GRACE` seconds. SMAC starts no trial after the walltime but lets those
+    running finish; the grace keeps that (a finishing trial a little late is normal), and the
+    deadline keeps one trial from running without end (``--max-budget 1000000``)."""
+    if walltime is None:
+        return None
+    start = time.time() if now is None else now
+    return start + walltime + max(DEADLINE_GRACE, 0.25 * walltime)
 
 
 def check_labeled(tables: Tables, cfg: CampaignConfig) -> None:

@@ -342,7 +342,7 @@ def train_family(
         elif blended:  # rows seen once (a sample per trial): the live columns only
             learned = fit_family_prior(parts, live)
     t1 = time.perf_counter()
-    ranker.fit_dataset(data, init_model=opt.init_model)
+    ranker.fit_dataset(data, init_model=opt.init_model, deadline=opt.deadline)
     t2 = time.perf_counter()
     scores, metrics, seconds, off = score_valid(
         ranker,

@@ -199,6 +199,23 @@ def test_all_trials_crashing_exits_1(
     assert main(_argv(data_root, tmp_path / "runs", "--trials", "3", "--name", "bad")) == 1
 
 
+def test_the_walltime_cuts_a_trial_that_would_run_without_end(
+    data_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--max-budget 1000000 with --walltime 2: the first trial is cut at the walltime and
+    its grace (no grace here), recorded as crashed with the reason, and the campaign ends."""
+    monkeypatch.setattr(hpo.campaign.objective, "DEADLINE_GRACE", 0.0)
+    argv = _argv(data_root, tmp_path / "runs", "--trials", "3", "--name", "cut")
+    argv[argv.index("--max-budget") + 1] = "1000000"
+    started = time.monotonic()
+    assert main([*argv, "--walltime", "2"]) == 1  # no trial finished: no incumbent
+    assert time.monotonic() - started < 120
+    records = [json.loads(line) for line in (tmp_path / "runs/cut/trials.jsonl").open()]
+    assert records
+    assert all(r["status"] == "CRASHED" for r in records)
+    assert "the campaign's walltime (and its grace) ran out" in records[0]["error"]
+
+
 def test_default_name_comes_from_the_time(
     data_root: Path, tmp_path: Path, toy_builder: list[Any]
 ) -> None:

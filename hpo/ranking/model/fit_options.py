@@ -83,6 +83,9 @@ class FitOptions:
         booster keeps one gradient histogram per leaf, every bin of every column (0.47 MiB
         a leaf for a real-size layout Dataset at ``max_bin`` 255,
         docs/benchmarks.md#speed-and-memory); a pool recomputes what it evicts instead, for time.
+    deadline
+        Wall-clock time (``time.time()``) after which boosting stops with
+        :class:`hpo.errors.TrialCut` (a campaign's walltime and its grace); ``None``: none.
     """
 
     n_threads: int = 1
@@ -95,3 +98,4 @@ class FitOptions:
     rows_return: bool = True
     dataset_dir: Path | None = None
     histogram_pool_mb: int = 0
+    deadline: float | None = None

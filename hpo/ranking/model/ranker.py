@@ -15,7 +15,8 @@ a gradient linear in a query's rows instead of one per pair.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ import numpy as np  # noqa: E402
 from sklearn.base import BaseEstimator  # noqa: E402
 from sklearn.exceptions import NotFittedError  # noqa: E402
 
-from hpo.errors import ConfigError  # noqa: E402
+from hpo.errors import ConfigError, TrialCut  # noqa: E402
 from hpo.ranking.model.pairs import SampledPairs  # noqa: E402
 from hpo.ranking.model.shared_dataset import RankingData  # noqa: E402
 
@@ -352,11 +353,23 @@ class LambdaRanker(BaseEstimator):
             )
         return int(self.max_group_size)
 
-    def fit_dataset(self, data: RankingData, *, init_model: Any | None = None) -> LambdaRanker:
+    def fit_dataset(
+        self,
+        data: RankingData,
+        *,
+        init_model: Any | None = None,
+        deadline: float | None = None,
+    ) -> LambdaRanker:
         """Boost ``num_boost_round`` rounds on a Dataset from :meth:`build_dataset`.
 
         ``init_model`` (a fitted LambdaRanker's booster) continues training from it instead
         of starting from scratch; ``num_boost_round`` more rounds are added.
+
+        Raises
+        ------
+        TrialCut
+            If the wall clock passes ``deadline`` (``time.time()``) before the last round:
+            no booster of fewer rounds than asked is returned.
         """
         import lightgbm as lgb
 
@@ -376,6 +389,7 @@ class LambdaRanker(BaseEstimator):
                 num_boost_round=self.num_boost_round,
                 init_model=init_model,
                 keep_training_booster=True,
+                callbacks=None if deadline is None else [_stop_at(deadline)],
             )
             self.n_features_in_ = int(dataset.num_feature())
         return self
@@ -405,3 +419,17 @@ class LambdaRanker(BaseEstimator):
                 f"X: expected {self.n_features_in_} feature columns, found shape {X.shape}"
             )
         return -np.asarray(self.booster_.predict(X, num_threads=self.n_threads), dtype=np.float64)
+
+
+def _stop_at(deadline: float) -> Callable[[Any], None]:
+    """A LightGBM callback that raises :class:`TrialCut` once ``time.time()`` passes
+    ``deadline``: a campaign's walltime bounds its trials too, not only when SMAC starts one."""
+
+    def check(env: Any) -> None:
+        if time.time() > deadline:
+            raise TrialCut(
+                f"stopped at boosting round {env.iteration + 1} of {env.end_iteration}: the "
+                "campaign's walltime (and its grace) ran out during this trial"
+            )
+
+    return check

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
-from hpo.errors import ConfigError
+from hpo.errors import ConfigError, TrialCut
 from hpo.ranking.model.ranker import (
     LambdaRanker,
     relevance_labels,
@@ -63,6 +65,17 @@ def test_fit_predict_ranks_within_groups() -> None:
     assert ranker.fit(X, target, group) is ranker
     pred = ranker.predict(X[:300])
     assert kendall_tau(pred, target[:300]) > 0.7
+
+
+def test_a_deadline_that_passed_stops_boosting_and_one_to_come_does_not() -> None:
+    """A campaign's walltime bounds a trial's boosting: past the deadline, no booster."""
+    X, target, group = _ranking()
+    ranker = LambdaRanker({"learning_rate": 0.1}, num_boost_round=30, max_group_size=100)
+    data = ranker.build_dataset(X, target, group)
+    with pytest.raises(TrialCut, match=r"round 1 of 30: the campaign's walltime"):
+        ranker.fit_dataset(data, deadline=time.time() - 1)
+    ranker.fit_dataset(data, deadline=time.time() + 3600)
+    assert ranker.booster_.current_iteration() == 30
 
 
 def test_the_listwise_objective_ranks_too_and_grows_other_trees() -> None:
