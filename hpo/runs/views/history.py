@@ -333,7 +333,8 @@ def load_run(name_or_path: str | Path, runs_dir: str | Path | None = None) -> Ru
     ConfigError
         If ``campaign.json`` or ``result.json`` is not valid JSON, ``campaign.json`` has a
         format this hpo does not read, or a line of ``trials.jsonl`` other than a truncated
-        last one is corrupt.
+        last one is corrupt, or ``campaign.json``'s budgets disagree with SMAC's saved
+        scenario (the file was edited).
     """
     path = resolve_run_dir(name_or_path, runs_dir)
     record, settings = read_run_campaign(path)

@@ -190,6 +190,34 @@ def test_corrupt_middle_line_is_an_error(runs_dir: Path) -> None:
         load_run("fake", runs_dir)
 
 
+def _edit_campaign(folder: Path, **settings: object) -> Path:
+    path = folder / "campaign.json"
+    campaign = json.loads(path.read_text())
+    campaign["config"].update(settings)
+    path.write_text(json.dumps(campaign))
+    return path
+
+
+def test_budgets_edited_in_campaign_json_are_refused(runs_dir: Path) -> None:
+    """``max_budget`` edited from 45 to 672 once showed as the run's fidelity range, no trial
+    above 45 (probe2 #51): SMAC's saved scenario gives it away."""
+    folder = runs_dir / "fake"
+    scenario = folder / "smac" / "0" / "scenario.json"
+    scenario.parent.mkdir(parents=True)
+    scenario.write_text(json.dumps({"min_budget": 5.0, "max_budget": 45.0, "n_trials": 15}))
+    assert load_run("fake", runs_dir).settings.max_budget == 45.0
+    path = _edit_campaign(folder, max_budget=672)
+    with pytest.raises(
+        ConfigError,
+        match=rf"^{path}: max_budget 672 differs from SMAC's saved scenario \({scenario}: 45\); "
+        "the file was edited: restore it$",
+    ):
+        load_run("fake", runs_dir)
+    _edit_campaign(folder, max_budget=45.0, min_budget=4)
+    with pytest.raises(ConfigError, match=rf"^{path}: min_budget 4 differs from SMAC's saved"):
+        load_run("fake", runs_dir)
+
+
 def test_load_run_by_path(runs_dir: Path) -> None:
     assert load_run(runs_dir / "fake").name == "fake"
 
