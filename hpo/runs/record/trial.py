@@ -28,6 +28,7 @@ __all__ = [
     "baseline_record",
     "baseline_records",
     "finite_float",
+    "record_problem",
     "trials_of",
 ]
 
@@ -50,6 +51,18 @@ def _mapping(record: Mapping[str, Any], key: str, position: int) -> dict[str, An
             f"{type(value).__name__} {str(value)[:40]!r}"
         )
     return dict(value)
+
+
+#: The keys without which a record is no trial: what was tried and how it ended.
+REQUIRED_KEYS = ("config", "status")
+
+
+def record_problem(record: Mapping[str, Any]) -> str | None:
+    """What makes ``record`` no trial of ``trials.jsonl`` (a key it lacks), or ``None``."""
+    missing = [key for key in REQUIRED_KEYS if key not in record]
+    if missing:
+        return f"not a trial record: lacks {', '.join(repr(k) for k in missing)}"
+    return None
 
 
 def baseline_record(trials: Sequence[Trial]) -> Trial | None:

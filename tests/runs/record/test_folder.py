@@ -20,7 +20,7 @@ import pytest
 from disks import FULL, disk_error, leftovers
 
 import hpo.runs.record.lock
-from hpo.errors import StorageError, UsageError
+from hpo.errors import ConfigError, StorageError, UsageError
 from hpo.runs.record.folder import (
     CAMPAIGN_FILE,
     LOCK_FILE,
@@ -233,3 +233,17 @@ def test_a_full_disk_takes_no_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.undo()
     with RunLock(run_dir):
         assert lock_is_held(run_dir)
+
+
+@pytest.mark.parametrize("line", ["{}", '{"status": "SUCCESS"}', '{"hello": 1}'])
+def test_a_record_without_the_keys_of_a_trial_is_refused(tmp_path: Path, line: str) -> None:
+    """``echo '{}' >> trials.jsonl`` once read as a failed trial of status UNKNOWN (probe2 #47):
+    a JSON object without a trial's keys is garbage like a line that is not JSON."""
+    path = tmp_path / TRIALS_FILE
+    TrialLog(path).append(Trial(0, {"x": 1}, 1.0, "SUCCESS", seed=0))
+    with path.open("a") as fh:
+        fh.write(line + "\n")
+    with pytest.raises(ConfigError, match=rf"^{path}: line 2: not a trial record: lacks 'c"):
+        read_trials(path)
+    with pytest.raises(ConfigError, match=rf"^{path}: line 2: not a trial record"):
+        TrialLog(path)
