@@ -99,13 +99,13 @@ def test_incumbent_ignores_better_low_budget_scores(tmp_path: Path, tiny_root: P
     build_fake_run(runs, tiny_root, finished=False)
     path = runs / "fake" / "trials.jsonl"
     lines = path.read_text().splitlines()[:-1]
-    hot = json.loads(lines[0]) | {"trial": 99, "score": 5.0, "budget": 5.0, "seed": 7}
+    hot = json.loads(lines[0]) | {"trial": 99, "score": 0.99, "budget": 5.0, "seed": 7}
     path.write_text("\n".join([*lines, json.dumps(hot)]) + "\n")
     run = load_run("fake", runs)
     inc = run.incumbent
     assert inc is not None
     assert inc.budget == 45.0
-    assert run.trajectory()[-1].score == 5.0  # the any-budget curve does see it
+    assert run.trajectory()[-1].score == 0.99  # the any-budget curve does see it
     # ... the incumbent's curve (runs plot, runs compare) does not: it ends where list/show do
     curve = run.incumbent_trajectory()
     assert (curve[-1].trial, curve[-1].score) == (inc.trial, inc.score)
