@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import io
 import os
 import re
@@ -124,11 +125,15 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _output_lost(safe: _SafeStdout, args: argparse.Namespace, code: int) -> int:
-    """The exit code of a command whose stdout failed on a full or failing disk: 2, with one
-    line, when stdout held its result (``--json``, a table, a CSV); a campaign's stdout is
-    its log (``stdout_is_log``): the run folder holds the result, so one note and ``code``."""
+    """The exit code of a command whose stdout failed on a full or failing disk, or was closed
+    (``>&-``): 2, with one line, when stdout held its result (``--json``, a table, a CSV); a
+    campaign's stdout is its log (``stdout_is_log``): the run folder holds the result, so one
+    note (a full disk) and ``code``. A reader that left (EPIPE) took what it wanted: quiet."""
     if safe.lost is None:
-        return code
+        if not safe.closed_out or getattr(args, "stdout_is_log", False):
+            return code
+        print("hpo: error: stdout is closed: the output was not written", file=sys.stderr)
+        return 2
     err = StorageError.of(
         safe.lost,
         f"stdout ({safe.target})",
@@ -148,7 +153,8 @@ class _SafeStdout(io.TextIOBase):
     A campaign goes on writing its run folder; its log lines are simply no longer shown.
     A disk that refuses the output (full, failing) ends it the same way, but is kept in
     ``lost`` (with ``target``, where stdout went): what was written is then cut short, and
-    :func:`main` says so once the command is done.
+    :func:`main` says so once the command is done. Output meant for a closed stdout sets
+    ``closed_out``: nothing of it was written, which :func:`main` says as well.
     """
 
     def __init__(self, stream: Any) -> None:
@@ -156,10 +162,12 @@ class _SafeStdout(io.TextIOBase):
         self._stream = stream
         self._gone = stream is None
         self.lost: OSError | None = None
+        self.closed_out = False
         self.target = "stdout"
 
     def _give_up(self, exc: OSError | ValueError) -> None:
         self._gone = True
+        self.closed_out = isinstance(exc, ValueError) or exc.errno == errno.EBADF
         if isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS:  # not EPIPE, not EBADF
             self.lost = exc
             with contextlib.suppress(OSError, ValueError):
@@ -168,6 +176,8 @@ class _SafeStdout(io.TextIOBase):
             os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
 
     def write(self, text: str) -> int:
+        if self._stream is None and text:
+            self.closed_out = True
         if not self._gone:
             try:
                 self._stream.write(text)

@@ -261,6 +261,7 @@ def _show_subsets(run: SubsetRun, as_json: bool) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
+    from hpo.runs import RESULT_FILE, TRIALS_FILE
     from hpo.runs.views.budgets import budget_correlations
     from hpo.runs.views.importance import hyperparameter_importance
     from hpo.runs.views.nested import load_any
@@ -268,6 +269,13 @@ def _cmd_show(args: argparse.Namespace) -> int:
     run = load_any(args.name, args.runs_dir)
     if run.kind == "subsets":
         return _show_subsets(run, args.json)
+    if run.lost_trials:
+        print(
+            f"hpo: warning: {run.path / TRIALS_FILE}: {run.lost_trials} of the trials "
+            f"{run.path / RESULT_FILE} counts are missing (the log was cut or edited after the "
+            "campaign ended)",
+            file=sys.stderr,
+        )
     imp = hyperparameter_importance(run)
     if args.json:
         print(json.dumps(_run_json(run, imp), indent=2, default=str))

@@ -157,6 +157,34 @@ def test_a_result_on_a_full_disk_is_one_line(
     )
 
 
+@pytest.mark.parametrize(
+    "command",
+    [["runs", "list"], ["runs", "show", "fake"], ["runs", "trials", "fake", "--json"]],
+)
+def test_a_result_for_a_closed_stdout_is_one_line(
+    tmp_path: Path, tiny_root: Path, command: list[str]
+) -> None:
+    """``hpo runs trials r --json >&-`` once exited 0 with nothing written (probe2 #55): a
+    command's own result that has nowhere to go ends non-zero, in one line."""
+    from fake_runs import build_fake_run
+
+    runs = tmp_path / "runs"
+    build_fake_run(runs, tiny_root)
+    tests = Path(__file__).parents[1]
+    env = {**os.environ, "PYTHONPATH": f"{tests}{os.pathsep}{tests.parent}"}
+    main_code = "import sys; from hpo.cli import main; sys.exit(main())"
+    argv = [sys.executable, "-c", main_code, *command, "--runs-dir", str(runs)]
+    proc = subprocess.run(
+        ["sh", "-c", 'exec 1>&-; exec "$@"', "sh", *argv],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == "hpo: error: stdout is closed: the output was not written\n"
+
+
 def _parser_whose_command_raises(exc: OSError) -> Any:
     def handler(args: argparse.Namespace) -> int:
         raise exc

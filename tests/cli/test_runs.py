@@ -103,6 +103,25 @@ def test_runs_show_says_when_a_run_was_extended(
     assert json.loads(capsys.readouterr().out)["extensions"] == [extension]
 
 
+def test_runs_show_warns_of_trials_the_log_lost(
+    tmp_path: Path, tiny_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A finished run whose ``trials.jsonl`` was cut once showed as whole, 3 trials of 4 and
+    no word of the others (probe2 #46): ``result.json`` counts them, so the loss is named."""
+    runs = tmp_path / "runs"
+    folder = build_fake_run(runs, tiny_root, name="cut", duplicate_and_truncate=False)
+    log = folder / "trials.jsonl"
+    log.write_bytes(log.read_bytes()[:-40])
+    assert main(["runs", "show", "cut", "--runs-dir", str(runs)]) == 0
+    assert _error_line(capsys) == (
+        f"hpo: warning: {log}: 1 of the trials {folder / 'result.json'} counts are missing "
+        "(the log was cut or edited after the campaign ended)"
+    )
+    build_fake_run(runs, tiny_root, name="whole")  # a repeated and a cut line, none lost
+    assert main(["runs", "show", "whole", "--runs-dir", str(runs), "--json"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_runs_show_json(workspace: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["runs", "show", "hb", "--runs-dir", str(workspace["runs"]), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)

@@ -38,7 +38,7 @@ from hpo.data.load import SPLITS, list_graphs
 from hpo.errors import ConfigError, naming
 from hpo.ownership import TEMP_SUFFIX, sweep_stale_temps, temp_prefix
 from hpo.runs.record.lock import LOCK_FILE, RunLock, lock_is_held, read_lock, this_host, this_worker
-from hpo.runs.record.trial import Trial, trials_of
+from hpo.runs.record.trial import Trial, record_problem, trials_of
 
 __all__ = [
     "CAMPAIGN_FILE",
@@ -297,6 +297,9 @@ def _parse_trial_lines(path: Path) -> tuple[list[dict[str, Any]], int]:
                 break
             if not isinstance(record, dict):
                 raise ConfigError(f"{path}: line {number}: expected a JSON object")
+            problem = record_problem(record)
+            if problem is not None:
+                raise ConfigError(f"{path}: line {number}: {problem}")
             records.append(record)
         good += len(line) + 1
     return records, good

@@ -15,6 +15,7 @@ higher stage and shares its checks (:func:`setting_error`, :func:`check_int`,
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from hpo.errors import ConfigError
 from hpo.features.sampling import SampleCaps
 from hpo.features.spec import FeatureSpec
 from hpo.runs.record.campaign_file import CampaignRecord, read_campaign_file
-from hpo.runs.record.folder import CAMPAIGN_FILE
+from hpo.runs.record.folder import CAMPAIGN_FILE, SMAC_DIR
 
 __all__ = [
     "FIDELITIES",
@@ -194,7 +195,34 @@ def read_run_campaign(run_dir: Path) -> tuple[CampaignRecord, RunSettings]:
         is missing or invalid.
     """
     record = read_campaign_file(Path(run_dir) / CAMPAIGN_FILE)
-    return record, RunSettings.from_dict(record.config, record.source)
+    settings = RunSettings.from_dict(record.config, record.source)
+    _check_smac_budgets(Path(run_dir), settings, record.source)
+    return record, settings
+
+
+def _check_smac_budgets(run_dir: Path, settings: RunSettings, source: str) -> None:
+    """Refuse settings whose budgets SMAC's saved scenario (``smac/<seed>/scenario.json``,
+    written as the campaign started) contradicts: ``campaign.json`` was edited, and every
+    reader would show and export budgets no trial ran at. With folds, SMAC's budgets count
+    them (:func:`hpo.campaign.smac.facades.make_scenario`) and are not compared."""
+    if settings.cv:
+        return
+    for saved in sorted((run_dir / SMAC_DIR).glob("*/scenario.json")):
+        try:
+            scenario = json.loads(saved.read_text())
+        except (OSError, ValueError):
+            continue  # an unreadable scenario is refused where SMAC's state is read
+        if not isinstance(scenario, dict):
+            continue
+        for key in ("min_budget", "max_budget"):
+            value, mine = scenario.get(key), getattr(settings, key)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                continue  # a single-fidelity optimizer's scenario has no budgets
+            if not math.isclose(value, mine):
+                raise ConfigError(
+                    f"{source}: {key} {mine:g} differs from SMAC's saved scenario ({saved}: "
+                    f"{value:g}); the file was edited: restore it"
+                )
 
 
 class SettingsView:

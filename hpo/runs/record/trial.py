@@ -28,6 +28,7 @@ __all__ = [
     "baseline_record",
     "baseline_records",
     "finite_float",
+    "record_problem",
     "trials_of",
 ]
 
@@ -50,6 +51,35 @@ def _mapping(record: Mapping[str, Any], key: str, position: int) -> dict[str, An
             f"{type(value).__name__} {str(value)[:40]!r}"
         )
     return dict(value)
+
+
+#: The keys without which a record is no trial: what was tried and how it ended.
+REQUIRED_KEYS = ("config", "status")
+
+#: The highest score a trial can have: every metric is at most 1 (Kendall's tau; the tile
+#: score ``2 - min(runtime of the k best-predicted) / min(runtime)``), so is their mean;
+#: a successful trial's cost (``1 - score``) is at least 0. The slack is for rounding.
+MAX_SCORE = 1.0 + 1e-9
+
+
+def record_problem(record: Mapping[str, Any]) -> str | None:
+    """What makes ``record`` no trial of ``trials.jsonl`` (a key it lacks, a score no metric
+    can reach), or ``None``."""
+    missing = [key for key in REQUIRED_KEYS if key not in record]
+    if missing:
+        return f"not a trial record: lacks {', '.join(repr(k) for k in missing)}"
+    score = finite_float(record.get("score"))
+    if score is not None and score > MAX_SCORE:
+        return f"score {score:g} is impossible (no metric exceeds 1)"
+    cost = finite_float(record.get("cost"))
+    if record.get("status") == "SUCCESS" and cost is not None and cost < 1.0 - MAX_SCORE:
+        return f"cost {cost:g} is impossible (1 - score, and no metric exceeds 1)"
+    metrics = record.get("metrics")
+    for name, value in metrics.items() if isinstance(metrics, Mapping) else ():
+        number = finite_float(value)
+        if number is not None and number > MAX_SCORE:
+            return f"metric {name!r} {number:g} is impossible (no metric exceeds 1)"
+    return None
 
 
 def baseline_record(trials: Sequence[Trial]) -> Trial | None:

@@ -66,6 +66,8 @@ class RunHistory(SettingsView):
         De-duplicated trials in log order.
     result
         ``result.json`` when the campaign has ended, else ``None``.
+    logged
+        How many records ``trials.jsonl`` holds, repeats included (``None``: not counted).
     """
 
     name: str
@@ -75,6 +77,7 @@ class RunHistory(SettingsView):
     state: str
     trials: tuple[Trial, ...]
     result: dict[str, Any] | None
+    logged: int | None = None
 
     # ---- the interface a per-subset run shares (hpo.runs.views.nested.SubsetRun) -----------------
     @property
@@ -175,6 +178,15 @@ class RunHistory(SettingsView):
     def crashed(self) -> list[Trial]:
         """Trials that failed (crashed, timed out, ...), with their errors."""
         return [t for t in self.trials if not t.ok]
+
+    @property
+    def lost_trials(self) -> int:
+        """How many trials ``result.json`` counts that ``trials.jsonl`` no longer holds (0
+        before the end): a log cut or edited after the campaign ended."""
+        counted = (self.result or {}).get("n_trials")
+        if self.logged is None or isinstance(counted, bool) or not isinstance(counted, int):
+            return 0
+        return max(counted - self.logged, 0)
 
     @property
     def budgets(self) -> list[float]:
@@ -321,7 +333,8 @@ def load_run(name_or_path: str | Path, runs_dir: str | Path | None = None) -> Ru
     ConfigError
         If ``campaign.json`` or ``result.json`` is not valid JSON, ``campaign.json`` has a
         format this hpo does not read, or a line of ``trials.jsonl`` other than a truncated
-        last one is corrupt.
+        last one is corrupt, or ``campaign.json``'s budgets disagree with SMAC's saved
+        scenario (the file was edited).
     """
     path = resolve_run_dir(name_or_path, runs_dir)
     record, settings = read_run_campaign(path)
@@ -337,7 +350,9 @@ def load_run(name_or_path: str | Path, runs_dir: str | Path | None = None) -> Ru
             continue
         seen.add(trial.key)
         trials.append(trial)
-    return RunHistory(**folder_fields(path, record, settings), trials=tuple(trials))
+    return RunHistory(
+        **folder_fields(path, record, settings), trials=tuple(trials), logged=len(records)
+    )
 
 
 def read_result(path: Path) -> dict[str, Any] | None:

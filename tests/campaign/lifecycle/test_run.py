@@ -551,7 +551,9 @@ def test_trial_log_dedupes_and_numbers(tmp_path: Path) -> None:
 
 def test_trial_log_cuts_a_truncated_last_line(tmp_path: Path) -> None:
     path = tmp_path / "trials.jsonl"
-    good = json.dumps({"trial": 1, "config": {"a": 1}, "budget": 1.0, "seed": 0})
+    good = json.dumps(
+        {"trial": 1, "config": {"a": 1}, "budget": 1.0, "seed": 0, "status": "SUCCESS"}
+    )
     path.write_text(good + "\n" + '{"trial": 2, "config": {"a"')
     assert len(read_trials(path)) == 1
     log = TrialLog(path)
@@ -562,7 +564,8 @@ def test_trial_log_cuts_a_truncated_last_line(tmp_path: Path) -> None:
 
 def test_trial_log_refuses_a_corrupt_middle_line(tmp_path: Path) -> None:
     path = tmp_path / "trials.jsonl"
-    path.write_text('{"trial": 1}\nnot json\n{"trial": 3}\n')
+    record = '{"trial": 1, "config": {}, "status": "SUCCESS"}'
+    path.write_text(f"{record}\nnot json\n{record}\n")
     with pytest.raises(ConfigError, match=r"trials\.jsonl: line 2 is not valid JSON"):
         TrialLog(path)
 

@@ -20,7 +20,7 @@ import pytest
 from disks import FULL, disk_error, leftovers
 
 import hpo.runs.record.lock
-from hpo.errors import StorageError, UsageError
+from hpo.errors import ConfigError, StorageError, UsageError
 from hpo.runs.record.folder import (
     CAMPAIGN_FILE,
     LOCK_FILE,
@@ -233,3 +233,41 @@ def test_a_full_disk_takes_no_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.undo()
     with RunLock(run_dir):
         assert lock_is_held(run_dir)
+
+
+@pytest.mark.parametrize("line", ["{}", '{"status": "SUCCESS"}', '{"hello": 1}'])
+def test_a_record_without_the_keys_of_a_trial_is_refused(tmp_path: Path, line: str) -> None:
+    """``echo '{}' >> trials.jsonl`` once read as a failed trial of status UNKNOWN (probe2 #47):
+    a JSON object without a trial's keys is garbage like a line that is not JSON."""
+    path = tmp_path / TRIALS_FILE
+    TrialLog(path).append(Trial(0, {"x": 1}, 1.0, "SUCCESS", seed=0))
+    with path.open("a") as fh:
+        fh.write(line + "\n")
+    with pytest.raises(ConfigError, match=rf"^{path}: line 2: not a trial record: lacks 'c"):
+        read_trials(path)
+    with pytest.raises(ConfigError, match=rf"^{path}: line 2: not a trial record"):
+        TrialLog(path)
+
+
+@pytest.mark.parametrize(
+    ("forged", "problem"),
+    [
+        ({"cost": -5.0, "score": 6.0}, "score 6 is impossible"),
+        ({"cost": -0.5, "score": None}, "cost -0.5 is impossible"),
+        ({"metrics": {"tile:xla": 1.5}}, "metric 'tile:xla' 1.5 is impossible"),
+    ],
+)
+def test_a_score_no_metric_can_reach_is_refused(
+    tmp_path: Path, forged: dict[str, object], problem: str
+) -> None:
+    """A trial edited to score 6.0 once became a warm start's best (probe2 #50): every metric
+    is at most 1, so a record above it is refused, naming the file and the line."""
+    path = tmp_path / TRIALS_FILE
+    log = TrialLog(path)
+    log.append(Trial(0, {"x": 1}, 1.0, "SUCCESS", score=0.5, cost=0.5, seed=0))
+    log.append(Trial(0, {"x": 2}, 1.0, "SUCCESS", score=1.0, cost=0.0, seed=0))
+    record = {**read_trials(path)[0], **forged}
+    with path.open("a") as fh:
+        fh.write(json.dumps(record) + "\n")
+    with pytest.raises(ConfigError, match=rf"^{path}: line 3: {problem}"):
+        read_trials(path)

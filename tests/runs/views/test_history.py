@@ -99,13 +99,13 @@ def test_incumbent_ignores_better_low_budget_scores(tmp_path: Path, tiny_root: P
     build_fake_run(runs, tiny_root, finished=False)
     path = runs / "fake" / "trials.jsonl"
     lines = path.read_text().splitlines()[:-1]
-    hot = json.loads(lines[0]) | {"trial": 99, "score": 5.0, "budget": 5.0, "seed": 7}
+    hot = json.loads(lines[0]) | {"trial": 99, "score": 0.99, "budget": 5.0, "seed": 7}
     path.write_text("\n".join([*lines, json.dumps(hot)]) + "\n")
     run = load_run("fake", runs)
     inc = run.incumbent
     assert inc is not None
     assert inc.budget == 45.0
-    assert run.trajectory()[-1].score == 5.0  # the any-budget curve does see it
+    assert run.trajectory()[-1].score == 0.99  # the any-budget curve does see it
     # ... the incumbent's curve (runs plot, runs compare) does not: it ends where list/show do
     curve = run.incumbent_trajectory()
     assert (curve[-1].trial, curve[-1].score) == (inc.trial, inc.score)
@@ -187,6 +187,34 @@ def test_corrupt_middle_line_is_an_error(runs_dir: Path) -> None:
     lines[1] = lines[1][:10]
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(ConfigError, match=r"trials\.jsonl: line 2 is not valid JSON"):
+        load_run("fake", runs_dir)
+
+
+def _edit_campaign(folder: Path, **settings: object) -> Path:
+    path = folder / "campaign.json"
+    campaign = json.loads(path.read_text())
+    campaign["config"].update(settings)
+    path.write_text(json.dumps(campaign))
+    return path
+
+
+def test_budgets_edited_in_campaign_json_are_refused(runs_dir: Path) -> None:
+    """``max_budget`` edited from 45 to 672 once showed as the run's fidelity range, no trial
+    above 45 (probe2 #51): SMAC's saved scenario gives it away."""
+    folder = runs_dir / "fake"
+    scenario = folder / "smac" / "0" / "scenario.json"
+    scenario.parent.mkdir(parents=True)
+    scenario.write_text(json.dumps({"min_budget": 5.0, "max_budget": 45.0, "n_trials": 15}))
+    assert load_run("fake", runs_dir).settings.max_budget == 45.0
+    path = _edit_campaign(folder, max_budget=672)
+    with pytest.raises(
+        ConfigError,
+        match=rf"^{path}: max_budget 672 differs from SMAC's saved scenario \({scenario}: 45\); "
+        "the file was edited: restore it$",
+    ):
+        load_run("fake", runs_dir)
+    _edit_campaign(folder, max_budget=45.0, min_budget=4)
+    with pytest.raises(ConfigError, match=rf"^{path}: min_budget 4 differs from SMAC's saved"):
         load_run("fake", runs_dir)
 
 
