@@ -28,7 +28,7 @@ from hpo.errors import UsageError
 from hpo.runs.incumbent import config_key
 from hpo.runs.record.folder import write_json_atomic
 from hpo.runs.views.history import RunHistory, Trial
-from hpo.runs.views.nested import AnyRun
+from hpo.runs.views.nested import AnyRun, SubsetRun
 
 __all__ = ["SMAC_STATUS", "export_deepcave", "objective_names"]
 
@@ -135,9 +135,14 @@ def export_deepcave(run: AnyRun, out: Path | str) -> list[Path]:
     UsageError
         If the run holds no search space, or a per-subset run has no started subset.
     """
-    out = Path(out)
-    if run.kind == "single":
-        return [_write(run, out / run.name)]
+    folder = Path(out)
+    return run.by_kind(
+        lambda one: [_write(one, folder / one.name)], lambda per: _subsets(per, folder)
+    )
+
+
+def _subsets(run: SubsetRun, out: Path) -> list[Path]:
+    """One SMAC3 output folder per started subset, ``<run>-<subset>``."""
     if not run.subsets:
         raise UsageError(f"run '{run.name}': no subset has started, so there is nothing to export")
     return [_write(sub, out / f"{run.name}-{name}") for name, sub in run.subsets.items()]

@@ -94,6 +94,10 @@ class RunHistory(SettingsView):
         """The campaigns ``runs compare`` draws: this one."""
         return [self]
 
+    def campaigns(self) -> list[tuple[str | None, RunHistory]]:
+        """``(subset, campaign)`` of every started campaign: this one, of no subset."""
+        return [(None, self)]
+
     def by_kind(self, single: Callable[[RunHistory], T], subsets: Callable[[Never], T]) -> T:
         """The variant of an operation a later stage owns, for this kind: ``single(self)``."""
         return single(self)

@@ -139,6 +139,10 @@ class SubsetRun(SettingsView):
         """The campaigns ``runs compare`` draws: one per started subset, named run/subset."""
         return [dataclasses.replace(s, name=f"{self.name}/{k}") for k, s in self.subsets.items()]
 
+    def campaigns(self) -> list[tuple[str | None, RunHistory]]:
+        """``(subset, campaign)`` of every started subset, in plan order."""
+        return list(self.subsets.items())
+
     def by_kind(self, single: Callable[[Never], T], subsets: Callable[[SubsetRun], T]) -> T:
         """The variant of an operation a later stage owns, for this kind: ``subsets(self)``."""
         return subsets(self)
@@ -267,12 +271,13 @@ class Run(Protocol):
 
     What differs between the kinds is answered by the run itself, never by a branch on its
     kind elsewhere: its ``members`` (``{prefix: campaign}`` of its model folder), its
-    ``curves()``, and ``by_kind(single, subsets)``, which applies the variant of an
-    operation that a later stage owns (``runs show``, ``runs plot``, the model format of
-    ``hpo export``) to the run. Before a folder is loaded, :func:`run_type` gives its class,
-    whose static methods answer for the folder as a ``--warm-start`` source
-    (``warm_folders``, ``warm_source``, ``gives_baseline``), name the campaigns it holds
-    (``name_inside``) and refuse extending one of them alone (``check_inner_extension``).
+    ``curves()``, its ``campaigns()`` (``(subset, campaign)`` pairs), and
+    ``by_kind(single, subsets)``, which applies the variant of an operation that a later
+    stage owns (``runs show``, ``runs plot``, the model format of ``hpo export``) to the run.
+    Before a folder is loaded, :func:`run_type` gives its class, whose static methods answer
+    for the folder as a ``--warm-start`` source (``warm_folders``, ``warm_source``,
+    ``gives_baseline``), name the campaigns it holds (``name_inside``) and refuse extending
+    one of them alone (``check_inner_extension``).
     """
 
     @property
@@ -297,6 +302,8 @@ class Run(Protocol):
     def members(self) -> dict[str, RunHistory]: ...
 
     def curves(self) -> list[RunHistory]: ...
+
+    def campaigns(self) -> list[tuple[str | None, RunHistory]]: ...
 
     def by_kind(
         self, single: Callable[[RunHistory], T], subsets: Callable[[SubsetRun], T]
