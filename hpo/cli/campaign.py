@@ -136,7 +136,7 @@ def _resumed_config(args: argparse.Namespace) -> Any:
     from hpo.campaign.config import read_campaign
     from hpo.campaign.lifecycle.extend import LIMITS
     from hpo.campaign.lifecycle.preflight import SESSION_SETTINGS
-    from hpo.runs.views.nested import is_subset_run
+    from hpo.runs.views.nested import run_type
 
     given = [
         f"--{o.replace('_', '-')}"
@@ -155,12 +155,8 @@ def _resumed_config(args: argparse.Namespace) -> Any:
     cfg = read_campaign(run_dir).config
     limits = {o: getattr(args, o) for o in LIMITS if getattr(args, o) is not None}
     raised = {o: v for o, v in limits.items() if v != getattr(cfg, o)}  # the saved value: no-op
-    if raised and (args.runs_dir / "campaign.json").is_file() and is_subset_run(args.runs_dir):
-        raise UsageError(
-            f"'{args.resume}' is a subset of the per-subset run '{args.runs_dir.name}', which "
-            f"shares its limits among its subsets: extend that run (hpo run --runs-dir "
-            f"{args.runs_dir.parent} --resume {args.runs_dir.name} ...)"
-        )
+    if raised and (args.runs_dir / "campaign.json").is_file():  # inside another run
+        run_type(args.runs_dir).check_inner_extension(args.runs_dir, args.resume)
     # the folder given is the run: a moved runs folder, or a copied or renamed run folder,
     # resumes in place (campaign.json keeps the name it was started with)
     session = {o: getattr(args, o) for o in SESSION_SETTINGS if getattr(args, o) is not None}

@@ -261,14 +261,18 @@ def _show_subsets(run: SubsetRun, as_json: bool) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
+    from hpo.runs.views.nested import load_any
+
+    return load_any(args.name, args.runs_dir).by_kind(
+        lambda one: _show_single(one, args.json), lambda per: _show_subsets(per, args.json)
+    )
+
+
+def _show_single(run: RunHistory, as_json: bool) -> int:
     from hpo.runs import RESULT_FILE, TRIALS_FILE
     from hpo.runs.views.budgets import budget_correlations
     from hpo.runs.views.importance import hyperparameter_importance
-    from hpo.runs.views.nested import load_any
 
-    run = load_any(args.name, args.runs_dir)
-    if run.kind == "subsets":
-        return _show_subsets(run, args.json)
     if run.lost_trials:
         print(
             f"hpo: warning: {run.path / TRIALS_FILE}: {run.lost_trials} of the trials "
@@ -277,7 +281,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     imp = hyperparameter_importance(run)
-    if args.json:
+    if as_json:
         print(json.dumps(_run_json(run, imp), indent=2, default=str))
         return 0
     console = stdout_console()
@@ -370,7 +374,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
     run = load_any(args.name, args.runs_dir)
     out_png = args.out if args.out is not None else run.path / "run.png"
-    out = plot_subsets(run, out_png) if run.kind == "subsets" else plot_run(run, out_png)
+    out = run.by_kind(lambda one: plot_run(one, out_png), lambda per: plot_subsets(per, out_png))
     print(f"wrote {out}")
     return 0
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -65,7 +65,7 @@ from hpo.runs.record.folder import (
     write_json_atomic,
 )
 from hpo.runs.views.history import RunHistory, Trial
-from hpo.runs.views.nested import AnyRun, as_run
+from hpo.runs.views.nested import AnyRun, SubsetRun, as_run
 
 __all__ = [
     "ENSEMBLE_WITHIN",
@@ -212,6 +212,11 @@ def _write_member(
     return families, rounds, "retrained"
 
 
+def _per_subset(run: SubsetRun) -> NoReturn:
+    """Refuse a per-subset run: an ensemble of subsets is not written yet."""
+    raise UsageError(f"--ensemble: run '{run.name}' is per-subset; not supported yet")
+
+
 def export_ensemble(
     run: AnyRun | Path | str,
     out_dir: Path | str,
@@ -232,9 +237,7 @@ def export_ensemble(
         If the run is per-subset or cross-validated, has fewer than two configurations at
         its largest budget, or ``out_dir`` is a non-empty non-model folder.
     """
-    history = as_run(run)
-    if history.kind == "subsets":
-        raise UsageError(f"--ensemble: run '{history.name}' is per-subset; not supported yet")
+    history = as_run(run).by_kind(lambda single: single, _per_subset)
     if history.folds:
         raise UsageError(f"--ensemble: run '{history.name}' is cross-validated; not supported")
     members = ensemble_members(history, k, within)

@@ -162,12 +162,13 @@ def export_model(
                 )
                 for prefix, member in members.items()
             }
-            if history.kind == "subsets":  # model format 2: one member per subset
-                meta = subsets_meta(history, written, spec, splits, root, retrain)
-                recorded = history.metrics
-            else:
-                meta = _model_meta(history, written[""], spec, splits, root, retrain)
-                recorded = written[""].inc.metrics
+            meta, recorded = history.by_kind(  # model format 1, or 2: one member per subset
+                lambda one: (
+                    _model_meta(one, written[""], spec, splits, root, retrain),
+                    written[""].inc.metrics,
+                ),
+                lambda per: (subsets_meta(per, written, spec, splits, root, retrain), per.metrics),
+            )
             if folds:
                 meta["cv"] = folds
             write_model_file(tmp / MODEL_FILE, meta)

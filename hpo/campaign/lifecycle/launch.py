@@ -8,7 +8,7 @@ above both, lets the per-subset plan call single campaigns directly, with no cal
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +21,13 @@ from hpo.campaign.lifecycle.subsets import SubsetsResult, run_subsets
 from hpo.campaign.result import CampaignResult
 from hpo.campaign.seeding.warm_start import resolve_sources
 from hpo.errors import UsageError
+from hpo.runs.views.nested import RunKind, run_kind
 
 __all__ = ["run_campaign"]
+
+#: Who runs each kind of run (:func:`hpo.runs.views.nested.run_kind` of the setting ``per``).
+Runner = Callable[[CampaignConfig, Start, Runtime], CampaignResult | SubsetsResult]
+RUNNERS: Mapping[RunKind, Runner] = {"single": run_single_campaign, "subsets": run_subsets}
 
 
 def run_campaign(
@@ -77,7 +82,7 @@ def run_campaign(
         overwrite=overwrite,
         warm_start=tuple(resolve_sources(warm_start, cfg.runs_dir)),
     )
-    runner = run_single_campaign if cfg.per == "none" else run_subsets
+    runner = RUNNERS[run_kind(cfg.per)]
     runtime = Runtime(
         objective=objective, data_to_scatter=data_to_scatter, quiet=quiet, console=console
     )

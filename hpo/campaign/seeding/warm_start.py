@@ -70,7 +70,7 @@ from hpo.runs.record.campaign_file import (
 )
 from hpo.runs.record.folder import CAMPAIGN_FILE
 from hpo.runs.views.history import load_run, resolve_run_dir
-from hpo.runs.views.nested import is_subset_run
+from hpo.runs.views.nested import run_type
 
 __all__ = [
     "WARM_CONFIGS",
@@ -198,19 +198,7 @@ def source_runs(source: str | Path, runs_dir: Path, subset: str | None) -> list[
         If ``source`` is neither a run name under ``runs_dir`` nor a run folder.
     """
     path = resolve_run_dir(source, runs_dir)
-    if not is_subset_run(path):
-        return [path]
-    matched = _matched_subset(path, subset)
-    if matched is not None:
-        return [matched]
-    return sorted(p.parent for p in path.glob(f"*/{CAMPAIGN_FILE}"))
-
-
-def _matched_subset(path: Path, subset: str | None) -> Path | None:
-    """The subset named ``subset`` of the per-subset run ``path``, if it has started it."""
-    if subset is None or not (path / subset / CAMPAIGN_FILE).is_file():
-        return None
-    return path / subset
+    return run_type(path).warm_folders(path, subset)
 
 
 def matching_source(source: Path, runs_dir: Path, subset: str) -> Path:
@@ -218,15 +206,15 @@ def matching_source(source: Path, runs_dir: Path, subset: str) -> Path:
     name, else the source itself (a per-subset source without one then gives the best of all
     its subsets, and none of them as the baseline: :func:`warm_configs`)."""
     path = resolve_run_dir(source, runs_dir)
-    matched = _matched_subset(path, subset) if is_subset_run(path) else None
-    return path if matched is None else matched
+    return run_type(path).warm_source(path, subset)
 
 
 def _campaign_name(folder: Path) -> str:
     """``RUN``, or ``RUN/SUBSET`` for a subset of a per-subset run."""
     parent = folder.parent
-    nested = (parent / CAMPAIGN_FILE).is_file() and is_subset_run(parent)
-    return f"{parent.name}/{folder.name}" if nested else folder.name
+    if not (parent / CAMPAIGN_FILE).is_file():
+        return folder.name
+    return run_type(parent).name_inside(folder)
 
 
 def warm_configs(
@@ -277,7 +265,7 @@ def warm_configs(
         # only a source that is one campaign for this one (a single run, or the matching
         # subset) gives the baseline: another subset's best was tuned for other data
         whole = resolve_run_dir(source, runs_dir)
-        one = not is_subset_run(whole) or _matched_subset(whole, subset) is not None
+        one = run_type(whole).gives_baseline(whole, subset)
         for folder in folders:
             try:
                 run = load_run(folder)

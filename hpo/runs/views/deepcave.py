@@ -30,7 +30,7 @@ from hpo.ownership import check_replaceable
 from hpo.runs.incumbent import config_key
 from hpo.runs.record.folder import write_json_atomic
 from hpo.runs.views.history import RunHistory, Trial
-from hpo.runs.views.nested import AnyRun
+from hpo.runs.views.nested import AnyRun, SubsetRun
 
 __all__ = ["SMAC_STATUS", "export_deepcave", "objective_names"]
 
@@ -175,13 +175,22 @@ def export_deepcave(run: AnyRun, out: Path | str) -> list[Path]:
         If the run holds no search space, a per-subset run has no started subset, or a
         folder to write is there and not an earlier export (:mod:`hpo.ownership`).
     """
-    out = Path(out)
-    if run.kind == "single":
-        folders = [(run, out / run.name)]
-    elif not run.subsets:
-        raise UsageError(f"run '{run.name}': no subset has started, so there is nothing to export")
-    else:
-        folders = [(sub, out / f"{run.name}-{name}") for name, sub in run.subsets.items()]
+    root = Path(out)
+
+    def single(one: RunHistory) -> list[tuple[RunHistory, Path]]:
+        return [(one, root / one.name)]
+
+    def subsets(per: SubsetRun) -> list[tuple[RunHistory, Path]]:
+        return _subsets(per, root)
+
+    folders = run.by_kind(single, subsets)
     for r, folder in folders:  # every one before any is written
         _check_folder(folder, r)
     return [_write(r, folder) for r, folder in folders]
+
+
+def _subsets(run: SubsetRun, out: Path) -> list[tuple[RunHistory, Path]]:
+    """The folder of each started subset, ``<run>-<subset>``."""
+    if not run.subsets:
+        raise UsageError(f"run '{run.name}': no subset has started, so there is nothing to export")
+    return [(sub, out / f"{run.name}-{name}") for name, sub in run.subsets.items()]

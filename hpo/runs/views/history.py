@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Never, TypeVar
 
 from hpo.errors import ConfigError, UsageError
 from hpo.runs.incumbent import choose_incumbent, combine_folds, config_key
@@ -44,6 +45,8 @@ __all__ = [
 ]
 
 DEFAULT_RUNS_DIR = Path("runs")
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,6 +96,47 @@ class RunHistory(SettingsView):
     def curves(self) -> list[RunHistory]:
         """The campaigns ``runs compare`` draws: this one."""
         return [self]
+
+    def campaigns(self) -> list[tuple[str | None, RunHistory]]:
+        """``(subset, campaign)`` of every started campaign: this one, of no subset."""
+        return [(None, self)]
+
+    def by_kind(self, single: Callable[[RunHistory], T], subsets: Callable[[Never], T]) -> T:
+        """The variant of an operation a later stage owns, for this kind: ``single(self)``."""
+        return single(self)
+
+    # ---- as the folder of one campaign, before it is loaded (the class nested.run_type picks)
+    @classmethod
+    def load(cls, path: Path) -> RunHistory:
+        """The run folder ``path`` loaded (:func:`load_run`)."""
+        return load_run(path)
+
+    @staticmethod
+    def warm_folders(path: Path, subset: str | None) -> list[Path]:
+        """The single-campaign folders the run ``path`` stands for as a ``--warm-start``
+        source of the campaign ``subset``: its own."""
+        return [path]
+
+    @staticmethod
+    def warm_source(path: Path, subset: str) -> Path:
+        """The source of the subset campaign ``subset``: the run ``path`` itself."""
+        return path
+
+    @staticmethod
+    def gives_baseline(path: Path, subset: str | None) -> bool:
+        """Whether the best of the run ``path`` may be the baseline of the campaign
+        ``subset``: always, as one campaign for it."""
+        return True
+
+    @staticmethod
+    def name_inside(folder: Path) -> str:
+        """The name of the campaign ``folder`` inside a run folder of this kind: its own
+        (one campaign holds no campaigns)."""
+        return folder.name
+
+    @staticmethod
+    def check_inner_extension(path: Path, name: str) -> None:
+        """A campaign ``name`` inside the run ``path`` extended alone: nothing to refuse."""
 
     # ---- baseline and SMAC setup ----------------------------------------------------------
     @property

@@ -11,10 +11,10 @@ leaderboard score, the mean over every collection of the metric of its subset's 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Never, Protocol, TypeVar
 
 import numpy as np
 
@@ -33,6 +33,8 @@ from hpo.runs.views.history import (
 
 __all__ = [
     "AnyRun",
+    "Run",
+    "RunKind",
     "RunSummary",
     "SubsetRun",
     "as_run",
@@ -41,7 +43,14 @@ __all__ = [
     "list_runs",
     "load_any",
     "load_subset_run",
+    "run_kind",
+    "run_type",
 ]
+
+T = TypeVar("T")
+
+#: The two kinds of run: one campaign, or one campaign per subset (``--per``).
+RunKind = Literal["single", "subsets"]
 
 
 def _plan(record: CampaignRecord) -> dict[str, tuple[str, ...]] | None:
@@ -72,6 +81,11 @@ def combine_subsets(
 def is_subset_run(path: Path | str) -> bool:
     """Whether the run folder ``path`` is a per-subset run (its ``campaign.json`` has subsets)."""
     return read_run_campaign(Path(path))[0].kind == "subsets"
+
+
+def run_kind(per: str) -> RunKind:
+    """The kind of run the setting ``per`` makes: ``"single"`` for ``none``, else ``"subsets"``."""
+    return "single" if per == "none" else "subsets"
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,6 +138,65 @@ class SubsetRun(SettingsView):
     def curves(self) -> list[RunHistory]:
         """The campaigns ``runs compare`` draws: one per started subset, named run/subset."""
         return [dataclasses.replace(s, name=f"{self.name}/{k}") for k, s in self.subsets.items()]
+
+    def campaigns(self) -> list[tuple[str | None, RunHistory]]:
+        """``(subset, campaign)`` of every started subset, in plan order."""
+        return list(self.subsets.items())
+
+    def by_kind(self, single: Callable[[Never], T], subsets: Callable[[SubsetRun], T]) -> T:
+        """The variant of an operation a later stage owns, for this kind: ``subsets(self)``."""
+        return subsets(self)
+
+    # ---- as the folder of a per-subset run, before it is loaded (the class run_type picks)
+    @classmethod
+    def load(cls, path: Path) -> SubsetRun:
+        """The run folder ``path`` loaded (:func:`load_subset_run`)."""
+        return load_subset_run(path)
+
+    @staticmethod
+    def warm_folders(path: Path, subset: str | None) -> list[Path]:
+        """The single-campaign folders the run ``path`` stands for as a ``--warm-start``
+        source of the campaign ``subset``: its subset of that name when it has started it
+        (``--per`` runs warm-start each subset from the matching one), else every subset it
+        has started (their configurations were each good for part of the data)."""
+        matched = _matched_subset(path, subset)
+        if matched is not None:
+            return [matched]
+        return sorted(p.parent for p in path.glob(f"*/{CAMPAIGN_FILE}"))
+
+    @staticmethod
+    def warm_source(path: Path, subset: str) -> Path:
+        """The source of the subset campaign ``subset``: the run's subset of that name, else
+        the run itself (which then gives the best of all its subsets and no baseline)."""
+        matched = _matched_subset(path, subset)
+        return path if matched is None else matched
+
+    @staticmethod
+    def gives_baseline(path: Path, subset: str | None) -> bool:
+        """Whether the best of the run ``path`` may be the baseline of the campaign
+        ``subset``: only by its subset of that name (another subset's best was tuned for
+        other data)."""
+        return _matched_subset(path, subset) is not None
+
+    @staticmethod
+    def name_inside(folder: Path) -> str:
+        """The name of the campaign ``folder`` inside a per-subset run: ``RUN/SUBSET``."""
+        return f"{folder.parent.name}/{folder.name}"
+
+    @staticmethod
+    def check_inner_extension(path: Path, name: str) -> None:
+        """A subset ``name`` of the per-subset run ``path`` extended alone.
+
+        Raises
+        ------
+        UsageError
+            Always: the run shares its limits among its subsets, so only it is extended.
+        """
+        raise UsageError(
+            f"'{name}' is a subset of the per-subset run '{path.name}', which "
+            f"shares its limits among its subsets: extend that run (hpo run --runs-dir "
+            f"{path.parent} --resume {path.name} ...)"
+        )
 
     @property
     def started(self) -> float | None:
@@ -185,23 +258,80 @@ def load_subset_run(name_or_path: str | Path, runs_dir: str | Path | None = None
     )
 
 
-#: A run folder of either kind. Both share ``kind`` (a tag a type checker narrows on),
-#: ``members``, ``curves()``, ``settings``, ``name``, ``path``, ``state`` and ``result``.
+def _matched_subset(path: Path, subset: str | None) -> Path | None:
+    """The subset named ``subset`` of the per-subset run ``path``, if it has started it."""
+    if subset is None or not (path / subset / CAMPAIGN_FILE).is_file():
+        return None
+    return path / subset
+
+
+class Run(Protocol):
+    """A run folder of either kind: :class:`~hpo.runs.views.history.RunHistory` (one
+    campaign) or :class:`SubsetRun` (one campaign per subset).
+
+    What differs between the kinds is answered by the run itself, never by a branch on its
+    kind elsewhere: its ``members`` (``{prefix: campaign}`` of its model folder), its
+    ``curves()``, its ``campaigns()`` (``(subset, campaign)`` pairs), and
+    ``by_kind(single, subsets)``, which applies the variant of an operation that a later
+    stage owns (``runs show``, ``runs plot``, the model format of ``hpo export``) to the run.
+    Before a folder is loaded, :func:`run_type` gives its class, whose static methods answer
+    for the folder as a ``--warm-start`` source (``warm_folders``, ``warm_source``,
+    ``gives_baseline``), name the campaigns it holds (``name_inside``) and refuse extending
+    one of them alone (``check_inner_extension``).
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def settings(self) -> RunSettings: ...
+
+    @property
+    def state(self) -> str: ...
+
+    @property
+    def result(self) -> dict[str, Any] | None: ...
+
+    @property
+    def kind(self) -> RunKind: ...
+
+    @property
+    def members(self) -> dict[str, RunHistory]: ...
+
+    def curves(self) -> list[RunHistory]: ...
+
+    def campaigns(self) -> list[tuple[str | None, RunHistory]]: ...
+
+    def by_kind(
+        self, single: Callable[[RunHistory], T], subsets: Callable[[SubsetRun], T]
+    ) -> T: ...
+
+
+#: A run folder of either kind, as loaded (:class:`Run`).
 AnyRun = RunHistory | SubsetRun
+_KINDS: tuple[type[Run], ...] = (RunHistory, SubsetRun)  # mypy checks both against Run
+
+
+def run_type(path: Path | str) -> type[RunHistory] | type[SubsetRun]:
+    """The class of the run folder ``path``: the one place that decides the kind of a folder."""
+    return SubsetRun if is_subset_run(path) else RunHistory
 
 
 def as_run(run: AnyRun | Path | str) -> AnyRun:
     """``run`` if it is loaded already, else the run folder at that path (:func:`load_any`)."""
-    if isinstance(run, (RunHistory, SubsetRun)):
-        return run
-    return load_any(Path(run))
+    if isinstance(run, (Path, str)):
+        return load_any(Path(run))
+    return run
 
 
 def load_any(name_or_path: str | Path, runs_dir: str | Path | None = None) -> AnyRun:
     """Load a run folder: a :class:`SubsetRun` for a per-subset run, else a
     :class:`~hpo.runs.views.history.RunHistory`."""
     path = resolve_run_dir(name_or_path, runs_dir)
-    return load_subset_run(path) if is_subset_run(path) else load_run(path)
+    return run_type(path).load(path)
 
 
 @dataclass(frozen=True)
@@ -244,9 +374,12 @@ def _summary(run: RunHistory, name: str) -> RunSummary:
 
 
 def _summaries(folder: Path) -> list[RunSummary]:
-    run = load_any(folder)
-    if isinstance(run, RunHistory):
-        return [_summary(run, run.name)]
+    return load_any(folder).by_kind(
+        lambda run: [_summary(run, run.name)], lambda run: _subset_summaries(run, folder)
+    )
+
+
+def _subset_summaries(run: SubsetRun, folder: Path) -> list[RunSummary]:
     head = RunSummary(
         name=run.name,
         path=folder,

@@ -84,10 +84,7 @@ def trial_table(run: AnyRun) -> TrialTable:
     Columns a trial lacks (a crashed trial's metrics, a hyperparameter of a conditional
     space) are ``None`` in its row.
     """
-    parts: list[tuple[str | None, RunHistory]] = (
-        [(None, run)] if run.kind == "single" else list(run.subsets.items())
-    )
-    rows = [_row(history, subset, t) for subset, history in parts for t in history.trials]
+    rows = [_row(history, subset, t) for subset, history in run.campaigns() for t in history.trials]
     hyper = dict.fromkeys(k for r in rows for k in r if k.startswith("config."))
     metric = dict.fromkeys(k for r in rows for k in r if k.startswith("metric."))
     columns = [*FIXED_COLUMNS, *hyper, *metric]
