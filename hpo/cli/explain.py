@@ -11,6 +11,7 @@ from rich.table import Table
 
 from hpo.campaign.progress import stdout_console
 from hpo.cli.options import add_options
+from hpo.data.load import is_layout
 from hpo.errors import UsageError
 
 if TYPE_CHECKING:
@@ -46,8 +47,14 @@ def _json(e: Explanation) -> dict[str, Any]:
     return out
 
 
-def _ms(ns: float | None) -> str:
-    return "-" if ns is None else f"{ns / 1e6:.3f} ms"
+def _measured(e: Explanation) -> str:
+    """The measured runtimes as the file holds them: layout in ns (shown in ms), tile over
+    the default tiling's runtime (the file's normalizer)."""
+    if e.runtime_a is None or e.runtime_b is None:
+        return "measured - and -"
+    if is_layout(e.collection):
+        return f"measured {e.runtime_a / 1e6:.3f} ms and {e.runtime_b / 1e6:.3f} ms"
+    return f"measured {e.runtime_a:.4g}x and {e.runtime_b:.4g}x the default tiling's runtime"
 
 
 def _print(e: Explanation) -> None:
@@ -61,7 +68,7 @@ def _print(e: Explanation) -> None:
         verdict = f"B predicted {'slower' if d > 0 else 'faster'}"
     console.print(
         f"{e.collection} {e.path.stem} ({e.n_configs} configs): {ranks} by the model "
-        f"(measured {_ms(e.runtime_a)} and {_ms(e.runtime_b)})\n"
+        f"({_measured(e)})\n"
         f"trees' score (lower = predicted faster): A {e.score_a:.4f}, B {e.score_b:.4f}, "
         f"B - A {d:+.4f} ({verdict})",
         highlight=False,

@@ -7,6 +7,7 @@ import dataclasses
 import json
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
@@ -290,6 +291,7 @@ def _show_single(run: RunHistory, as_json: bool) -> int:
         f"[bold]{run.name}[/bold]  {run.state}  {run.optimizer}  fidelity {run.fidelity} "
         f"[{_b(s.min_budget)}, {_b(s.max_budget)}]  space {s.space}  "
         f"seed {s.seed}\ncollections {', '.join(run.collections)}\ndata {s.data_root}"
+        f"{_data_note(run)}"
         f"\nstarted {_when(run.started)}  folder {run.path}\n{smac_line(run.smac)}"
         + "".join(f"\n{line}" for line in _extensions(run.record)),
         highlight=False,
@@ -414,3 +416,25 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     out = plot_compare(runs, args.out)
     print(f"wrote {out}")
     return 0
+
+
+def _data_note(run: RunHistory) -> str:
+    """What ``runs show`` adds to the data root when its files are not the ones the run
+    started with (the fingerprint ``campaign.json`` keeps): the root was edited in the
+    record, moved, or its files changed since. Empty when they match or nothing is kept."""
+    from hpo.errors import HpoError
+    from hpo.runs.record.folder import data_files, fingerprint_of
+
+    kept = run.record.data_fingerprint
+    root = Path(run.settings.data_root)
+    if kept is None:
+        return ""
+    if not root.is_dir():
+        return "  (gone: moved or deleted since)"
+    try:
+        now = fingerprint_of(data_files(root, run.collections))
+    except HpoError:
+        now = None
+    if now != kept:
+        return "  (not the files this run used: the root or campaign.json changed since)"
+    return ""

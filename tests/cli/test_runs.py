@@ -122,6 +122,28 @@ def test_runs_show_warns_of_trials_the_log_lost(
     assert capsys.readouterr().err == ""
 
 
+def test_runs_show_says_when_the_data_root_is_not_the_runs(
+    tmp_path: Path, tiny_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """probe3 N62: a data_root edited in campaign.json was shown as the run's data."""
+    runs = tmp_path / "runs"
+    folder = build_fake_run(runs, tiny_root, name="same")
+    assert main(["runs", "show", "same", "--runs-dir", str(runs)]) == 0
+    assert "not the files this run used" not in capsys.readouterr().out
+    other = tmp_path / "other"
+    shutil.copytree(tiny_root, other, copy_function=shutil.copy)  # other mtimes: other files
+    record = json.loads((folder / "campaign.json").read_text())
+    record["config"]["data_root"] = str(other)
+    (folder / "campaign.json").write_text(json.dumps(record))
+    assert main(["runs", "show", "same", "--runs-dir", str(runs)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"data {other} (not the files this run used" in out
+    record["config"]["data_root"] = str(tmp_path / "gone")
+    (folder / "campaign.json").write_text(json.dumps(record))
+    assert main(["runs", "show", "same", "--runs-dir", str(runs)]) == 0
+    assert "(gone: moved or deleted since)" in capsys.readouterr().out
+
+
 def test_runs_show_json(workspace: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["runs", "show", "hb", "--runs-dir", str(workspace["runs"]), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)

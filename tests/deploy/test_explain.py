@@ -151,3 +151,16 @@ def test_configs_of_one_score_are_said_to_tie(
     assert f"configs 3 and 3 tied at rank {e.rank_a + 1} (the same model score)" in out
     assert "no order predicted between them" in out
     assert "B predicted" not in out
+
+
+def test_a_tile_graph_shows_its_runtimes_over_the_default_tiling(
+    model: ExportedModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """probe3 N14: a tile file's runtimes over its normalizer were printed as ns ('0.000 ms')."""
+    stem = list_graphs(REALDATA, "tile:xla", "valid")[0].stem
+    e = explain_configs(model, REALDATA, stem, 0, 1)
+    argv = ["explain", "--model", str(model.path), "--data", str(REALDATA), "--graph", stem]
+    assert main([*argv, "--configs", "0,1"]) == 0
+    out = capsys.readouterr().out
+    assert f"measured {e.runtime_a:.4g}x and {e.runtime_b:.4g}x the default tiling's runtime" in out
+    assert " ms" not in out.splitlines()[0]

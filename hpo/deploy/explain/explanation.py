@@ -53,7 +53,8 @@ class Explanation:
     model's own (with its prior's blend, standardized over the graph's configs) and
     ``rank_*`` each config's place in the model's order of the graph (0 = predicted fastest;
     configs of one model score share the first place of their tie, :attr:`tied`);
-    ``runtime_*`` the measured runtimes when the file is labeled. ``nodes`` is ``None`` for
+    ``runtime_*`` the measured runtimes when the file is labeled: in ns for layout, over
+    the default tiling's runtime (the file's normalizer) for tile. ``nodes`` is ``None`` for
     a tile graph; ``together`` is the move of A's score when the first :data:`TOGETHER`
     nodes take B's layout at once.
     """
