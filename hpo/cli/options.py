@@ -228,7 +228,8 @@ OPTIONS: dict[str, Option] = {
     ),
     "walltime": Option(
         ("--walltime",),
-        "walltime limit, e.g. 3600, 45m, 2h (default: none)",
+        "walltime limit, e.g. 3600, 45m, 2h; a trial still boosting a quarter of it (at least "
+        "30 s) past it is cut and recorded as crashed (default: none)",
         {"type": parse_duration, "metavar": "DURATION"},
         setting="walltime",
     ),
