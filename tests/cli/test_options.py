@@ -3,27 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from parsers import COMMANDS
 
 from hpo.cli import build_parser, main
 from hpo.cli.options import OPTIONS, help_context
 
-
-def _commands(
-    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
-) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                yield from _commands(sub, (*path, name))
-            return
-    yield path, parser
-
-
-COMMANDS = dict(_commands(build_parser()))
 CONTEXT = help_context()
 
 

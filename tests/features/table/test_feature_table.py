@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import pickle
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -79,10 +80,9 @@ def test_an_in_memory_table_pickles_its_rows(tmp_path: Path) -> None:
     _assert_same_rows(back, disk)
 
 
-@pytest.mark.parametrize("entry", ["rows", "file"])
-def test_a_cache_entry_that_is_no_zip_is_computed_again(tmp_path: Path, entry: str) -> None:
-    """A truncated entry is no zip at all: zipfile's BadZipFile once escaped as a traceback
-    where a damaged entry is meant to be computed again."""
+def _cache_reader(tmp_path: Path, entry: str) -> tuple[Callable[[], tuple[np.ndarray, bool]], Path]:
+    """A tile file's rows read through the per-file cache (``entry``: the rows cache or the
+    file cache), and the cache folder: ``read()`` gives the rows and whether they were a hit."""
     from graphs import write_tile
 
     from hpo.features.spec import FeatureSpec
@@ -97,6 +97,15 @@ def test_a_cache_entry_that_is_no_zip_is_computed_again(tmp_path: Path, entry: s
             return rows.X, hit
         X, _, _, _, hit = extract_file(path, "tile:xla", spec, cache_dir=cache)
         return X, hit
+
+    return read, cache
+
+
+@pytest.mark.parametrize("entry", ["rows", "file"])
+def test_a_cache_entry_that_is_no_zip_is_computed_again(tmp_path: Path, entry: str) -> None:
+    """A truncated entry is no zip at all: zipfile's BadZipFile once escaped as a traceback
+    where a damaged entry is meant to be computed again."""
+    read, cache = _cache_reader(tmp_path, entry)
 
     first, hit = read()
     assert not hit
@@ -112,20 +121,7 @@ def test_a_cache_entry_that_is_no_zip_is_computed_again(tmp_path: Path, entry: s
 def test_a_cache_entry_edited_in_place_is_computed_again(tmp_path: Path, entry: str) -> None:
     """A valid zip whose X was rewritten (rows reversed, same shape) was read as is: an entry
     is trusted only if its arrays have the CRC-32 recorded when it was written."""
-    from graphs import write_tile
-
-    from hpo.features.spec import FeatureSpec
-    from hpo.features.table.feature_table import extract_file, extract_rows
-
-    path = write_tile(tmp_path / "g.npz")
-    cache, spec = tmp_path / "cache", FeatureSpec()
-
-    def read() -> tuple[np.ndarray, bool]:
-        if entry == "rows":
-            rows, hit = extract_rows(path, "tile:xla", spec, cache_dir=cache)
-            return rows.X, hit
-        X, _, _, _, hit = extract_file(path, "tile:xla", spec, cache_dir=cache)
-        return X, hit
+    read, cache = _cache_reader(tmp_path, entry)
 
     first, hit = read()
     assert not hit
