@@ -96,12 +96,13 @@ def test_ctrl_c_while_the_parser_is_built_is_one_line(
 
 
 STARTING = """
-import importlib, sys
+import importlib, sys, time
 cli = importlib.import_module("hpo.cli.main")
 build = cli.build_parser
 
 def ready():
     print("ready", file=sys.stderr, flush=True)
+    time.sleep(30)  # the start-up held open, so the signal lands inside it on any machine
     return build()
 
 cli.build_parser = ready
@@ -121,7 +122,7 @@ def test_ctrl_c_in_the_start_up_imports_is_interrupted(tmp_path: Path) -> None:
     )
     assert child.stderr is not None
     assert child.stderr.readline() == "ready\n"
-    child.send_signal(signal.SIGINT)  # the stages take a second or more to import
+    child.send_signal(signal.SIGINT)
     out, err = child.communicate(timeout=60)
     assert (child.returncode, out, err) == (130, "", "hpo: interrupted\n"), err
 

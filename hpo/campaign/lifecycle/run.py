@@ -117,7 +117,7 @@ def _dask_client(cfg: CampaignConfig, progress: CampaignProgress) -> Iterator[Cl
                 n_workers=cfg.workers,
                 threads_per_worker=1,
                 processes=cfg.worker_processes,
-                dashboard_address=None,
+                dashboard_address=":0",  # no fixed port: two campaigns at once never clash
                 **({} if cfg.worker_processes else {"memory_limit": 0}),
             )
             stack.callback(cluster.close)
