@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+# A launcher that ignores SIGINT (a script's background job) passes that on to every child, and
+# the Ctrl-C tests send SIGINT to children: restore Python's own handler, which exec resets to
+# the default in each child, as a terminal would have it.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 sys.path.insert(0, str(Path(__file__).parent))
 
