@@ -41,6 +41,8 @@ class Limits:
         How many configurations the finishing phase takes to the largest budget: ``--finish``,
         or 0 where every trial already runs at the largest budget (``bo``, ``random``) or
         budgets count folds.
+    budget
+        The largest budget, where the finishing phase takes them (``None``: not yet set).
     since
         The first ``trials.jsonl`` record of this stretch (the last extension's): the
         finishing phase counts its own trials from there.
@@ -51,6 +53,7 @@ class Limits:
     started_trials: int
     started_walltime: float | None
     finish: int
+    budget: float | None = None
     since: int = 0
 
     @classmethod
@@ -66,6 +69,7 @@ class Limits:
             started_trials=cfg.trials if first is None else first.trials[0],
             started_walltime=cfg.walltime if first is None else first.walltime[0],
             finish=cfg.finish if multi else 0,
+            budget=cfg.max_budget,
             since=extensions[-1].records if extensions else 0,
         )
 

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hpo.campaign.config import CampaignConfig, SavedCampaign
+from hpo.campaign.limits import Limits
 from hpo.errors import UsageError
 from hpo.runs.record.campaign_file import CAMPAIGN_FORMAT, Extension, write_campaign_file
 from hpo.runs.record.folder import (
@@ -56,14 +57,11 @@ def check_extension(cfg: CampaignConfig, before: CampaignConfig) -> Path:
     UsageError
         If a limit is lowered, a walltime is given to a campaign that had none, or the new
         limits leave SMAC's loop no trial, so that the extension would only finish: the
-        trials run and the trials kept to finish (:func:`hpo.campaign.lifecycle.finish.
+        trials run and the trials kept to finish (:attr:`hpo.campaign.limits.Limits.
         reserved_trials`) reach the trial limit, or the walltime used and the finishing
         reserve (:func:`hpo.campaign.lifecycle.finish.reserve_seconds`) reach the walltime.
     """
-    from hpo.campaign.lifecycle.finish import (  # SMAC: a resume only
-        reserve_seconds,
-        reserved_trials,
-    )
+    from hpo.campaign.lifecycle.finish import reserve_seconds  # SMAC: a resume only
     from hpo.campaign.smac.state import smac_output_dir, smac_usage
 
     for key in LIMITS:
@@ -83,7 +81,8 @@ def check_extension(cfg: CampaignConfig, before: CampaignConfig) -> Path:
     trials = read_trial_log(cfg.run_dir / TRIALS_FILE)
     # on a scheduler of unknown size, the smallest reserve: refuse only what surely has no room
     slots = max(1, cfg.finish) if cfg.dask_scheduler else max(1, cfg.workers)
-    reserve = reserve_seconds(cfg, trials, slots)
+    limits = Limits.of(cfg)  # the new limits (the reserve they keep)
+    reserve = reserve_seconds(limits, trials, slots)
     # a limit the user did not raise is named as the one to add, not as given
     if cfg.walltime is not None and seconds >= cfg.walltime - reserve:
         keeps = f" and keeps {reserve:.0f} s to finish" if reserve else ""
@@ -92,7 +91,7 @@ def check_extension(cfg: CampaignConfig, before: CampaignConfig) -> Path:
             f"{given}campaign '{cfg.name}' has used {seconds:.0f} s of its walltime "
             f"{cfg.walltime:g}{keeps}; give --walltime above {seconds + reserve:.0f} to extend it"
         )
-    kept = reserved_trials(cfg)  # the last trials of the limit are kept to finish
+    kept = limits.reserved_trials  # the last trials of the limit are kept to finish
     if submitted >= cfg.trials - kept:
         # the reserve is named by the setting that makes it, so every number is the user's
         also = (

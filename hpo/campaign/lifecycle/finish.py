@@ -4,7 +4,7 @@ Successive halving promotes on a schedule, so when the walltime (or trial limit)
 the best configuration is often mid-bracket, never seen at the largest budget, where the
 incumbent rule (:mod:`hpo.runs.incumbent`) compares and ``hpo export`` takes its model. So
 a multi-fidelity campaign keeps back a *reserve* (:func:`reserve_seconds`,
-:func:`reserved_trials`):
+:attr:`hpo.campaign.limits.Limits.reserved_trials`):
 
 - with a walltime, the estimated time to take the ``finish`` (K) configurations it would
   finish now to the largest budget, over the workers (before there are any, K baseline
@@ -26,7 +26,8 @@ again; the trials it finished before do not count against its new reserve.
 
 With cross-validation (budgets count folds) and with the single-fidelity optimizers (``bo``,
 ``random``: every trial runs at the largest budget) there is nothing to finish: no reserve,
-no finishing phase (:func:`finish_count` is 0), said once in the progress log.
+no finishing phase (:attr:`hpo.campaign.limits.Limits.finish` is 0), said once in the progress
+log.
 """
 
 from __future__ import annotations
@@ -71,29 +72,15 @@ __all__ = [
     "ReserveStop",
     "finish_campaign",
     "finish_candidates",
-    "finish_count",
     "optimize_and_finish",
     "reserve_seconds",
-    "reserved_trials",
 ]
 
 #: Headroom on the estimated seconds: a loaded machine makes any one trial slower.
 FINISH_MARGIN = 1.25
 
 
-def finish_count(cfg: CampaignConfig) -> int:
-    """How many configurations the campaign finishes (:attr:`hpo.campaign.limits.Limits.
-    finish`)."""
-    return Limits.of(cfg).finish
-
-
-def reserved_trials(cfg: CampaignConfig) -> int:
-    """The trials kept back for finishing (:attr:`hpo.campaign.limits.Limits.
-    reserved_trials`)."""
-    return Limits.of(cfg).reserved_trials
-
-
-def reserve_seconds(cfg: CampaignConfig, trials: list[Trial], slots: int) -> float:
+def reserve_seconds(limits: Limits, trials: list[Trial], slots: int) -> float:
     """Seconds kept back from the walltime for finishing (0 without a walltime).
 
     ``trials`` are the campaign's trials (``trials.jsonl``), ``slots`` the trials that run
@@ -105,14 +92,14 @@ def reserve_seconds(cfg: CampaignConfig, trials: list[Trial], slots: int) -> flo
     :data:`FINISH_SHARE` of the walltime (the share itself until the baseline is known, or
     when the baseline reused a warm start's booster and trained nothing).
     """
-    k = finish_count(cfg)
-    if not k or cfg.walltime is None:
+    k, budget = limits.finish, limits.budget
+    if not k or limits.walltime_cap is None:
         return 0.0
-    assert cfg.max_budget is not None
-    cap = FINISH_SHARE * cfg.walltime
-    chosen = finish_candidates(trials, cfg.max_budget, k)
+    assert budget is not None
+    cap = limits.walltime_cap
+    chosen = finish_candidates(trials, budget, k)
     if chosen:
-        costs = [c.seconds(cfg.max_budget) for c in chosen]
+        costs = [c.seconds(budget) for c in chosen]
         return min(cap, max(sum(costs) / max(1, slots), max(costs)) * FINISH_MARGIN)
     base = baseline_record(trials)
     if base is None or base.status != "SUCCESS" or base.duration is None:
@@ -129,13 +116,13 @@ def _slots(smbo: SMBO) -> int:
 class ReserveStop(Callback):
     """Stop SMAC's loop when it reaches the reserve (see the module's docstring).
 
-    ``log`` is the campaign's trial log (the baseline sizes the reserve); ``say`` prints a
-    line (the reserve, once the baseline has sized it).
+    ``limits`` are this stretch's, ``log`` is the campaign's trial log (the baseline sizes the
+    reserve); ``say`` prints a line (the reserve, once the baseline has sized it).
     """
 
-    def __init__(self, cfg: CampaignConfig, log: TrialLog, say: Callable[[str], None]) -> None:
+    def __init__(self, limits: Limits, log: TrialLog, say: Callable[[str], None]) -> None:
         super().__init__()
-        self.cfg = cfg
+        self.limits = limits
         self.log = log
         self.say = say
         self._sized = False
@@ -143,27 +130,27 @@ class ReserveStop(Callback):
 
     def reached(self, smbo: SMBO) -> bool:
         """Whether SMAC's loop must stop now to leave the reserve."""
-        cfg = self.cfg
-        if not finish_count(cfg):
+        limits = self.limits
+        if not limits.finish:
             return False
-        kept = reserved_trials(cfg)
-        if kept and smbo.runhistory.submitted >= cfg.trials - kept:
+        assert limits.budget is not None
+        kept = limits.reserved_trials
+        if kept and smbo.runhistory.submitted >= limits.trials - kept:
             # the last trials are kept only for configurations there are to finish, as many
             # as there are: the loop runs the others (the campaign ends at its limit)
-            assert cfg.max_budget is not None
-            n = len(finish_candidates(self.log.trials, cfg.max_budget, kept))
-            if n and smbo.runhistory.submitted >= cfg.trials - n:
+            n = len(finish_candidates(self.log.trials, limits.budget, kept))
+            if n and smbo.runhistory.submitted >= limits.trials - n:
                 return True
-        if cfg.walltime is None:
+        if limits.walltime is None:
             return False
-        reserve = reserve_seconds(cfg, self.log.trials, _slots(smbo))
+        reserve = reserve_seconds(limits, self.log.trials, _slots(smbo))
         if not self._sized and baseline_record(self.log.trials) is not None:
             self._sized = True
             self.say(
                 f"finishing: the last {reserve:.0f} s of the walltime (for now) are kept to take "
-                f"{cfg.finish} configuration(s) to budget {cfg.max_budget:g}"
+                f"{limits.finish} configuration(s) to budget {limits.budget:g}"
             )
-        if smbo.used_walltime < cfg.walltime - reserve:
+        if smbo.used_walltime < limits.walltime - reserve:
             return False
         if not self._said_stop:
             self._said_stop = True
@@ -208,41 +195,41 @@ def _restore_logged(smbo: SMBO, trials: list[Trial], budget: float) -> None:
 
 def finish_campaign(
     facade: AbstractFacade,
-    cfg: CampaignConfig,
+    limits: Limits,
     recorder: TrialRecorder,
     progress: CampaignProgress,
     scatter: dict[str, Any] | None,
-    since: int = 0,
 ) -> int:
     """The finishing phase, once SMAC's loop has stopped; returns the trials it ran.
 
-    ``scatter`` is the objective's data for Dask workers (``None`` in-process); ``since``
-    the first ``trials.jsonl`` record of this stretch of the campaign (an extended one
-    finishes again: its earlier finishing trials do not count). Marks SMAC's state finished
-    at the end, so ``--resume`` of the campaign knows it is over.
+    ``limits`` are this stretch's (an extended campaign finishes again: its trials before
+    ``limits.since`` do not count); ``scatter`` is the objective's data for Dask workers
+    (``None`` in-process). Marks SMAC's state finished at the end, so ``--resume`` of the
+    campaign knows it is over.
     """
-    k, smbo = finish_count(cfg), facade.optimizer
+    k, budget, smbo = limits.finish, limits.budget, facade.optimizer
     if not k:
         return 0
-    assert cfg.max_budget is not None
+    assert budget is not None
     trials = recorder.log.trials
-    _restore_logged(smbo, trials, cfg.max_budget)
-    mine = trials[since:]
+    _restore_logged(smbo, trials, budget)
+    mine = trials[limits.since :]
     want = k - len({config_key(t.config) for t in mine if t.finish})
-    want = min(want, cfg.trials - smbo.runhistory.submitted)
-    todo = finish_candidates(trials, cfg.max_budget, want)
+    want = min(want, limits.trials - smbo.runhistory.submitted)
+    todo = finish_candidates(trials, budget, want)
     ran = 0
     if todo:
         progress.log(
-            f"finishing: taking {len(todo)} configuration(s) to budget {cfg.max_budget:g}: "
+            f"finishing: taking {len(todo)} configuration(s) to budget {budget:g}: "
             + "; ".join(c.describe() for c in todo)
         )
         # a trial SMAC's loop had running when it reached the reserve may have used some
         # of it: the finishing phase still gets its reserve (the walltime is then exceeded
         # by that trial, as SMAC's own last trial exceeds it)
-        reserve = reserve_seconds(cfg, recorder.log.trials, _slots(smbo))
-        deadline = None if cfg.walltime is None else max(cfg.walltime, smbo.used_walltime + reserve)
-        ran = _run_at_largest_budget(smbo, cfg, recorder, todo, scatter, progress, deadline)
+        reserve = reserve_seconds(limits, recorder.log.trials, _slots(smbo))
+        wall = limits.walltime
+        deadline = None if wall is None else max(wall, smbo.used_walltime + reserve)
+        ran = _run_at_largest_budget(smbo, budget, recorder, todo, scatter, progress, deadline)
     elif want > 0:
         progress.log("finishing: no scored configuration short of the largest budget")
     set_smbo_finished(smbo, True)  # the campaign is over: a --resume returns its result
@@ -252,7 +239,7 @@ def finish_campaign(
 
 def _run_at_largest_budget(
     smbo: SMBO,
-    cfg: CampaignConfig,
+    budget: float,
     recorder: TrialRecorder,
     todo: list[Candidate],
     scatter: dict[str, Any] | None,
@@ -263,14 +250,13 @@ def _run_at_largest_budget(
     (seconds of SMAC's walltime; ``None``: no limit)."""
     runner = smbo_runner(smbo)
     assert runner is not None
-    assert cfg.max_budget is not None
     extra = scatter_to_workers(runner, scatter or {})
     recorder.finishing = True
     ran = 0
     try:
         for candidate in todo:
             t = candidate.trial
-            need = candidate.seconds(cfg.max_budget)
+            need = candidate.seconds(budget)
             if deadline is not None and need > deadline - smbo.used_walltime:
                 left = max(0.0, deadline - smbo.used_walltime)
                 progress.log(
@@ -278,7 +264,7 @@ def _run_at_largest_budget(
                     f"{left:.0f} s left"
                 )
                 continue
-            info = TrialInfo(_configuration(smbo, t), seed=t.seed, budget=cfg.max_budget)
+            info = TrialInfo(_configuration(smbo, t), seed=t.seed, budget=budget)
             smbo.runhistory.add_running_trial(info)
             runner.submit_trial(info, **extra)
             ran += 1
@@ -299,19 +285,18 @@ def optimize_and_finish(
     progress: CampaignProgress,
     scatter: dict[str, Any] | None,
     smac_dir: Path,
-    since: int = 0,
 ) -> Any:
     """Run SMAC's loop up to the reserve, then the finishing phase; SMAC's incumbent(s).
 
     SMAC's loop is :func:`hpo.campaign.smac.state.optimize_resumably` (``smac_dir`` its
     folder). A campaign resumed in its finishing phase does not start it again (it would
-    run one more trial before the reserve stops it). ``since``: see :func:`finish_campaign`.
+    run one more trial before the reserve stops it). The limits are ``stop``'s.
     """
 
     def optimize() -> Any:
         return optimize_resumably(facade, scatter, smac_dir, cfg.name)
 
-    smbo, k = facade.optimizer, finish_count(cfg)
+    smbo, k = facade.optimizer, stop.limits.finish
     if cfg.finish and not k:
         why = "budgets count folds" if cfg.cv else "every trial runs at the largest budget"
         progress.log(f"finishing: nothing to finish with {cfg.optimizer} ({why})")
@@ -328,5 +313,5 @@ def optimize_and_finish(
         # walltime; the campaign is over only after its finishing phase (a kill during it
         # must resume it)
         set_smbo_finished(smbo, False)
-    finish_campaign(facade, cfg, recorder, progress, scatter, since)
+    finish_campaign(facade, stop.limits, recorder, progress, scatter)
     return facade.intensifier.get_incumbents()

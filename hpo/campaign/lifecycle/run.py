@@ -210,8 +210,9 @@ def run_single_campaign(
             record = dataclasses.replace(record, warm_start=dataclasses.replace(warm, reuse=reuse))
     console = rt.console if rt.console is not None else Console()
     quiet = rt.quiet
+    limits = Limits.of(cfg)
     progress = CampaignProgress(
-        trials=cfg.trials, walltime=cfg.walltime, quiet=quiet, console=console, cv=cfg.cv
+        trials=limits.trials, walltime=limits.walltime, quiet=quiet, console=console, cv=cfg.cv
     )
     has_trials = functools.partial(_has_trials, cfg.run_dir)
     with locked_run(cfg, start, record, has_trials), smac_logs_to(progress), progress:
@@ -471,8 +472,8 @@ def _optimize(
             local_data=None if client is not None else data_to_scatter,
         )
         recorder = TrialRecorder(log, progress, cfg.max_budget, baseline=dict(seeds.baseline))
-        stop = ReserveStop(cfg, log, progress.log)  # SMAC's loop leaves time to finish
         limits = Limits.of(cfg, saved)  # SMAC's scenario records how it started
+        stop = ReserveStop(limits, log, progress.log)  # SMAC's loop leaves time to finish
         facade = make_facade(
             cfg,
             make_scenario(cfg, stretch.space, run_dir, limits),
@@ -486,9 +487,7 @@ def _optimize(
         limit_loop(facade, limits.trials, limits.walltime)  # its loop stops at hpo's limits
         _record_smac(run_dir, describe_facade(facade))
         scatter = data_to_scatter if client is not None and data_to_scatter else None
-        return optimize_and_finish(
-            facade, cfg, stop, recorder, progress, scatter, smac_dir, limits.since
-        )
+        return optimize_and_finish(facade, cfg, stop, recorder, progress, scatter, smac_dir)
 
 
 def _conclude(cfg: CampaignConfig, log: TrialLog, incumbent: Any) -> CampaignResult:

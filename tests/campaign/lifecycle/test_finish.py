@@ -21,13 +21,8 @@ from toy_objectives import InterruptAfter, ToyObjective, run_toy_with_output, to
 
 import hpo.campaign.lifecycle.finish
 from hpo.campaign import CampaignConfig, CampaignResult, read_campaign
-from hpo.campaign.lifecycle.finish import (
-    FINISH_MARGIN,
-    FINISH_SHARE,
-    finish_count,
-    reserve_seconds,
-    reserved_trials,
-)
+from hpo.campaign.lifecycle.finish import FINISH_MARGIN, FINISH_SHARE, reserve_seconds
+from hpo.campaign.limits import Limits
 from hpo.campaign.smac.adapter import set_smbo_finished
 from hpo.campaign.smac.state import smac_output_dir
 from hpo.cli import main
@@ -54,23 +49,23 @@ def _base_cost(config: dict[str, Any]) -> float:
 
 
 def test_reserve_is_sized_from_the_baseline_and_capped(data_root: Path, runs: Path) -> None:
-    cfg = toy_config(runs, data_root, walltime=100.0, finish=3)
+    limits = Limits.of(toy_config(runs, data_root, walltime=100.0, finish=3))
     base = {"baseline": True, "status": "SUCCESS", "duration": 4.0}
-    assert reserve_seconds(cfg, trials_of([base]), 1) == pytest.approx(3 * 4.0 * FINISH_MARGIN)
-    assert reserve_seconds(cfg, trials_of([base]), 2) == pytest.approx(2 * 4.0 * FINISH_MARGIN)
+    assert reserve_seconds(limits, trials_of([base]), 1) == pytest.approx(3 * 4.0 * FINISH_MARGIN)
+    assert reserve_seconds(limits, trials_of([base]), 2) == pytest.approx(2 * 4.0 * FINISH_MARGIN)
     slow = {**base, "duration": 40.0}
-    assert reserve_seconds(cfg, trials_of([slow]), 1) == pytest.approx(FINISH_SHARE * 100.0)
+    assert reserve_seconds(limits, trials_of([slow]), 1) == pytest.approx(FINISH_SHARE * 100.0)
     # before the baseline has finished, or when it crashed: the cap
-    assert reserve_seconds(cfg, [], 1) == pytest.approx(FINISH_SHARE * 100.0)
-    assert (
-        reserve_seconds(cfg, trials_of([{**base, "status": "CRASHED"}]), 1) == FINISH_SHARE * 100.0
-    )
+    assert reserve_seconds(limits, [], 1) == pytest.approx(FINISH_SHARE * 100.0)
+    crashed = trials_of([{**base, "status": "CRASHED"}])
+    assert reserve_seconds(limits, crashed, 1) == pytest.approx(FINISH_SHARE * 100.0)
     # a warm start's booster scored again: it trained nothing, so its seconds size nothing
     reused = {**base, "duration": 0.5, "info": {"reused": ["layout", "tile"]}}
-    assert reserve_seconds(cfg, trials_of([reused]), 1) == pytest.approx(FINISH_SHARE * 100.0)
-    assert reserve_seconds(toy_config(runs, data_root, finish=3), trials_of([base]), 1) == 0.0
-    assert reserved_trials(toy_config(runs, data_root, trials=40, finish=3)) == 3
-    assert reserved_trials(toy_config(runs, data_root, trials=8, finish=3)) == 2
+    assert reserve_seconds(limits, trials_of([reused]), 1) == pytest.approx(FINISH_SHARE * 100.0)
+    untimed = Limits.of(toy_config(runs, data_root, finish=3))
+    assert reserve_seconds(untimed, trials_of([base]), 1) == 0.0
+    assert Limits.of(toy_config(runs, data_root, trials=40, finish=3)).reserved_trials == 3
+    assert Limits.of(toy_config(runs, data_root, trials=8, finish=3)).reserved_trials == 2
 
 
 @pytest.mark.parametrize(
@@ -87,7 +82,7 @@ def test_reserve_is_sized_from_the_baseline_and_capped(data_root: Path, runs: Pa
 def test_only_multi_fidelity_runs_without_folds_finish(
     data_root: Path, runs: Path, settings: dict[str, Any], expected: int
 ) -> None:
-    assert finish_count(toy_config(runs, data_root, **settings)) == expected
+    assert Limits.of(toy_config(runs, data_root, **settings)).finish == expected
 
 
 @pytest.mark.parametrize("value", [-1, 1.5, "3", True])
