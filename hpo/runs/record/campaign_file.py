@@ -164,6 +164,27 @@ def _drop_none(values: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
+#: How a field of each optional scalar type is read (this module's annotations are strings).
+_SCALAR_READERS: dict[str, Callable[[Any], Any]] = {
+    "float | None": _number,
+    "int | None": _int,
+    "str | None": _text,
+}
+
+
+def _scalars(cls: type, entry: Mapping[str, Any], **given: Any) -> dict[str, Any]:
+    """The keyword arguments of ``cls``: each optional scalar field read from ``entry`` by its
+    type (a value of another type reads as ``None``), the other fields from ``given``.
+
+    Why: one declaration of a record part (its dataclass fields) says how it is read, so a new
+    field cannot be written to the file and forgotten by the reader."""
+    out = dict(given)
+    for f in dataclasses.fields(cls):
+        if f.name not in out:
+            out[f.name] = _SCALAR_READERS[str(f.type)](entry.get(f.name))
+    return out
+
+
 # ---- the parts of a record -------------------------------------------------------------------
 
 
@@ -178,8 +199,7 @@ class Resume:
 
     @classmethod
     def from_json(cls, value: Any, where: _Where) -> Resume:
-        entry = where.object(value)
-        return cls(at=_number(entry.get("at")), records=_int(entry.get("records")))
+        return cls(**_scalars(cls, where.object(value)))
 
     def to_json(self) -> dict[str, Any]:
         return {"at": self.at, "records": self.records}
@@ -236,14 +256,7 @@ class WarmSource:
 
     @classmethod
     def from_json(cls, value: Any, where: _Where) -> WarmSource:
-        entry = where.object(value)
-        return cls(
-            run=_text(entry.get("run")),
-            path=_text(entry.get("path")),
-            configs=_int(entry.get("configs")),
-            clipped=_int(entry.get("clipped")),
-            dropped=_int(entry.get("dropped")),
-        )
+        return cls(**_scalars(cls, where.object(value)))
 
     def to_json(self) -> dict[str, Any]:
         return _drop_none(dataclasses.asdict(self))
@@ -266,14 +279,7 @@ class SourceTrial:
         entry = _mapping(value)
         if entry is None:
             return None
-        return cls(
-            trial=_int(entry.get("trial")),
-            config=_mapping(entry.get("config")) or {},
-            seed=_int(entry.get("seed")),
-            budget=_number(entry.get("budget")),
-            score=_number(entry.get("score")),
-            path=_text(entry.get("path")),
-        )
+        return cls(**_scalars(cls, entry, config=_mapping(entry.get("config")) or {}))
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -320,17 +326,7 @@ class Reuse:
             )
             if not named or type(size) is not int:
                 raise where.error("malformed 'reuse'")
-        return cls(
-            refused=_text(entry.get("refused")),
-            boosters=None if boosters is None else dict(boosters),
-            size=_int(entry.get("size")),
-            run=_text(entry.get("run")),
-            trial=_int(entry.get("trial")),
-            score=_number(entry.get("score")),
-            path=_text(entry.get("path")),
-            created=_number(entry.get("created")),
-            data_fingerprint=_text(entry.get("data_fingerprint")),
-        )
+        return cls(**_scalars(cls, entry, boosters=None if boosters is None else dict(boosters)))
 
     def to_json(self) -> dict[str, Any]:
         if self.boosters is None:
