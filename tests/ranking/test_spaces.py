@@ -75,8 +75,19 @@ def test_bagging_fraction_is_active_only_with_bagging() -> None:
 
 def test_small_space_has_a_handful_of_hyperparameters() -> None:
     # the blend's two weights, switch and selection are four of them, tile's own objective,
-    # levels and truncation (searched only under lambdarank) three more
-    assert 4 <= len(list(load_space("lambdarank_small").keys())) <= 13
+    # levels and truncation (searched only under lambdarank) three more, layout's objective one
+    assert 4 <= len(list(load_space("lambdarank_small").keys())) <= 14
+
+
+def test_layout_truncation_is_active_only_under_lambdarank() -> None:
+    # sampled_pairs (the default) has no truncation: a value there would tune nothing
+    for name in ("lambdarank", "lambdarank_groups", "lambdarank_small"):
+        space = load_space(name, seed=0)
+        assert dict(space.get_default_configuration())["layout_objective"] == "sampled_pairs"
+        for config in space.sample_configuration(40):
+            values = dict(config)
+            lambdarank = values["layout_objective"] == "lambdarank"
+            assert ("lambdarank_truncation_level" in values) == lambdarank
 
 
 def test_seed_makes_sampling_reproducible() -> None:

@@ -22,7 +22,7 @@ from hpo.campaign.seeding.warm_start import (
     warm_start_record,
 )
 from hpo.errors import ConfigError, UsageError
-from hpo.ranking.hyperparameters import TILE_OBJECTIVE_KEY
+from hpo.ranking.hyperparameters import LAYOUT_OBJECTIVE_KEY, TILE_OBJECTIVE_KEY
 from hpo.ranking.spaces import load_space, space_to_dict
 from hpo.runs.incumbent import config_key
 from hpo.runs.record.campaign_file import CampaignRecord
@@ -66,9 +66,10 @@ def test_map_keeps_shared_values_and_defaults_the_rest() -> None:
     assert mapped["learning_rate"] == 0.2
     assert mapped["num_leaves"] == 99
     assert "max_bin" not in mapped
-    # tile's truncation is inactive under the default objective, in the source and the map
-    assert set(mapped) == set(small.keys()) - {"tile_truncation_level"}
-    assert counts == {"kept": len(small.keys()) - 1, "clipped": 0, "dropped": 0}
+    # the truncations are inactive under the default objectives, in the source and the map
+    inactive = {"tile_truncation_level", "lambdarank_truncation_level"}
+    assert set(mapped) == set(small.keys()) - inactive
+    assert counts == {"kept": len(small.keys()) - len(inactive), "clipped": 0, "dropped": 0}
 
 
 def test_map_clips_numbers_drops_unknown_choices_and_reapplies_conditions() -> None:
@@ -108,7 +109,8 @@ def test_a_source_from_before_a_split_key_keeps_the_older_keys_value_there(
     so instead of taking the new space's default."""
     full = load_space("lambdarank")
     source = dict(full.get_default_configuration())
-    for key in (new_key, TILE_OBJECTIVE_KEY):  # a source from before both keys
+    # a source from before both keys and before layout's objective (so it trained lambdarank)
+    for key in (new_key, TILE_OBJECTIVE_KEY, LAYOUT_OBJECTIVE_KEY):
         source.pop(key, None)
     source[old_key] = old_value
     mapped, _ = map_config(source, full)
