@@ -23,6 +23,7 @@ from typing import Any
 
 from hpo.data.load import COLLECTIONS
 from hpo.features import ExtractOptions, FeatureSpec, build_tables
+from hpo.ranking.hyperparameters import TRUNCATION_KEY
 from hpo.ranking.model.fit_options import FitOptions
 from hpo.ranking.prior.blend import BLEND_KEY, collection_weights
 from hpo.ranking.spaces import DEFAULT_SPACE, load_space
@@ -33,7 +34,8 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "default": {},
     "no node aggregates": {"use_group_node_aggregates": False},
     "blend off": {BLEND_KEY: False},
-    "sampled pairs": {"layout_objective": "sampled_pairs"},
+    # its truncation is inactive under the default objective: give it the space's default
+    "layout_objective=lambdarank": {"layout_objective": "lambdarank", TRUNCATION_KEY: 256},
 }
 
 
