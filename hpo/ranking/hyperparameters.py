@@ -63,15 +63,15 @@ TRUNCATION_KEY = "lambdarank_truncation_level"
 #: spaces search it from the layout default (256), only while tile trains with lambdarank.
 TILE_TRUNCATION_KEY = "tile_truncation_level"
 #: The tile family's ranking objective (:data:`hpo.ranking.model.ranker.OBJECTIVES`); the layout
-#: family always trains with lambdarank. Why its own: at 31 label levels (its own too,
+#: family has its own (:data:`LAYOUT_OBJECTIVE_KEY`). Why its own: at 31 label levels (its own too,
 #: :data:`TILE_LABEL_LEVELS_KEY`) ``rank_xendcg`` fits tile about 3x faster than lambdarank on
 #: small generated roots and 9x at real size, and ranks its top 5 as well (docs/benchmarks.md
 #: #tile-objective-and-features). A configuration without it trains tile with lambdarank, as runs
 #: made before it did.
 TILE_OBJECTIVE_KEY = "tile_objective"
-#: The layout family's ranking objective: ``lambdarank`` (absent: runs and spaces made before
-#: it) or ``sampled_pairs`` (:mod:`hpo.ranking.model.pairs`, a uniform pair loss, which weighs
-#: pairs as Kendall's tau does).
+#: The layout family's ranking objective: ``sampled_pairs`` (:mod:`hpo.ranking.model.pairs`, a
+#: uniform pair loss, which weighs pairs as Kendall's tau does; the packaged spaces' default) or
+#: ``lambdarank`` (also what a configuration without the key trains: runs made before it).
 LAYOUT_OBJECTIVE_KEY = "layout_objective"
 #: The tile family's relevance levels (``label_levels`` then serves the layout family). At 16
 #: levels the top level of a real-size tile graph holds its fastest ~100 configs; tile's
