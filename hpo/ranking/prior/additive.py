@@ -92,7 +92,8 @@ class GraphGrams:
 
 
 def solve_additive(grams: GraphGrams, want: list[int], ridge: float) -> np.ndarray | None:
-    """The shared weights of basis entries ``want``, or ``None`` when nothing is to learn.
+    """The shared weights of basis entries ``want``, or ``None`` when nothing is to learn (or
+    the scaled sums leave float64's range, where no weights can be trusted).
 
     Graphs whose runtimes do not vary teach nothing and are left out. Deterministic: the
     same sums give the same bits.
@@ -112,8 +113,13 @@ def solve_additive(grams: GraphGrams, want: list[int], ridge: float) -> np.ndarr
     coef = np.zeros(m)
     for _ in range(MAX_PASSES):
         before = coef
-        pooled = (scale**2 @ flat).reshape(m, m)
-        rhs = scale @ cross
+        with np.errstate(over="ignore", invalid="ignore"):
+            pooled = (scale**2 @ flat).reshape(m, m)
+            rhs = scale @ cross
+        if not (np.isfinite(pooled).all() and np.isfinite(rhs).all()):
+            # a graph's sums past float64's range under its scale (its composite all but
+            # constant): no weights to trust, as when nothing varies
+            return None
         q = np.sqrt(np.diag(pooled) / n)
         q[q == 0] = 1.0
         coef = np.linalg.solve(pooled / np.outer(q, q) / n + ridge * eye, rhs / q / n) / q

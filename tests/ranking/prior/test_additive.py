@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy.stats import kendalltau
 
@@ -105,3 +107,19 @@ def test_totals_that_vary_in_no_graph_teach_nothing() -> None:
     flat = np.repeat(B[bounds[:-1]], np.diff(bounds), axis=0)  # each graph's first row
     assert _grams(flat, runtime, bounds).signal
     assert solve_additive(_grams(flat, runtime, bounds), [0, 1], ridge=1e-3) is None
+
+
+def test_sums_past_float64s_range_give_no_nan_weights() -> None:
+    """A graph whose byte totals squared, over its runtime's tiny spread, leave float64's range:
+    the fit gives up or keeps the last finite direction, without NaN weights and without
+    numpy's overflow warnings in the campaign's output (a blind law's train split printed
+    them)."""
+    B, runtime, bounds = _law(np.random.default_rng(5), 4, np.array([1.0, 2.0]))
+    grams = _grams(B, runtime, bounds)
+    huge = GraphGrams(
+        grams.gram * 1e290, grams.cross * 1e150, grams.count, grams.target_std * 1e-10
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        coef = solve_additive(huge, [0, 1], ridge=1e-3)
+    assert coef is None or np.isfinite(coef).all()
