@@ -32,6 +32,7 @@ def test_profile_runs_on_a_tiny_table(tmp_path: Path, capsys: pytest.CaptureFixt
     assert module.main([str(prefix), "--rounds", "2", "--threads", "1"]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
     assert len(rows) == 1 + len(module.VARIANTS)  # header and one row per objective
+    from hpo.ranking.model.pairs import PAIR_SAMPLES
     from hpo.ranking.model.ranker import sub_group_sizes
 
     for row, (label, extra, group_size) in zip(rows[1:], module.VARIANTS, strict=True):
@@ -39,6 +40,9 @@ def test_profile_runs_on_a_tiny_table(tmp_path: Path, capsys: pytest.CaptureFixt
         assert cells[0] == label
         assert float(cells[2]) > 0
         trunc = extra.get("lambdarank_truncation_level")
+        if extra.get("objective") == "sampled_pairs":  # each row's partners, whole graphs
+            assert cells[3] == f"{len(group) * PAIR_SAMPLES / 1e6:.1f}"
+            continue
         sub = sub_group_sizes(np.full(4, 60), group_size)
         want = "-" if trunc is None else f"{module.lambdarank_pairs(sub, trunc) / 1e6:.1f}"
         assert cells[3] == want
