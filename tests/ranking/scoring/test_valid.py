@@ -16,10 +16,12 @@ from hpo.ranking.prior.blend import ESTIMATE_COLUMN, WEIGHT_KEY, blend_scores, e
 from hpo.ranking.prior.fit import LearnedPrior, design_row_bytes, fit_family_prior
 from hpo.ranking.scoring import valid as scoring
 from hpo.ranking.scoring.valid import (
+    GraphScore,
     ValidRows,
     blended_predict,
     collection_means,
     graph_metrics,
+    prior_earns,
     score_table,
     select_rows,
     valid_rows,
@@ -256,3 +258,25 @@ def test_tile_scores_of_tied_predictions_do_not_depend_on_the_row_order() -> Non
     back = dataclasses.replace(table, target=target[flip])
     flipped = [s.metric for s in graph_metrics(back, valid_rows(back, ("tile:xla",)), pred[flip])]
     assert flipped == pytest.approx(scores, abs=1e-12)
+
+
+def _scores(collection: str, metrics: list[float], ranked: bool = True) -> list[GraphScore]:
+    return [GraphScore(collection, f"g{i}", m, 10, ranked) for i, m in enumerate(metrics)]
+
+
+def test_the_prior_earns_a_collection_by_a_margin_of_its_standard_error() -> None:
+    c = "layout:xla:random"
+    alone = _scores(c, [0.5, 0.5, 0.5, 0.5])
+    # a steady gain of 0.01 on every graph: kept
+    assert prior_earns(_scores(c, [0.51, 0.51, 0.51, 0.51]), alone, c)
+    # the same mean gain from one graph's noise (mean 0.01, half a standard error 0.0106): not
+    # kept, though a mean alone would have kept it
+    assert not prior_earns(_scores(c, [0.57, 0.48, 0.48, 0.51]), alone, c)
+    # a blend that changes nothing is kept, as before (it costs nothing)
+    assert prior_earns(alone, alone, c)
+    # one graph: its sign; none that carries a ranking, or another collection's: kept
+    assert prior_earns(_scores(c, [0.6]), alone[:1], c)
+    assert not prior_earns(_scores(c, [0.4]), alone[:1], c)
+    unranked = _scores(c, [0.1, 0.1], ranked=False)
+    assert prior_earns(unranked, _scores(c, [0.5, 0.5], ranked=False), c)
+    assert prior_earns(_scores(c, [0.1, 0.1]), _scores(c, [0.5, 0.5]), "layout:nlp:random")

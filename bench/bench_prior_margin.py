@@ -1,0 +1,118 @@
+"""How big a gain on valid must the learned prior show to keep a collection? (``PRIOR_MARGIN``)
+
+For every law the default configuration is trained once (672 rounds, booster seed 0, the one
+training path: :func:`hpo.ranking.training.train_family`); its valid graphs are scored with the
+prior forced on and off, and so are the unseen graphs of the same law. Each margin ``t`` of
+``--margins`` then keeps the prior on a collection where
+:func:`hpo.ranking.scoring.valid.prior_earns` says so at ``t`` (0: a mean gain is enough), and the
+unseen share of the noise ceiling of that choice is reported: median and worst over the laws, and
+the largest loss to the better of prior on and off. No booster is trained again per margin.
+
+Laws are blind laws (``blind_NN``: roots from ``bench_blind.law_root``) or the generator's
+(``NAME=TUNING:UNSEEN``, two roots of ``hpo data synth`` under ``--family-work``).
+
+    python bench/bench_prior_margin.py --work /tmp/blind --laws blind_01,...,blind_09 \\
+        --family first-order=first-order-small-0:first-order-small-1000,... \\
+        --family-work /tmp/famlaws --json margin.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from bench_ablation import noise_ceilings
+from bench_blind import LABELED, LAYOUT, law_root, noise_ceiling
+
+from hpo.features import ExtractOptions, FeatureSpec, build_tables
+from hpo.ranking.model.fit_options import FitOptions
+from hpo.ranking.prior.blend import collection_weights
+from hpo.ranking.scoring.valid import GraphScore, prior_earns
+from hpo.ranking.spaces import DEFAULT_SPACE, load_space
+from hpo.ranking.training import collection_means, score_table, train_family
+from hpo.synth.law_family import read_law
+
+
+def judge(tuning: Path, unseen: Path, ceiling: dict[str, float], cache: Path) -> dict[str, Any]:
+    """Valid graph scores and unseen shares with the prior on and off, per collection."""
+    hp = dict(load_space(DEFAULT_SPACE).get_default_configuration())
+    build = dict(spec=FeatureSpec(), extract=ExtractOptions(cache_dir=cache))
+    tables = build_tables(tuning, LAYOUT, LABELED, **build)
+    other = build_tables(unseen, LAYOUT, LABELED, merge_duplicates_in=(), **build)
+    valid = tables[("layout", "valid")]
+    fit = train_family(tables[("layout", "train")], valid, LAYOUT, hp, rounds=672, seed=0,
+                       options=FitOptions(n_threads=2))  # fmt: skip
+    out: dict[str, Any] = {"valid": {}, "unseen": {}}
+    for label, weight in (("on", collection_weights(hp, LAYOUT)), ("off", 0.0)):
+        scored = score_table(fit.ranker, valid, fit.columns, LAYOUT, weight=weight, prior=fit.prior)
+        out["valid"][label] = [[s.collection, s.stem, s.metric, s.n_configs, s.ranked]
+                               for s in scored]  # fmt: skip
+        unseen_scores: list[GraphScore] = []
+        for split in LABELED:
+            unseen_scores += score_table(fit.ranker, other[("layout", split)], fit.columns,
+                                         LAYOUT, weight=weight, prior=fit.prior)  # fmt: skip
+        means = collection_means(unseen_scores, LAYOUT)
+        out["unseen"][label] = {c: means[c] / ceiling[c] for c in LAYOUT}
+    return out
+
+
+def report(results: dict[str, dict[str, Any]], margins: list[float]) -> list[str]:
+    """Per margin: median and worst unseen share per collection, the largest loss to the better
+    of on and off, and how many collections kept the prior."""
+    lines = ["| margin | median | worst | largest loss | kept |", "|---:|---|---|---:|---:|"]
+    for t in margins:
+        shares: dict[str, list[float]] = {c: [] for c in LAYOUT}
+        loss, kept = 0.0, 0
+        for r in results.values():
+            on = [GraphScore(*s) for s in r["valid"]["on"]]
+            off = [GraphScore(*s) for s in r["valid"]["off"]]
+            for c in LAYOUT:
+                keep = prior_earns(on, off, c, margin=t)
+                kept += keep
+                u = r["unseen"]
+                shares[c].append(u["on"][c] if keep else u["off"][c])
+                loss = max(loss, max(u["on"][c], u["off"][c]) - shares[c][-1])
+        med = " / ".join(f"{np.median(shares[c]):.3f}" for c in LAYOUT)
+        worst = " / ".join(f"{min(shares[c]):.3f}" for c in LAYOUT)
+        lines.append(f"| {t:g} | {med} | {worst} | {loss:.3f} | {kept} of {4 * len(results)} |")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, required=True, help="blind roots and cache")
+    parser.add_argument("--laws", default="", help="blind laws, a comma list")
+    parser.add_argument("--family", default="", help="NAME=TUNING:UNSEEN,... (generated roots)")
+    parser.add_argument("--family-work", type=Path, help="folder of the generated roots")
+    parser.add_argument("--margins", default="0,0.25,0.5,1,1.5")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    margins = [float(m) for m in args.margins.split(",")]
+    groups: dict[str, dict[str, dict[str, Any]]] = {"blind": {}, "family": {}}
+    for law in filter(None, args.laws.split(",")):
+        t0 = time.perf_counter()
+        tuning = law_root(args.work, law, 1, "small")
+        unseen = law_root(args.work, law, 1001, "small")
+        groups["blind"][law] = judge(tuning, unseen, noise_ceiling(unseen), args.work / "cache")
+        print(f"{law}: {time.perf_counter() - t0:.0f} s", flush=True)
+    for item in filter(None, args.family.split(",")):
+        t0 = time.perf_counter()
+        name, _, pair = item.partition("=")
+        tuning, unseen = (args.family_work / d for d in pair.split(":"))
+        ceiling = noise_ceilings(unseen, read_law(unseen) or "first-order", LABELED)[0]
+        groups["family"][name] = judge(tuning, unseen, ceiling, args.family_work / "cache")
+        print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)
+    for group, results in groups.items():
+        if results:
+            print(f"\n{group} ({', '.join(results)}); xla:d / xla:r / nlp:d / nlp:r\n")
+            print("\n".join(report(results, margins)))
+    if args.json is not None:
+        args.json.write_text(json.dumps(groups) + "\n")
+
+
+if __name__ == "__main__":
+    main()

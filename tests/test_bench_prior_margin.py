@@ -1,0 +1,29 @@
+"""bench/bench_prior_margin.py's report: each margin's choice of prior on or off per collection."""
+
+from __future__ import annotations
+
+from bench_modules import load_bench
+
+
+def _law(valid_gain: list[float], unseen_on: float, unseen_off: float) -> dict:
+    collections = load_bench("bench_blind").LAYOUT
+    off = [[c, f"g{i}", 0.5, 10, True] for c in collections for i in range(len(valid_gain))]
+    on = [[c, f"g{i}", 0.5 + g, 10, True] for c in collections for i, g in enumerate(valid_gain)]
+    return {
+        "valid": {"on": on, "off": off},
+        "unseen": {
+            "on": dict.fromkeys(collections, unseen_on),
+            "off": dict.fromkeys(collections, unseen_off),
+        },
+    }
+
+
+def test_a_noisy_gain_on_valid_keeps_the_prior_only_at_margin_zero() -> None:
+    bench = load_bench("bench_prior_margin")
+    # mean gain 0.01 from one graph (half a standard error 0.0106), and unseen graphs want off
+    results = {"noisy": _law([0.07, -0.02, -0.02, 0.01], unseen_on=0.6, unseen_off=0.7)}
+    lines = bench.report(results, [0.0, 0.5])
+    assert lines[2].startswith("| 0 | 0.600 / 0.600 / 0.600 / 0.600 |")
+    assert lines[2].endswith("| 0.100 | 4 of 4 |")
+    assert lines[3].startswith("| 0.5 | 0.700 / 0.700 / 0.700 / 0.700 |")
+    assert lines[3].endswith("| 0.000 | 0 of 4 |")
