@@ -142,7 +142,7 @@ def ensemble_families(
 #: differences are within one booster's rank noise (about 0.005-0.01 of the score on ``small``
 #: data, docs/benchmarks.md). In 2-minute campaigns the second or third best configuration at
 #: the largest budget was often 0.04-0.12 below the incumbent, and averaging them in cost the
-#: ensemble up to 0.028 on valid and 0.036 on unseen graphs (docs/benchmarks.md#ensembles).
+#: ensemble up to 0.028 on valid and 0.036 on unseen graphs (docs/benchmarks.md, "Ensembles").
 ENSEMBLE_WITHIN = 0.01
 
 

@@ -38,7 +38,14 @@ from hpo.data.opcodes import CONVOLUTION, DOT, RESHAPE, TRANSPOSE
 from hpo.features.layout.partial import MINOR_BITS, Layouts, disagree, mask_bits, pack, read_block
 from hpo.features.layout.second_order import element_bytes
 
-__all__ = ["NODE_GROUPS", "NodeStatic", "node_chunk", "node_names", "node_static"]
+__all__ = [
+    "NODE_GROUPS",
+    "NodeStatic",
+    "node_chunk",
+    "node_names",
+    "node_quantities",
+    "node_static",
+]
 
 #: The op classes summed over, by suffix.
 _CLASSES = ("all", "cd", "rt", "ot")
@@ -253,8 +260,11 @@ def _produced(
     return code, care
 
 
-def _pass(raw: np.ndarray, st: NodeStatic) -> np.ndarray:
-    """Per-node quantities ``(k, nc, Q)`` of one pass of configs."""
+def node_quantities(raw: np.ndarray, st: NodeStatic) -> np.ndarray:
+    """Per-node quantities ``(k, nc, Q)`` of configs ``raw`` (int8 ``(k, nc, 18)``), before
+    they are summed per op class: what a model of one node's cost reads (``bench/
+    bench_node_sum.py``). Bytes are on a linear scale; the columns are in
+    :func:`node_names`' order of quantities."""
     out = read_block(raw[..., 0:6], st.out.default, st.out.rank)
     inp = read_block(raw[..., 6:12], st.op0.default, st.op0.rank)
     ker = read_block(raw[..., 12:18], st.op1.default, st.op1.rank)
@@ -333,7 +343,7 @@ def node_chunk(raw: np.ndarray, st: NodeStatic) -> np.ndarray:
     is_bytes = np.array([b for _, b in _QUANTITIES])
     classes = st.classes.astype(np.float64)  # (4, nc)
     for a in range(0, k, step):
-        per_node = _pass(raw[a : a + step], st)  # (k', nc, Q)
+        per_node = node_quantities(raw[a : a + step], st)  # (k', nc, Q)
         sums = np.einsum("knq,cn->kqc", per_node, classes)  # (k', Q, 4)
         sums[:, is_bytes] = np.log1p(sums[:, is_bytes])
         out[a : a + step] = sums.reshape(len(sums), -1)
