@@ -20,6 +20,9 @@ Two modes:
     default), ``hpo export``, then the exported model scored on the unseen root. Timed by
     walltime, so run it alone on the machine.
 
+``--graphs-factor F`` grows the tuning root to ``F`` times the scale's graphs (the unseen root
+stays as it is): how the shares grow with the train graphs a user has.
+
     python bench/bench_blind.py --work /tmp/blind --mode default --blend-off-too --json d.json
     python bench/bench_blind.py --work /tmp/blind --mode campaign --walltime 4m --json c.json
 """
@@ -63,14 +66,17 @@ def blind_laws(selection: str) -> list[str]:
     return wanted
 
 
-def law_root(work: Path, law: str, seed: int, scale: str) -> Path:
-    """Generate (once) the root of ``law`` at ``seed``; a finished root has a ``done`` file."""
-    root = work / "data" / f"{law}-{scale}-{seed}"
+def law_root(work: Path, law: str, seed: int, scale: str, graphs_factor: float = 1.0) -> Path:
+    """Generate (once) the root of ``law`` at ``seed``, with ``graphs_factor`` times the
+    scale's graphs; a finished root has a ``done`` file."""
+    size = scale if graphs_factor == 1.0 else f"{scale}x{graphs_factor:g}"
+    root = work / "data" / f"{law}-{size}-{seed}"
     if not (root / "done").is_file():
         t0 = time.perf_counter()
         script = LAWS_DIR / law / "law.py"
         cmd = [sys.executable, str(script), "--out", str(root), "--seed", str(seed)]
-        subprocess.run([*cmd, "--scale", scale], check=True, capture_output=True)
+        cmd += ["--scale", scale, "--graphs-factor", f"{graphs_factor:g}"]
+        subprocess.run(cmd, check=True, capture_output=True)
         (root / "done").write_text("")
         print(f"  generated {root} in {time.perf_counter() - t0:.0f} s", flush=True)
     return root
@@ -226,6 +232,10 @@ def main() -> None:
     parser.add_argument("--laws", default="all", help="all, or a comma list (blind_01,...)")
     parser.add_argument("--mode", choices=("default", "campaign"), default="default")
     parser.add_argument("--scale", default="small")
+    parser.add_argument(
+        "--graphs-factor", type=float, default=1.0,
+        help="times the scale's graphs in the tuning root (the unseen root keeps the scale's)",
+    )  # fmt: skip
     parser.add_argument("--data-seed", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0, help="training / campaign seed")
     parser.add_argument("--space", default=DEFAULT_SPACE)
@@ -242,7 +252,7 @@ def main() -> None:
     results: dict[str, dict[str, Any]] = {}
     for law in blind_laws(args.laws):
         print(f"{law}:", flush=True)
-        tuning = law_root(args.work, law, args.data_seed, args.scale)
+        tuning = law_root(args.work, law, args.data_seed, args.scale, args.graphs_factor)
         unseen = law_root(args.work, law, args.data_seed + UNSEEN_OFFSET, args.scale)
         if args.mode == "default":
             results[law] = judge_default(tuning, unseen, args)
