@@ -42,7 +42,7 @@ import numpy as np
 from hpo.data.load import COLLECTIONS, is_layout, list_graphs
 from hpo.features import ExtractOptions, FeatureSpec, build_tables
 from hpo.ranking.model.fit_options import FitOptions
-from hpo.ranking.prior.blend import BLEND_KEY, collection_weights
+from hpo.ranking.prior.blend import BLEND_KEY, collection_weights, without
 from hpo.ranking.scoring.metrics import kendall_tau, tile_score
 from hpo.ranking.spaces import DEFAULT_SPACE, load_space
 from hpo.ranking.training import collection_means, score_table, train_family
@@ -139,10 +139,9 @@ def judge_default(tuning: Path, unseen: Path, args: argparse.Namespace) -> dict[
         )
         out["seconds"][family] = time.perf_counter() - t0
         on = collection_weights(hp, collections) if hp.get(BLEND_KEY) else {}
-        off = fit.prior.off if fit.prior is not None else frozenset()
         # "as set" is what a model of this configuration scores: estimate_blend_select may
         # have ranked some collections by the trees alone (the prior's ``off``)
-        as_set = {c: 0.0 if c in off else w for c, w in on.items()}
+        as_set = without(on, fit.prior.off if fit.prior is not None else ())
         settings: dict[str, Any] = {"as set": as_set or 0.0}
         if family == "layout" and args.blend_off_too and hp.get(BLEND_KEY):
             settings["blend on"] = on

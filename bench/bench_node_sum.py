@@ -35,11 +35,11 @@ from bench_blind import LABELED, LAYOUT, blind_laws, law_root, noise_ceiling
 
 from hpo.data.load import LayoutGraph, list_graphs, load_layout_graph
 from hpo.features import ExtractOptions, FeatureSpec, build_tables
-from hpo.features.layout.nodes import node_quantities, node_static
+from hpo.features.layout.nodes import dim_sizes, node_quantities, node_static
 from hpo.features.layout.partial import read_block
 from hpo.ranking.model.fit_options import FitOptions
 from hpo.ranking.model.pairs import SampledPairs
-from hpo.ranking.prior.blend import BLEND_KEY, collection_weights
+from hpo.ranking.prior.blend import BLEND_KEY, collection_weights, without
 from hpo.ranking.scoring.metrics import kendall_tau
 from hpo.ranking.scoring.valid import blended_predict, valid_rows
 from hpo.ranking.spaces import load_space
@@ -47,15 +47,6 @@ from hpo.ranking.training import train_family
 
 #: Configs scored per pass of one graph (bounds the memory of its node rows).
 PASS_CONFIGS = 512
-
-
-def _minor_sizes(dims: np.ndarray, minor: np.ndarray) -> np.ndarray:
-    """``log2`` of ``dims[j, minor[k, j]]`` (1 where the position is free or past the rank)."""
-    safe = np.clip(minor, 0, 5).astype(np.int64)
-    vals = np.take_along_axis(
-        np.broadcast_to(dims, (minor.shape[0], *dims.shape)), safe[..., None], -1
-    )
-    return np.log2(np.where((minor >= 0) & (vals[..., 0] > 0), vals[..., 0], 1.0))
 
 
 def node_rows(graph: LayoutGraph, raw: np.ndarray) -> np.ndarray:
@@ -67,7 +58,7 @@ def node_rows(graph: LayoutGraph, raw: np.ndarray) -> np.ndarray:
     sizes = []
     for t, block in ((st.out, raw[..., 0:6]), (st.op0, raw[..., 6:12]), (st.op1, raw[..., 12:18])):
         lay = read_block(block, t.default, t.rank)
-        sizes += [_minor_sizes(t.dims, lay.minor[..., 0]), _minor_sizes(t.dims, lay.minor[..., 1])]
+        sizes += [np.log2(dim_sizes(t.dims, lay.minor[..., p])) for p in (0, 1)]
     static = np.stack(
         [
             graph.node_opcode[graph.node_config_ids].astype(np.float64),
@@ -191,8 +182,7 @@ def judge(law: str, args: argparse.Namespace) -> dict[str, Any]:
         rounds=args.rounds, seed=args.seed, options=FitOptions(n_threads=args.threads),
     )  # fmt: skip
     on = collection_weights(hp, LAYOUT) if hp.get(BLEND_KEY) else {}
-    off = fit.prior.off if fit.prior is not None else frozenset()
-    weight = {c: 0.0 if c in off else w for c, w in on.items()} or 0.0
+    weight = without(on, fit.prior.off if fit.prior is not None else ()) or 0.0
     unseen_pred: dict[tuple[str, str], np.ndarray] = {}
     for split in LABELED:
         unseen_pred |= table_predictions(fit, other[("layout", split)], weight)

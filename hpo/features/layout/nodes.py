@@ -41,6 +41,7 @@ from hpo.features.layout.second_order import element_bytes
 __all__ = [
     "NODE_GROUPS",
     "NodeStatic",
+    "dim_sizes",
     "node_chunk",
     "node_names",
     "node_quantities",
@@ -223,8 +224,9 @@ def node_static(graph: LayoutGraph) -> NodeStatic:
     )
 
 
-def _size(dims: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """``dims[j, idx[k, j]]``; 1 where the index is free or past the rank."""
+def dim_sizes(dims: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``dims[j, idx[k, j]]``; 1 where the index is free or past the rank (the size of the dim
+    a layout puts at a position, e.g. :attr:`Layouts.minor`'s)."""
     safe = np.clip(idx, 0, 5).astype(np.int64)
     vals = np.take_along_axis(
         np.broadcast_to(dims, (idx.shape[0], *dims.shape)), safe[..., None], -1
@@ -235,8 +237,8 @@ def _size(dims: np.ndarray, idx: np.ndarray) -> np.ndarray:
 def _padded(t: _Tensor, lay: Layouts) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Bytes padded to 128 x 8 and to 128 x (rows of the type) tiles, and the lane and row
     ratios, of tensors ``t`` under layouts ``lay``."""
-    d0 = _size(t.dims, lay.minor[..., 0])
-    d1 = np.where(t.rank[None] >= 2, _size(t.dims, lay.minor[..., 1]), 1.0)
+    d0 = dim_sizes(t.dims, lay.minor[..., 0])
+    d1 = np.where(t.rank[None] >= 2, dim_sizes(t.dims, lay.minor[..., 1]), 1.0)
     lanes = np.ceil(d0 / 128) * 128 / d0
     rows8 = np.ceil(d1 / 8) * 8 / d1
     rows_t = np.ceil(d1 / t.rows[None]) * t.rows[None] / d1

@@ -365,11 +365,10 @@ def score_valid(
     off: frozenset[str] = frozenset() if prior is None else prior.off
     if raw is not None and view.graphs:
         alone = graph_metrics(valid, view, raw)
-        alone_metrics = collection_means(alone, collections)
         worse = {c for c, w in weights.items() if w > 0 and not prior_earns(scores, alone, c)}
         if worse:
             off = off | worse
             scores = [a if a.collection in worse else s for s, a in zip(scores, alone, strict=True)]
-            metrics = {c: alone_metrics[c] if c in worse else m for c, m in metrics.items()}
+            metrics = collection_means(scores, collections)
     seconds = {"predict": t1 - t0, "score": time.perf_counter() - t1}
     return tuple(scores), metrics, seconds, off
