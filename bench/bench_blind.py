@@ -20,6 +20,10 @@ Two modes:
     default), ``hpo export``, then the exported model scored on the unseen root. Timed by
     walltime, so run it alone on the machine.
 
+``--train-graphs-too`` also scores the graphs the model was trained on, against the tuning
+root's ceiling: a share well above the unseen one is a generalisation gap, a low one a
+representation that cannot fit the law even on its own graphs.
+
 ``--graphs-factor F`` grows the tuning root to ``F`` times the scale's graphs (the unseen root
 stays as it is): how the shares grow with the train graphs a user has.
 
@@ -123,6 +127,7 @@ def judge_default(tuning: Path, unseen: Path, args: argparse.Namespace) -> dict[
     families = {"layout": LAYOUT, "tile": ("tile:xla",)}
     families = {f: c for f, c in families.items() if args.family in (f, "both")}
     ceiling = noise_ceiling(unseen)
+    tuning_ceiling = noise_ceiling(tuning) if args.train_graphs_too else ceiling
     out: dict[str, Any] = {"ceiling": ceiling, "shares": {}, "seconds": {}}
     for family, collections in families.items():
         tables = build_tables(tuning, collections, LABELED, **build)
@@ -158,6 +163,15 @@ def judge_default(tuning: Path, unseen: Path, args: argparse.Namespace) -> dict[
             shares = out["shares"].setdefault(label, {})
             for c, value in means.items():
                 shares[c] = value / ceiling[c] if is_layout(c) else value
+            if args.train_graphs_too:  # the graphs it was trained on: fit, not generalisation
+                fitted = collection_means(
+                    score_table(fit.ranker, tables[(family, "train")], fit.columns, collections,
+                                weight=weight, prior=fit.prior),
+                    collections,
+                )  # fmt: skip
+                own = out["shares"].setdefault(f"{label}, train graphs", {})
+                for c, value in fitted.items():
+                    own[c] = value / tuning_ceiling[c] if is_layout(c) else value
             valid[label] = collection_means(
                 score_table(fit.ranker, tables[(family, "valid")], fit.columns, collections,
                             weight=weight, prior=fit.prior),
@@ -242,6 +256,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=672)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--blend-off-too", action="store_true")
+    parser.add_argument(
+        "--train-graphs-too", action="store_true",
+        help="also score the tuning root's train graphs (fit; against that root's ceiling)",
+    )  # fmt: skip
     parser.add_argument(
         "--family", choices=("both", "layout", "tile"), default="both", help="default mode only"
     )

@@ -1,0 +1,34 @@
+"""bench/bench_blind.py's default mode on a tiny blind root: unseen shares, and with
+``--train-graphs-too`` the shares of the graphs the model was trained on."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from bench_modules import load_bench
+
+
+def test_default_mode_scores_unseen_and_trained_graphs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench = load_bench("bench_blind")
+    argv = ["bench_blind.py", "--work", str(tmp_path), "--laws", "blind_01", "--scale", "tiny",
+            "--family", "layout", "--rounds", "20", "--threads", "1", "--train-graphs-too",
+            "--json", str(tmp_path / "out.json")]  # fmt: skip
+    monkeypatch.setattr(sys, "argv", argv)
+    bench.main()
+    shares = json.loads((tmp_path / "out.json").read_text())["results"]["blind_01"]["shares"]
+    assert set(shares) == {"as set", "as set, train graphs"}
+    for label in shares:
+        assert shares[label]
+        assert set(shares[label]) <= set(bench.LAYOUT)
+        # a share of the ceiling is a tau over a tau: finite, and far from these bounds on
+        # any root a law writes
+        assert all(-1.5 < v < 3.0 for v in shares[label].values())
+    # the trained graphs are fitted at least as well as unseen ones on some collection
+    fitted, unseen = shares["as set, train graphs"], shares["as set"]
+    assert any(fitted[c] > unseen[c] for c in fitted if c in unseen)
+    assert "train graphs" in capsys.readouterr().out
