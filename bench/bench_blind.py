@@ -44,12 +44,12 @@ from typing import Any
 import numpy as np
 
 from hpo.data.load import COLLECTIONS, is_layout, list_graphs
-from hpo.features import ExtractOptions, FeatureSpec, build_tables
+from hpo.features import ExtractOptions, FeatureSpec, FeatureTable, build_tables
 from hpo.ranking.model.fit_options import FitOptions
 from hpo.ranking.prior.blend import BLEND_KEY, collection_weights, without
 from hpo.ranking.scoring.metrics import kendall_tau, tile_score
 from hpo.ranking.spaces import DEFAULT_SPACE, load_space
-from hpo.ranking.training import collection_means, score_table, train_family
+from hpo.ranking.training import FamilyFit, collection_means, score_table, train_family
 
 LAWS_DIR = Path(__file__).parent / "laws"
 LAYOUT = tuple(c for c in COLLECTIONS if is_layout(c))
@@ -120,6 +120,24 @@ def parse_sets(items: list[str]) -> dict[str, Any]:
     return out
 
 
+def model_means(
+    fit: FamilyFit, tables: list[FeatureTable], collections: tuple[str, ...], weight: Any
+) -> dict[str, float]:
+    """The mean metric per collection of ``fit``'s model over the labeled graphs of ``tables``,
+    blended with its prior at ``weight``."""
+    scores = []
+    for table in tables:
+        scores += score_table(
+            fit.ranker, table, fit.columns, collections, weight=weight, prior=fit.prior
+        )
+    return collection_means(scores, collections)
+
+
+def ceiling_shares(means: dict[str, float], ceiling: dict[str, float]) -> dict[str, float]:
+    """Layout means as shares of their collection's noise ceiling; tile's score as it is."""
+    return {c: v / ceiling[c] if is_layout(c) else v for c, v in means.items()}
+
+
 def judge_default(tuning: Path, unseen: Path, args: argparse.Namespace) -> dict[str, Any]:
     """Shares of the ceiling (and the tile score) of the default configuration with overrides."""
     hp = {**dict(load_space(args.space).get_default_configuration()), **parse_sets(args.set)}
@@ -153,30 +171,14 @@ def judge_default(tuning: Path, unseen: Path, args: argparse.Namespace) -> dict[
             settings["blend off"] = 0.0
         valid: dict[str, dict[str, float]] = {}
         for label, weight in settings.items():
-            scores = []
-            for split in LABELED:
-                table = other[(family, split)]
-                scores += score_table(
-                    fit.ranker, table, fit.columns, collections, weight=weight, prior=fit.prior
-                )
-            means = collection_means(scores, collections)
-            shares = out["shares"].setdefault(label, {})
-            for c, value in means.items():
-                shares[c] = value / ceiling[c] if is_layout(c) else value
+            unseen_tables = [other[(family, split)] for split in LABELED]
+            means = model_means(fit, unseen_tables, collections, weight)
+            out["shares"].setdefault(label, {}).update(ceiling_shares(means, ceiling))
             if args.train_graphs_too:  # the graphs it was trained on: fit, not generalisation
-                fitted = collection_means(
-                    score_table(fit.ranker, tables[(family, "train")], fit.columns, collections,
-                                weight=weight, prior=fit.prior),
-                    collections,
-                )  # fmt: skip
+                fitted = model_means(fit, [tables[(family, "train")]], collections, weight)
                 own = out["shares"].setdefault(f"{label}, train graphs", {})
-                for c, value in fitted.items():
-                    own[c] = value / tuning_ceiling[c] if is_layout(c) else value
-            valid[label] = collection_means(
-                score_table(fit.ranker, tables[(family, "valid")], fit.columns, collections,
-                            weight=weight, prior=fit.prior),
-                collections,
-            )  # fmt: skip
+                own.update(ceiling_shares(fitted, tuning_ceiling))
+            valid[label] = model_means(fit, [tables[(family, "valid")]], collections, weight)
         if len(settings) > 1:  # per collection, the better of on and off on valid
             chosen = out["shares"].setdefault("valid-chosen", {})
             for c in collections:
@@ -204,10 +206,10 @@ def judge_campaign(law: str, tuning: Path, unseen: Path, args: argparse.Namespac
     rows: list[dict[str, Any]] = []
     for split in LABELED:
         rows += evaluate_model(model, unseen, split, cache_dir=cache)["graphs"]
-    shares = {}
-    for c in COLLECTIONS:
-        values = [r["metric"] for r in rows if r["collection"] == c]
-        shares[c] = float(np.mean(values)) / ceiling[c] if is_layout(c) else float(np.mean(values))
+    means = {
+        c: float(np.mean([r["metric"] for r in rows if r["collection"] == c])) for c in COLLECTIONS
+    }
+    shares = ceiling_shares(means, ceiling)
     base, inc = run.baseline, run.incumbent
     return {
         "ceiling": ceiling,

@@ -26,14 +26,14 @@ from typing import Any
 
 import numpy as np
 from bench_ablation import noise_ceilings
-from bench_blind import LABELED, LAYOUT, law_root, noise_ceiling
+from bench_blind import LABELED, LAYOUT, ceiling_shares, law_root, model_means, noise_ceiling
 
 from hpo.features import ExtractOptions, FeatureSpec, build_tables
 from hpo.ranking.model.fit_options import FitOptions
 from hpo.ranking.prior.blend import collection_weights
 from hpo.ranking.scoring.valid import GraphScore, prior_earns
 from hpo.ranking.spaces import DEFAULT_SPACE, load_space
-from hpo.ranking.training import collection_means, score_table, train_family
+from hpo.ranking.training import score_table, train_family
 from hpo.synth.law_family import read_law
 
 
@@ -51,12 +51,9 @@ def judge(tuning: Path, unseen: Path, ceiling: dict[str, float], cache: Path) ->
         scored = score_table(fit.ranker, valid, fit.columns, LAYOUT, weight=weight, prior=fit.prior)
         out["valid"][label] = [[s.collection, s.stem, s.metric, s.n_configs, s.ranked]
                                for s in scored]  # fmt: skip
-        unseen_scores: list[GraphScore] = []
-        for split in LABELED:
-            unseen_scores += score_table(fit.ranker, other[("layout", split)], fit.columns,
-                                         LAYOUT, weight=weight, prior=fit.prior)  # fmt: skip
-        means = collection_means(unseen_scores, LAYOUT)
-        out["unseen"][label] = {c: means[c] / ceiling[c] for c in LAYOUT}
+        unseen_tables = [other[("layout", split)] for split in LABELED]
+        means = model_means(fit, unseen_tables, LAYOUT, weight)
+        out["unseen"][label] = ceiling_shares(means, ceiling)
     return out
 
 
