@@ -144,17 +144,25 @@ def list_graphs(root: Path, collection: str, split: str) -> list[Path]:
 
 @dataclass(frozen=True, eq=False)
 class _Graph:
-    """What a graph of either family holds: its file, nodes and edges."""
+    """What a graph of either family holds: its file, nodes and edges, a runtime per
+    configuration, and whether it is labeled."""
 
     path: Path
     node_feat: np.ndarray
     node_opcode: np.ndarray
     edge_index: np.ndarray
+    config_runtime: np.ndarray
+    labeled: bool
 
     @property
     def n_nodes(self) -> int:
         """Number of nodes."""
         return int(self.node_feat.shape[0])
+
+    @property
+    def n_configs(self) -> int:
+        """Number of configurations."""
+        return int(self.config_runtime.shape[0])
 
 
 @dataclass(frozen=True, eq=False)
@@ -162,14 +170,7 @@ class TileGraph(_Graph):
     """One validated tile:xla graph; each row of ``config_feat`` is one configuration."""
 
     config_feat: np.ndarray
-    config_runtime: np.ndarray
     config_runtime_normalizers: np.ndarray
-    labeled: bool
-
-    @property
-    def n_configs(self) -> int:
-        """Number of configurations."""
-        return int(self.config_feat.shape[0])
 
     @property
     def target(self) -> np.ndarray:
@@ -183,13 +184,6 @@ class LayoutGraph(_Graph):
 
     node_config_ids: np.ndarray
     node_splits: np.ndarray
-    config_runtime: np.ndarray
-    labeled: bool
-
-    @property
-    def n_configs(self) -> int:
-        """Number of configurations."""
-        return int(self.config_runtime.shape[0])
 
     @property
     def n_config_nodes(self) -> int:
