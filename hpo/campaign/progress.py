@@ -22,6 +22,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from hpo.runs.incumbent import rule_order
 from hpo.runs.record.trial import Trial
 
 if TYPE_CHECKING:
@@ -93,7 +94,7 @@ class CampaignProgress:
         Where to print; a new ``rich.console.Console`` by default.
     cv
         Folds: the best shown is then one fold's score ("best fold"); without, the incumbent
-        rule's (:func:`_rank`: the highest budget reached, then the score).
+        rule's (:func:`~hpo.runs.incumbent.rule_order`: the highest budget reached, then the score).
     """
 
     def __init__(
@@ -180,7 +181,9 @@ class CampaignProgress:
         if trial.status != "SUCCESS":
             self.crashed += 1
             return
-        if trial.score is not None and (self.best is None or _rank(trial) > _rank(self.best)):
+        if trial.score is None:
+            return
+        if self.best is None or rule_order(trial) > rule_order(self.best):
             self.best = trial
 
     def add_previous(self, trials: Iterable[Trial]) -> None:
@@ -337,10 +340,6 @@ def _fold_lines(result: CampaignResult) -> list[str]:
     scores = {k: v.get("score") for k, v in result.folds.items()}
     shown = " ".join(f"{k}={_fmt(v)}" for k, v in scores.items())
     return [f"incumbent per fold (the score is their mean): {shown}"]
-
-
-def _rank(trial: Trial) -> tuple[float, float]:  # the incumbent rule's order
-    return trial.budget or 0.0, trial.score or 0.0
 
 
 def print_summary(

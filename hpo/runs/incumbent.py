@@ -15,11 +15,11 @@ is *the best successful trial at the highest budget any successful trial reached
 be the largest budget among successful trials; among the successful trials at ``B``, the one
 with the highest score wins (ties: the earlier trial).
 
-SMAC's own incumbent is chosen the same way (``incumbent_selection="highest_budget"``, see
-:mod:`hpo.campaign.smac.facades`), so when SMAC (or ``result.json``) names a configuration, that
-configuration's trial at ``B`` is taken: the two agree except on ties, and naming the same
-trial as SMAC keeps ``result.json`` and SMAC's own output consistent. A named configuration
-that was not validated at ``B`` is ignored (it would break the rule).
+SMAC's own incumbent is chosen the same way (``incumbent_selection="highest_budget"``, in
+:mod:`hpo.campaign.smac.facade_builders`), so when SMAC (or ``result.json``) names a
+configuration, that configuration's trial at ``B`` is taken: the two agree except on ties,
+and naming the same trial as SMAC keeps ``result.json`` and SMAC's own output consistent. A
+named configuration that was not validated at ``B`` is ignored (it would break the rule).
 
 Cross-validation
 ----------------
@@ -40,7 +40,7 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-__all__ = ["ScoredTrial", "choose_incumbent", "combine_folds", "config_key"]
+__all__ = ["ScoredTrial", "choose_incumbent", "combine_folds", "config_key", "rule_order"]
 
 
 def _plain(value: Any) -> Any:
@@ -84,6 +84,16 @@ T = TypeVar("T", bound=ScoredTrial)
 
 def _budget(t: ScoredTrial) -> float:
     return t.budget if t.budget is not None else -math.inf
+
+
+def rule_order(t: ScoredTrial) -> tuple[float, float]:
+    """The rule's order of successful trials: the budget (none: lowest), then the score.
+
+    Of two trials with the same order the earlier stays best, so a caller keeping a running
+    best replaces it only on a strictly higher order. The live view's best, ``runs show``'s
+    top configurations and the incumbent trajectory sort by it.
+    """
+    return _budget(t), t.score if t.score is not None else -math.inf
 
 
 def _best(trials: list[T]) -> T:

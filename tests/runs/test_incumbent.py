@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from hpo.runs.incumbent import choose_incumbent, config_key
+from hpo.runs.incumbent import choose_incumbent, config_key, rule_order
 from hpo.runs.record.folder import trial_key
 from hpo.runs.views.history import Trial
 
@@ -41,6 +41,16 @@ def test_ties_go_to_the_earlier_trial() -> None:
     inc = choose_incumbent(trials)
     assert inc is not None
     assert inc.trial == 1
+
+
+def test_rule_order_ranks_as_the_rule_does() -> None:
+    trials = [_trial(1, 5.0, 0.9), _trial(2, 45.0, 0.4), _trial(3, 45.0, 0.6, lr=0.2),
+              _trial(4, None, 0.99), _trial(5, 45.0, 0.6, lr=0.3)]  # fmt: skip
+    ranked = sorted(trials, key=rule_order, reverse=True)
+    assert [t.trial for t in ranked] == [3, 5, 2, 1, 4]
+    # the one the order puts first is the incumbent; a tie is not an improvement
+    assert choose_incumbent(trials) is ranked[0]
+    assert not rule_order(trials[4]) > rule_order(trials[2])
 
 
 def test_named_config_settles_it_only_at_the_highest_budget() -> None:

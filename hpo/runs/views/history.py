@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal, Never, TypeVar
 
 from hpo.errors import ConfigError, UsageError
-from hpo.runs.incumbent import choose_incumbent, combine_folds, config_key
+from hpo.runs.incumbent import choose_incumbent, combine_folds, config_key, rule_order
 from hpo.runs.record.campaign_file import CampaignRecord, SmacSetup
 from hpo.runs.record.folder import (
     CAMPAIGN_FILE,
@@ -305,12 +305,11 @@ class RunHistory(SettingsView):
         """
         ok = sorted(self.scored, key=lambda t: (t.end if t.end is not None else 0.0, t.trial))
         out: list[TrajectoryPoint] = []
-        top, best = -math.inf, -math.inf
+        best = (-math.inf, -math.inf)
         for t in ok:
             assert t.score is not None
-            budget = t.budget if t.budget is not None else -math.inf
-            if budget > top or (budget == top and t.score > best):
-                top, best = budget, t.score
+            if rule_order(t) > best:
+                best = rule_order(t)
                 out.append(TrajectoryPoint(self.elapsed(t.end), t.trial, t.budget, t.score))
         return out
 
@@ -323,9 +322,9 @@ class RunHistory(SettingsView):
         for t in self.scored:
             key = config_key(t.config)
             old = best.get(key)
-            if old is None or ((t.budget or 0.0), t.score) > ((old.budget or 0.0), old.score):
+            if old is None or rule_order(t) > rule_order(old):
                 best[key] = t
-        ranked = sorted(best.values(), key=lambda t: (-(t.budget or 0.0), -(t.score or 0.0)))
+        ranked = sorted(best.values(), key=rule_order, reverse=True)
         return ranked[:n]
 
 
