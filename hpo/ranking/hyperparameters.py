@@ -44,6 +44,7 @@ __all__ = [
     "TILE_LABEL_LEVELS_KEY",
     "TILE_OBJECTIVE_KEY",
     "LAYOUT_OBJECTIVE_KEY",
+    "TILE_EXTRA_TREES_KEY",
     "TILE_TRUNCATION_KEY",
     "TRAINED_WITHOUT",
     "TRUNCATION_KEY",
@@ -77,12 +78,19 @@ LAYOUT_OBJECTIVE_KEY = "layout_objective"
 #: levels the top level of a real-size tile graph holds its fastest ~100 configs; tile's
 #: default, ``rank_xendcg`` at 31 levels, was judged at that size (docs/benchmarks.md).
 TILE_LABEL_LEVELS_KEY = "tile_label_levels"
+#: The tile family's extremely randomized trees (LightGBM's ``extra_trees``, which then serves
+#: the layout family). Why its own: on blind laws (docs/benchmarks.md#blind-laws-what-a-user-
+#: gets-on-runtimes-nobody-here-wrote) random split thresholds lifted the layout default
+#: collections on unseen graphs over two seeds and cost tile up to 0.09 of its top-5 score, so
+#: the packaged spaces default them on for layout and off for tile.
+TILE_EXTRA_TREES_KEY = "tile_extra_trees"
 #: The tile family's own keys, and the key each takes the place of when tile trains (the
 #: objective is its own: :func:`hpo.ranking.training.make_ranker` reads it).
 TILE_KEYS = {
     TILE_TRUNCATION_KEY: TRUNCATION_KEY,
     TILE_LABEL_LEVELS_KEY: "label_levels",
     TILE_OBJECTIVE_KEY: TILE_OBJECTIVE_KEY,
+    TILE_EXTRA_TREES_KEY: "extra_trees",
 }
 #: What a configuration without these keys trains with (:func:`hpo.ranking.training.
 #: make_ranker`): a warm start maps a run made before them by it (:mod:`hpo.campaign.
@@ -91,6 +99,7 @@ TRAINED_WITHOUT: dict[str, Any] = {
     "label_levels": 16,
     TILE_OBJECTIVE_KEY: "lambdarank",
     LAYOUT_OBJECTIVE_KEY: "lambdarank",
+    "extra_trees": False,
 }
 #: hpo's own settings of the ranker and of the feature selection.
 RANKER_SETTINGS = (

@@ -10,6 +10,7 @@ from hpo.errors import ConfigError
 from hpo.features.groups import GROUP_PREFIX
 from hpo.ranking.hyperparameters import (
     HPO_SET_PARAMS,
+    TILE_EXTRA_TREES_KEY,
     TILE_LABEL_LEVELS_KEY,
     TILE_OBJECTIVE_KEY,
     TILE_TRUNCATION_KEY,
@@ -54,7 +55,7 @@ def test_an_unknown_key_is_refused_naming_it_and_the_source() -> None:
         match=r"^my\.json: hyperparameter 'leaves' is neither an hpo setting "
         r"\(label_levels, max_group_size, relative_features, layout_objective, "
         r"tile_truncation_level, "
-        r"tile_label_levels, tile_objective, "
+        r"tile_label_levels, tile_objective, tile_extra_trees, "
         r"estimate_weight, "
         r"estimate_weight_default_collections, estimate_blend, estimate_blend_select, "
         r"use_group_<group>\) nor a "
@@ -118,6 +119,14 @@ def test_the_tile_truncation_replaces_lightgbms_for_tile_only() -> None:
     assert family_hyperparameters(old, ["tile:xla"]) == old
     assert family_hyperparameters(old, ["layout:nlp:default"]) == old
     assert route_hyperparameters({TILE_TRUNCATION_KEY: 30}).hpo == {TILE_TRUNCATION_KEY: 30}
+
+
+def test_each_family_boosts_with_its_own_extra_trees() -> None:
+    hp = {"extra_trees": True, TILE_EXTRA_TREES_KEY: False, "num_leaves": 7}
+    tile = make_ranker(hp, ["tile:xla"], num_boost_round=3, seed=0)
+    layout = make_ranker(hp, ["layout:xla:default"], num_boost_round=3, seed=0)
+    assert (tile.params["extra_trees"], layout.params["extra_trees"]) == (False, True)
+    assert TILE_EXTRA_TREES_KEY not in tile.params | layout.params
 
 
 def test_the_tile_objective_and_levels_reach_the_tile_family_only() -> None:

@@ -54,6 +54,7 @@ from ConfigSpace.util import deactivate_inactive_hyperparameters
 
 from hpo.errors import ConfigError, HpoError
 from hpo.ranking.hyperparameters import (
+    TILE_EXTRA_TREES_KEY,
     TILE_LABEL_LEVELS_KEY,
     TILE_OBJECTIVE_KEY,
     TILE_TRUNCATION_KEY,
@@ -110,12 +111,13 @@ def _mapped_value(hp: Any, value: Any) -> tuple[Any, str]:
 
 
 #: Keys split off an older key, and that key: a source without them used the older one's
-#: value there (the default collections' blend weight; the tile family's truncation and
-#: label levels).
+#: value there (the default collections' blend weight; the tile family's truncation, label
+#: levels and extra trees).
 _INHERITED = {
     DEFAULT_WEIGHT_KEY: WEIGHT_KEY,
     TILE_TRUNCATION_KEY: TRUNCATION_KEY,
     TILE_LABEL_LEVELS_KEY: "label_levels",
+    TILE_EXTRA_TREES_KEY: "extra_trees",
 }
 
 
@@ -144,8 +146,9 @@ def map_config(
     space's defaults, except where the source's run trained with a value (:func:`_as_trained`):
     ``estimate_weight_default_collections`` takes the source's ``estimate_weight``,
     ``tile_truncation_level`` its ``lambdarank_truncation_level`` and ``tile_label_levels``
-    its ``label_levels``, which served every collection or family there, ``tile_objective`` is
-    lambdarank and ``label_levels`` 16; ones the new space lacks are ignored. Conditions are
+    its ``label_levels`` and ``tile_extra_trees`` its ``extra_trees``, which served every
+    collection or family there, ``tile_objective`` is lambdarank, ``label_levels`` 16 and
+    ``extra_trees`` off; ones the new space lacks are ignored. Conditions are
     re-applied (a child whose parent now says inactive is removed); a configuration that
     violates a forbidden clause of the new space is dropped as a whole (``None``).
 

@@ -99,6 +99,7 @@ def test_map_clips_numbers_drops_unknown_choices_and_reapplies_conditions() -> N
         ("estimate_weight_default_collections", "estimate_weight", 0.4, 6.0),
         ("tile_truncation_level", "lambdarank_truncation_level", 300, 12),
         ("tile_label_levels", "label_levels", 20, 8),
+        ("tile_extra_trees", "extra_trees", True, False),
     ],
 )
 def test_a_source_from_before_a_split_key_keeps_the_older_keys_value_there(
@@ -122,6 +123,18 @@ def test_a_source_from_before_a_split_key_keeps_the_older_keys_value_there(
     mapped, _ = map_config(source, full)
     assert mapped is not None
     assert (mapped[old_key], mapped[new_key]) == (old_value, own_value)
+
+
+def test_a_source_from_before_extra_trees_trained_both_families_without_them() -> None:
+    """Runs made before ``extra_trees`` was in the spaces trained LightGBM's default (off):
+    mapped onto a space whose default is on for layout, they keep them off in both families."""
+    full = load_space("lambdarank")
+    assert full["extra_trees"].default_value is True
+    source = dict(full.get_default_configuration())
+    del source["extra_trees"], source["tile_extra_trees"]
+    mapped, _ = map_config(source, full)
+    assert mapped is not None
+    assert (mapped["extra_trees"], mapped["tile_extra_trees"]) == (False, False)
 
 
 def test_a_source_without_the_tile_objective_trained_tile_with_lambdarank() -> None:
