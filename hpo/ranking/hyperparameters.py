@@ -79,10 +79,9 @@ LAYOUT_OBJECTIVE_KEY = "layout_objective"
 #: default, ``rank_xendcg`` at 31 levels, was judged at that size (docs/benchmarks.md).
 TILE_LABEL_LEVELS_KEY = "tile_label_levels"
 #: The tile family's extremely randomized trees (LightGBM's ``extra_trees``, which then serves
-#: the layout family). Why its own: on blind laws (docs/benchmarks.md#blind-laws-what-a-user-
-#: gets-on-runtimes-nobody-here-wrote) random split thresholds lifted the layout default
-#: collections on unseen graphs over two seeds and cost tile up to 0.09 of its top-5 score, so
-#: the packaged spaces default them on for layout and off for tile.
+#: the layout family). Why its own: on the blind laws (docs/benchmarks.md, "Blind laws") random
+#: split thresholds lifted the layout default collections on unseen graphs and cost tile up to
+#: 0.09 of its top-5 score, so the packaged spaces default them on for layout, off for tile.
 TILE_EXTRA_TREES_KEY = "tile_extra_trees"
 #: The tile family's own keys, and the key each takes the place of when tile trains (the
 #: objective is its own: :func:`hpo.ranking.training.make_ranker` reads it).
