@@ -3,8 +3,8 @@
 A configuration (a point of a search space) is one flat mapping. Each key has one owner:
 
 - ``hpo`` (:data:`RANKER_SETTINGS`): the ranker's labels and sub-queries, the relative
-  feature columns (:mod:`hpo.ranking.training`) and the tile family's own objective, levels
-  and truncation (:data:`TILE_KEYS`, :func:`family_hyperparameters`);
+  feature columns (:mod:`hpo.ranking.training`) and the tile family's own objective, levels,
+  truncation and extra trees (:data:`TILE_KEYS`, :func:`family_hyperparameters`);
 - ``blend`` (:data:`BLEND_SETTINGS`): the blend of scores with the cost prior
   (:mod:`hpo.ranking.prior.blend`);
 - ``groups``: ``use_group_<name>`` switches a feature group (:mod:`hpo.features.groups`);
@@ -92,8 +92,9 @@ TILE_KEYS = {
     TILE_EXTRA_TREES_KEY: "extra_trees",
 }
 #: What a configuration without these keys trains with (:func:`hpo.ranking.training.
-#: make_ranker`): a warm start maps a run made before them by it (:mod:`hpo.campaign.
-#: warm_start`), so the two cannot disagree.
+#: make_ranker` for the levels and objectives, LightGBM's own default for ``extra_trees``): a
+#: warm start maps a run made before them by it (:mod:`hpo.campaign.seeding.warm_start`), so
+#: the two cannot disagree.
 TRAINED_WITHOUT: dict[str, Any] = {
     "label_levels": 16,
     TILE_OBJECTIVE_KEY: "lambdarank",
@@ -180,15 +181,20 @@ def family_hyperparameters(
     (:data:`TILE_KEYS`) resolved, and the layout family's objective kept for it alone.
 
     For the tile family (no layout collection) each own key's value takes the place of the key
-    it stands for there (LightGBM's truncation has no alias; the objective stays, for
-    :func:`hpo.ranking.training.make_ranker`); the layout family drops them. A configuration
-    without them (runs and spaces made before them) trains both families at one truncation
-    and one number of levels, with lambdarank.
+    it stands for there, and of any LightGBM alias of it (``extra_tree`` for ``extra_trees``);
+    the objective stays, for :func:`hpo.ranking.training.make_ranker`. The layout family drops
+    them. A configuration without them (runs and spaces made before them) trains both families
+    at one truncation, one number of levels and one ``extra_trees``, with lambdarank.
     """
     out = dict(hyperparameters)
     own = {key: out.pop(key) for key in TILE_KEYS if key in out}
     if not any(is_layout(c) for c in collections):
-        out.update({TILE_KEYS[key]: value for key, value in own.items()})
+        aliases = lightgbm_aliases()
+        for key, value in own.items():
+            target = TILE_KEYS[key]
+            for alias in [k for k in out if k != target and aliases.get(k) == target]:
+                del out[alias]
+            out[target] = value
         out.pop(LAYOUT_OBJECTIVE_KEY, None)  # the layout family's own
     return out
 

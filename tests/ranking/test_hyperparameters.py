@@ -127,6 +127,10 @@ def test_each_family_boosts_with_its_own_extra_trees() -> None:
     layout = make_ranker(hp, ["layout:xla:default"], num_boost_round=3, seed=0)
     assert (tile.params["extra_trees"], layout.params["extra_trees"]) == (False, True)
     assert TILE_EXTRA_TREES_KEY not in tile.params | layout.params
+    # the tile key also takes the place of LightGBM's alias, which would otherwise clash with it
+    aliased = {"extra_tree": True, TILE_EXTRA_TREES_KEY: False}
+    assert family_hyperparameters(aliased, ["tile:xla"]) == {"extra_trees": False}
+    assert family_hyperparameters(aliased, ["layout:nlp:default"]) == {"extra_tree": True}
 
 
 def test_the_tile_objective_and_levels_reach_the_tile_family_only() -> None:

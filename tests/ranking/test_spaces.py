@@ -183,6 +183,10 @@ def _truncation_zero(data: dict[str, Any]) -> None:
     _hp(data, "tile_truncation_level").update(lower=0, log=False)
 
 
+def _tile_extra_trees_not_a_switch(data: dict[str, Any]) -> None:
+    _hp(data, "tile_extra_trees").update(choices=["no", "yes"], default_value="no")
+
+
 def _alias_beside_its_parameter(data: dict[str, Any]) -> None:
     data["hyperparameters"].append({**_hp(data, "learning_rate"), "name": "eta"})
 
@@ -208,6 +212,10 @@ def _one_label_level(data: dict[str, Any]) -> None:
             r"\(feature_fraction\) <= \(1\.0\)\)$",
         ),
         (_truncation_zero, r"tile_truncation_level can be 0, which LightGBM refuses"),
+        (
+            _tile_extra_trees_not_a_switch,
+            r"bad\.json: tile_extra_trees can be 'no', which LightGBM refuses",
+        ),
         (
             _alias_beside_its_parameter,
             r"hyperparameters '(eta|learning_rate)' and '(eta|learning_rate)' are both LightGBM's "

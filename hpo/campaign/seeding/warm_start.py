@@ -60,6 +60,7 @@ from hpo.ranking.hyperparameters import (
     TILE_TRUNCATION_KEY,
     TRAINED_WITHOUT,
     TRUNCATION_KEY,
+    lightgbm_aliases,
 )
 from hpo.ranking.prior.blend import DEFAULT_WEIGHT_KEY, WEIGHT_KEY
 from hpo.runs.incumbent import config_key
@@ -125,10 +126,14 @@ def _as_trained(config: Mapping[str, Any]) -> dict[str, Any]:
     """``config`` with what its run trained with where it lacks a key (training's
     :data:`~hpo.ranking.hyperparameters.TRAINED_WITHOUT`, then :data:`_INHERITED`), so a source
     from before a key scores as it did, not as the new space's default would."""
-    out = {**TRAINED_WITHOUT, **config}
+    # the key the source spells each LightGBM parameter with (it may be an alias)
+    aliases = lightgbm_aliases()
+    spelled = {aliases.get(key, key): key for key in config}
+    out = {**{k: v for k, v in TRAINED_WITHOUT.items() if k not in spelled}, **config}
     for new_key, old_key in _INHERITED.items():
         # a source whose tile did not use a truncation lacks it for that reason
         unused = new_key == TILE_TRUNCATION_KEY and out[TILE_OBJECTIVE_KEY] != "lambdarank"
+        old_key = spelled.get(old_key, old_key)
         if old_key in out and new_key not in out and not unused:
             out[new_key] = out[old_key]
     return out
@@ -146,11 +151,12 @@ def map_config(
     space's defaults, except where the source's run trained with a value (:func:`_as_trained`):
     ``estimate_weight_default_collections`` takes the source's ``estimate_weight``,
     ``tile_truncation_level`` its ``lambdarank_truncation_level`` and ``tile_label_levels``
-    its ``label_levels`` and ``tile_extra_trees`` its ``extra_trees``, which served every
-    collection or family there, ``tile_objective`` is lambdarank, ``label_levels`` 16 and
-    ``extra_trees`` off; ones the new space lacks are ignored. Conditions are
-    re-applied (a child whose parent now says inactive is removed); a configuration that
-    violates a forbidden clause of the new space is dropped as a whole (``None``).
+    its ``label_levels`` and ``tile_extra_trees`` its ``extra_trees`` (under any LightGBM
+    alias), which served every collection or family there, ``tile_objective`` is lambdarank,
+    ``label_levels`` 16 and ``extra_trees`` off; ones the new space lacks are ignored.
+    Conditions are re-applied (a child whose parent now says inactive is removed); a
+    configuration that violates a forbidden clause of the new space is dropped as a whole
+    (``None``).
 
     Returns
     -------

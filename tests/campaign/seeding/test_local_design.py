@@ -71,6 +71,7 @@ def test_each_neighbour_moves_one_hyperparameter_and_they_differ() -> None:
                 "estimate_blend",
                 "label_levels",
                 "lambdarank_truncation_level",
+                "extra_trees",
             },
         ),
         (("layout:xla:random",), {*TILE_KEYS, "estimate_weight_default_collections"}),

@@ -135,6 +135,10 @@ def test_a_source_from_before_extra_trees_trained_both_families_without_them() -
     mapped, _ = map_config(source, full)
     assert mapped is not None
     assert (mapped["extra_trees"], mapped["tile_extra_trees"]) == (False, False)
+    # one that spelled it with LightGBM's alias trained tile with its value, not with off
+    mapped, _ = map_config({**source, "extra_tree": True}, full)
+    assert mapped is not None
+    assert mapped["tile_extra_trees"] is True
 
 
 def test_a_source_without_the_tile_objective_trained_tile_with_lambdarank() -> None:
