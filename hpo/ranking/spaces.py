@@ -29,7 +29,6 @@ from hpo.ranking.hyperparameters import (
     TILE_KEYS,
     TILE_LABEL_LEVELS_KEY,
     TILE_OBJECTIVE_KEY,
-    TRUNCATION_KEY,
     lightgbm_aliases,
     lightgbm_refusal,
     route_hyperparameters,
@@ -185,7 +184,7 @@ def check_space_values(source: str, space: ConfigurationSpace) -> None:
     ConfigError
         Naming the file, the hyperparameter and the value.
     """
-    routed = route_hyperparameters(dict.fromkeys(space.keys()), source)
+    route_hyperparameters(dict.fromkeys(space.keys()), source)
     known = lightgbm_aliases()
     for name in space:
         hp = space[name]
@@ -198,9 +197,9 @@ def check_space_values(source: str, space: ConfigurationSpace) -> None:
             low = _HPO_MINIMA.get(name)
             if low is not None and not (isinstance(value, (int, float)) and value >= low):
                 raise ConfigError(f"{source}: {name} can be {value!r}; expected a number >= {low}")
-            # a tile key is checked as the LightGBM parameter it stands for
+            # a LightGBM parameter, or a tile key as the LightGBM parameter it stands for
             param = TILE_KEYS.get(name, name)
-            if name in routed.lightgbm or param == TRUNCATION_KEY or param in known:
+            if param in known:
                 refusal = lightgbm_refusal(str(param), value)
                 if refusal is not None:
                     raise ConfigError(
