@@ -308,8 +308,9 @@ class RunHistory(SettingsView):
         best = (-math.inf, -math.inf)
         for t in ok:
             assert t.score is not None
-            if rule_order(t) > best:
-                best = rule_order(t)
+            order = rule_order(t)
+            if order > best:
+                best = order
                 out.append(TrajectoryPoint(self.elapsed(t.end), t.trial, t.budget, t.score))
         return out
 
