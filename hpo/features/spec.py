@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 #: Bumped whenever any extractor changes its output; part of every cache key and model folder.
-FEATURE_VERSION = 9
+FEATURE_VERSION = 10
 #: For each version, the base-name prefixes of the columns it added. A later version that only
 #: *adds* columns can still serve the runs and models of an earlier one: their rows are
 #: today's rows without the columns added since (version 2 added the second-order ``so_*``
@@ -42,6 +42,8 @@ FEATURE_VERSION = 9
 #: convolution, dot or reduce; a version-8 row holds the copies, an older one the originals,
 #: which today's extractor still computes unchanged. Version 9 added the generic node
 #: quantities ``nd_*`` (:mod:`hpo.features.layout.nodes`) and left version 8's unchanged.
+#: Version 10 added the roles of the minor dims of convolutions and dots ``rl_*``
+#: (:mod:`hpo.features.layout.roles`) and left version 9's unchanged.
 ADDED_IN_VERSION: dict[int, tuple[str, ...]] = {
     2: ("so_",),
     3: ("est_",),
@@ -50,6 +52,7 @@ ADDED_IN_VERSION: dict[int, tuple[str, ...]] = {
     7: ("kp_",),
     8: ("kc_",),
     9: ("nd_",),
+    10: ("rl_",),
 }
 #: For each version, the base names of the columns it replaced by others (left out of its rows
 #: and of every later version's; older versions keep them).
@@ -69,7 +72,7 @@ SUPERSEDED_IN_VERSION: dict[int, tuple[str, ...]] = {
     ),
 }
 #: Versions whose runs can be resumed or exported and whose model folders can be loaded.
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
 
 
 @dataclass(frozen=True, kw_only=True)

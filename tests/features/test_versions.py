@@ -79,8 +79,8 @@ def test_version_6_names_are_version_7s_without_the_kernel_padding() -> None:
     assert feature_names("tile", old) == feature_names("tile", new)
 
 
-def test_version_7_names_are_todays_with_the_k_reading_columns_it_had() -> None:
-    old, new = FeatureSpec(version=7), FeatureSpec()
+def test_version_7_names_are_version_9s_with_the_k_reading_columns_it_had() -> None:
+    old, new = FeatureSpec(version=7), FeatureSpec(version=9)
     layout = feature_names("layout", new)
     assert feature_names("layout", old) == [n for n in layout if not n.startswith("nd_")]
     kept, today = feature_names("tile", old), feature_names("tile", new)
@@ -93,15 +93,23 @@ def test_version_7_names_are_todays_with_the_k_reading_columns_it_had() -> None:
     assert len(superseded) == 2 * 11  # 11 columns and their _dmed
 
 
-def test_version_8_names_are_todays_without_the_node_quantities() -> None:
-    old, new = FeatureSpec(version=8), FeatureSpec()
+def test_version_8_names_are_version_9s_without_the_node_quantities() -> None:
+    old, new = FeatureSpec(version=8), FeatureSpec(version=9)
     assert feature_names("tile", old) == feature_names("tile", new)
     layout = feature_names("layout", new)
     assert feature_names("layout", old) == [n for n in layout if not n.startswith("nd_")]
     assert len(layout) - len(feature_names("layout", old)) == 3 * 68  # with _dmed and _prank
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6, 7, 8])
+def test_version_9_names_are_todays_without_the_roles() -> None:
+    old, new = FeatureSpec(version=9), FeatureSpec()
+    assert feature_names("tile", old) == feature_names("tile", new)
+    layout = feature_names("layout", new)
+    assert feature_names("layout", old) == [n for n in layout if not n.startswith("rl_")]
+    assert len(layout) - len(feature_names("layout", old)) == 3 * 18  # with _dmed and _prank
+
+
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6, 7, 8, 9])
 def test_older_version_tables_are_todays_columns(
     tiny_root: Path, tmp_path: Path, version: int
 ) -> None:

@@ -14,7 +14,10 @@ a fixed width:
   configurable node producing its first operand; siblings (consumers of one producer) that
   disagree on their input layout; a node whose output layout differs from its input layout;
 - how far the config is from the compiler default, and how often the same config occurs
-  in the graph (pattern frequency).
+  in the graph (pattern frequency);
+- generic per-node quantities summed per op class (:mod:`hpo.features.layout.nodes`) and
+  which role (batch, feature, other) the layout puts in the two minor positions of each
+  convolution's and dot's tensors (:mod:`hpo.features.layout.roles`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from hpo.features.hashing import hash_int8_rows
 from hpo.features.layout.nodes import NODE_GROUPS, NodeStatic, node_chunk, node_static
 from hpo.features.layout.op_class import is_prior_only
 from hpo.features.layout.partial import disagree, mask_bits, pack, read_block
+from hpo.features.layout.roles import ROLE_GROUPS, RoleStatic, role_chunk, role_static
 from hpo.features.layout.second_order import (
     SECOND_ORDER_GROUPS,
     SecondOrderStatic,
@@ -80,6 +84,7 @@ _PER_CONFIG_GROUPS: dict[str, str] = {
     "mean_minor_index": "minor_dims",
     **SECOND_ORDER_GROUPS,
     **NODE_GROUPS,
+    **ROLE_GROUPS,
     "log_pattern_count": "pattern",
 }
 _PER_CONFIG = list(_PER_CONFIG_GROUPS)
@@ -124,6 +129,7 @@ class LayoutStatic:
     sibling_first: np.ndarray  # (nc,) int, first consumer of the same producer, or -1
     second_order: SecondOrderStatic | None = None  # see hpo.features.layout.second_order
     nodes: NodeStatic | None = None  # see hpo.features.layout.nodes
+    roles: RoleStatic | None = None  # see hpo.features.layout.roles
 
 
 def _first_operand(edge_index: np.ndarray, n: int) -> np.ndarray:
@@ -171,6 +177,7 @@ def layout_static(graph: LayoutGraph, spec: FeatureSpec) -> LayoutStatic:
         starts = np.r_[True, prods[1:] != prods[:-1]]
         group_first = order[np.flatnonzero(starts)[np.cumsum(starts) - 1]]
         sibling_first[order] = np.where(group_first == order, -1, group_first)
+    so = second_order_static(graph, dims, rank, producer)
     return LayoutStatic(
         dims=dims,
         rank=rank,
@@ -182,8 +189,9 @@ def layout_static(graph: LayoutGraph, spec: FeatureSpec) -> LayoutStatic:
         producer=producer,
         in_rank=in_rank,
         sibling_first=sibling_first,
-        second_order=second_order_static(graph, dims, rank, producer),
+        second_order=so,
         nodes=node_static(graph),
+        roles=role_static(graph, volume * so.out_bytes, so.in_work, so.kernel_bytes),
     )
 
 
@@ -270,6 +278,11 @@ def _chunk_features(raw: np.ndarray, st: LayoutStatic) -> np.ndarray:
         cols.append(second_order_chunk(raw, out, d0, d1, st, st.second_order))
     if st.nodes is not None:
         cols.append(node_chunk(raw, st.nodes))
+    if st.roles is not None and st.second_order is not None:  # the operands' defaults live there
+        so = st.second_order
+        operand = read_block(raw[..., 6:12], so.in_default, so.in_rank)
+        kernel = read_block(raw[..., 12:18], so.kernel_default)
+        cols.append(role_chunk((out, operand, kernel), st.roles))
     return np.column_stack(cols)
 
 
