@@ -32,3 +32,22 @@ def test_default_mode_scores_unseen_and_trained_graphs(
     fitted, unseen = shares["as set, train graphs"], shares["as set"]
     assert any(fitted[c] > unseen[c] for c in fitted if c in unseen)
     assert "train graphs" in capsys.readouterr().out
+
+
+def test_per_collection_trains_a_model_per_layout_collection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each collection's shares come from its own model, so they differ from the joint one's
+    (the joint model is trained on every collection's rows at once)."""
+    bench = load_bench("bench_blind")
+    shares = {}
+    for flag in ([], ["--per-collection"]):
+        out = tmp_path / f"out{len(flag)}.json"
+        argv = ["bench_blind.py", "--work", str(tmp_path), "--laws", "blind_01", "--scale",
+                "tiny", "--family", "layout", "--rounds", "20", "--threads", "1", "--json",
+                str(out), *flag]  # fmt: skip
+        monkeypatch.setattr(sys, "argv", argv)
+        bench.main()
+        shares[len(flag)] = json.loads(out.read_text())["results"]["blind_01"]["shares"]["as set"]
+    assert set(shares[0]) == set(shares[1]) == set(bench.LAYOUT)
+    assert shares[0] != shares[1]
