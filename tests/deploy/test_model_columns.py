@@ -33,7 +33,10 @@ COLLECTION = "layout:xla:random"
 
 
 #: Base-name prefixes each old version lacks, and its layout width.
-_LACKS = {1: (("so_", "est_", "oc_", "kp_", "nd_"), 220), 2: (("est_", "oc_", "kp_", "nd_"), 286)}
+_LACKS = {
+    1: (("so_", "est_", "oc_", "kp_", "nd_", "rl_"), 220),
+    2: (("est_", "oc_", "kp_", "nd_", "rl_"), 286),
+}
 
 
 def _old_columns(spec: FeatureSpec, lacks: tuple[str, ...]) -> list[str]:
