@@ -54,7 +54,8 @@ class RoleStatic:
     ----------
     dims
         ``(3, 2, nc)`` int: for each tensor (output, first operand, kernel), the dim of role
-        ``a`` and of role ``b``; -1 where the node has none.
+        ``a`` and of role ``b``; -1 where the node has none, or where both name one dim (a
+        file without dimension numbers): every dim of that tensor is then role ``s``.
     weight
         ``(3, nc)`` bytes of each tensor; 0 where the node is no convolution or dot (and for
         the kernel of a dot), so other nodes add nothing.
@@ -89,6 +90,11 @@ def role_static(
         ]
     ).astype(np.int64)
     dims[0, 1] = np.where(dot, rank - 1, dims[0, 1])
+    # a file without dimension numbers holds 0 in every column: a tensor whose two roles name
+    # the same dim has no known roles (its bytes would count as both)
+    unknown = dims[:, 0] == dims[:, 1]
+    dims[:, 0] = np.where(unknown, -1, dims[:, 0])
+    dims[:, 1] = np.where(unknown, -1, dims[:, 1])
     either = conv | dot
     weight = np.stack(
         [np.where(either, out_bytes, 0.0), np.where(either, in_bytes, 0.0),

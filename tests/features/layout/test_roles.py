@@ -96,3 +96,21 @@ def test_a_dot_has_its_last_dim_as_the_feature_and_no_kernel(tmp_path: Path) -> 
     np.testing.assert_allclose(cols["rl_log_out_p0_s_bytes"], [0, out])
     np.testing.assert_allclose(cols["rl_log_out_p1_b_bytes"], [0, out])
     assert all((cols[f"rl_log_ker_p{p}_{r}_bytes"] == 0).all() for p in (0, 1) for r in "abs")
+
+
+def test_a_conv_without_dimension_numbers_has_every_dim_in_the_other_role(tmp_path: Path) -> None:
+    """All of node_feat 93-106 at 0 (a file that does not record them): no dim is named batch
+    or feature, so a tensor's bytes count once, as ``s``, never as both ``a`` and ``b``."""
+    feat = _conv_graph()
+    feat[2, 93:107] = 0
+    configs = np.full((1, 2, 18), -1)
+    configs[0, 0, 0:4] = [0, 3, 2, 1]  # dim 0, which both roles would name, most minor
+    cols = extract_columns(
+        tmp_path, feat, [PARAMETER, PARAMETER, CONVOLUTION, RESHAPE],
+        [[2, 0], [2, 1], [3, 2]], [2, 3], configs,
+    )  # fmt: skip
+    for tensor, nbytes in (("out", OUT), ("in", IN), ("ker", KER)):
+        for p in (0, 1):
+            np.testing.assert_allclose(cols[f"rl_log_{tensor}_p{p}_s_bytes"], [np.log1p(nbytes)])
+            assert cols[f"rl_log_{tensor}_p{p}_a_bytes"][0] == 0
+            assert cols[f"rl_log_{tensor}_p{p}_b_bytes"][0] == 0
