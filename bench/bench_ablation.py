@@ -189,8 +189,8 @@ def extraction_cost(root: Path) -> dict[str, Any]:
     real = layout_features.second_order_chunk
     n_names = len(second_order_names())
 
-    def zeros(raw: np.ndarray, *_: Any) -> np.ndarray:
-        return np.zeros((raw.shape[0], n_names), dtype=np.float32)
+    def zeros(out: Any, *_: Any) -> np.ndarray:
+        return np.zeros((out.minor.shape[0], n_names), dtype=np.float32)
 
     out: dict[str, Any] = {}
     try:

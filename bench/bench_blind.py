@@ -147,7 +147,7 @@ def judge_default(tuning: Path, unseen: Path, args: argparse.Namespace) -> dict[
     ceiling = noise_ceiling(unseen)
     tuning_ceiling = noise_ceiling(tuning) if args.train_graphs_too else ceiling
     out: dict[str, Any] = {"ceiling": ceiling, "shares": {}, "seconds": {}}
-    groups = [(f, c) for f, c in families.items()]
+    groups = list(families.items())
     if args.per_collection:  # one model per collection, as `hpo run --per collection` trains
         groups = [(f, (c,)) for f, cs in families.items() for c in cs]
     built: dict[str, tuple[Any, Any]] = {}

@@ -191,7 +191,7 @@ def layout_static(graph: LayoutGraph, spec: FeatureSpec) -> LayoutStatic:
         sibling_first=sibling_first,
         second_order=so,
         nodes=node_static(graph),
-        roles=role_static(graph, volume * so.out_bytes, so.in_work, so.kernel_bytes),
+        roles=role_static(graph, rank, volume * so.out_bytes, so.in_work, so.kernel_bytes),
     )
 
 
@@ -274,14 +274,15 @@ def _chunk_features(raw: np.ndarray, st: LayoutStatic) -> np.ndarray:
         ker_default,
         out.minor[..., 0].clip(0, 5).mean(1) if nc else np.zeros(k),
     ]
-    if st.second_order is not None:
-        cols.append(second_order_chunk(raw, out, d0, d1, st, st.second_order))
-    if st.nodes is not None:
-        cols.append(node_chunk(raw, st.nodes))
-    if st.roles is not None and st.second_order is not None:  # the operands' defaults live there
-        so = st.second_order
+    so = st.second_order
+    operand = kernel = None
+    if so is not None:  # the first operand's and kernel's layouts, read once for both users
         operand = read_block(raw[..., 6:12], so.in_default, so.in_rank)
         kernel = read_block(raw[..., 12:18], so.kernel_default)
+        cols.append(second_order_chunk(out, operand, kernel, d0, d1, st, so))
+    if st.nodes is not None:
+        cols.append(node_chunk(raw, st.nodes))
+    if st.roles is not None and operand is not None and kernel is not None:
         cols.append(role_chunk((out, operand, kernel), st.roles))
     return np.column_stack(cols)
 

@@ -66,7 +66,11 @@ class RoleStatic:
 
 
 def role_static(
-    graph: LayoutGraph, out_bytes: np.ndarray, in_bytes: np.ndarray, kernel_bytes: np.ndarray
+    graph: LayoutGraph,
+    rank: np.ndarray,
+    out_bytes: np.ndarray,
+    in_bytes: np.ndarray,
+    kernel_bytes: np.ndarray,
 ) -> RoleStatic:
     """The roles of one graph's configurable convolutions and dots.
 
@@ -74,6 +78,9 @@ def role_static(
     ----------
     graph
         The layout graph.
+    rank
+        ``(nc,)`` rank of each configurable node's output
+        (:class:`hpo.features.layout.extract.LayoutStatic` has it).
     out_bytes, in_bytes, kernel_bytes
         ``(nc,)`` bytes of each configurable node's output, first operand and kernel
         (:class:`hpo.features.layout.second_order.SecondOrderStatic` has them).
@@ -82,7 +89,6 @@ def role_static(
     nf = graph.node_feat[ids]
     ops = graph.node_opcode[ids]
     conv, dot = ops == CONVOLUTION, ops == DOT
-    rank = np.count_nonzero(nf[:, 21:27] > 0, axis=1)
     dims = np.stack(
         [
             np.stack([np.where(conv, nf[:, a], -1), np.where(conv, nf[:, b], -1)])

@@ -49,7 +49,6 @@ from hpo.features.layout.partial import (
     Layouts,
     disagree,
     pack,
-    read_block,
 )
 
 
@@ -277,8 +276,9 @@ def _log_sum(mask: np.ndarray, weight: np.ndarray) -> np.ndarray:
 
 
 def second_order_chunk(
-    raw: np.ndarray,
     out: Layouts,
+    operand: Layouts,
+    kernel: Layouts,
     d0: np.ndarray,
     d1: np.ndarray,
     st: LayoutStatic,
@@ -286,8 +286,10 @@ def second_order_chunk(
 ) -> np.ndarray:
     """Second-order per-config features of one chunk; ``(k, len(second_order_names()))``.
 
-    ``raw`` is the int8 chunk ``(k, nc, 18)``, ``out`` its output layouts with the compiler
-    default resolved (:func:`hpo.features.layout.partial.read_block`), ``d0``/``d1`` the sizes
+    ``out``, ``operand`` and ``kernel`` are a chunk's output, first-operand and kernel
+    layouts with the compiler default resolved (:func:`hpo.features.layout.partial.read_block`
+    over config dims 0-5 with the node's default, 6-11 with ``so.in_default`` and ``so.in_rank``,
+    12-17 with ``so.kernel_default``; the roles read the same), ``d0``/``d1`` the sizes
     of the most-minor and second-minor output dims (1 past the rank), as the first-order
     features compute them. The ``est_*`` columns
     (:mod:`hpo.features.layout.cost_estimate`) are priced from the masks computed here, so the
@@ -297,9 +299,7 @@ def second_order_chunk(
     work = st.volume * so.out_bytes  # bytes of each output
     padded = work[None] * _pad_ratio(d0, d1, so.sublanes[None])
     other = ~(convdot | reshape)
-    in_default = so.in_default
-    inp = read_block(raw[..., 6:12], in_default, so.in_rank)
-    inp0, inp1 = inp.minor[..., 0], inp.minor[..., 1]
+    inp0, inp1 = operand.minor[..., 0], operand.minor[..., 1]
     in_dims = _with_fill(so.in_dims, 1.0)
     in_d0, in_d1 = _gather(in_dims, inp0), _gather(in_dims, inp1)
     in_work = so.in_work
@@ -308,7 +308,7 @@ def second_order_chunk(
     feat_minor = convdot[None] & (out.minor[..., 0] == so.feature_dim[None])
     not_minor = convdot[None] & ~feat_minor
     has_k = so.kernel_feature >= 0
-    ker = read_block(raw[..., 12:18], so.kernel_default).minor
+    ker = kernel.minor
     ker0 = ker[..., 0]
     ker_minor = has_k[None] & (ker0 == so.kernel_feature[None])
     # the kernel is a tensor in memory like the output: its layout pads it to the tile too
@@ -324,13 +324,13 @@ def second_order_chunk(
     move = reshape[None] & ~bitcast
 
     prod = np.maximum(st.producer, 0)
-    in_packed, out_packed = (inp.code, inp.care), (out.code, out.care)
+    in_packed, out_packed = (operand.code, operand.care), (out.code, out.care)
     p_minor, p_major = _classes(in_packed, (out.code[:, prod], out.care[:, prod]))
     p_minor &= so.comparable[None]
     p_major &= so.comparable[None]
     has_sib = (st.sibling_first >= 0) & so.comparable
     sib = np.maximum(st.sibling_first, 0)
-    s_minor, s_major = _classes(in_packed, (inp.code[:, sib], inp.care[:, sib]))
+    s_minor, s_major = _classes(in_packed, (operand.code[:, sib], operand.care[:, sib]))
     s_minor &= has_sib[None]
     s_major &= has_sib[None]
     own = pack(st.default)
@@ -396,5 +396,5 @@ def second_order_chunk(
         reader_major=r_major,
         work=work,
     )
-    kernel = [np.log1p(ker_padded.sum(1)), np.log1p(np.where(ker_minor, 0.0, ker_padded).sum(1))]
-    return np.column_stack([*cols, estimates, classes, *kernel])
+    ker_cols = [np.log1p(ker_padded.sum(1)), np.log1p(np.where(ker_minor, 0.0, ker_padded).sum(1))]
+    return np.column_stack([*cols, estimates, classes, *ker_cols])
