@@ -3,8 +3,8 @@
 The other layout columns are shaped after what one model of a TPU prices. These are not: for
 every configurable node they take what a layout changes for any hardware model, and sum it
 over the nodes of an op class, so the trees can weigh them in whatever form the runtimes
-follow (the learned prior does not read them; its basis is the ``log_``, ``so_``, ``est_``,
-``oc_`` and ``kp_`` byte totals):
+follow, and the learned prior can find a weight for each byte total
+(:func:`hpo.ranking.prior.fit.prior_basis`; the counts it leaves out):
 
 - the padded bytes of the node's output under its output layout, of its first operand under
   its input layout and of its second under its kernel layout (tiles of 128 lanes by 8 rows,

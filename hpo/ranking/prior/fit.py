@@ -8,7 +8,9 @@ ceiling. A prior that enters the ranking must get its weights from the data it i
 
 The basis is every live per-config log-of-bytes column (``log_*``, ``so_log_*``,
 ``est_log_*``, ``oc_log_*``: the per-op-class totals of :mod:`hpo.features.layout.op_class`;
-``kp_log_*``: the conv kernels' padded bytes, which no booster reads;
+``kp_log_*``: the conv kernels' padded bytes, which no booster reads; the byte totals of the
+node aggregates, ``nd_*_bytes_*`` and ``rl_log_*_bytes`` of :mod:`hpo.features.layout.nodes`
+and :mod:`hpo.features.layout.roles`, their counts left out;
 relative ``_dmed``/``_prank`` versions left out) back on a linear scale (``expm1``), fitted
 additively (:mod:`hpo.ranking.prior.additive`): a runtime adds up over kernels, so the byte totals
 keep their ratios inside a graph (centred only, the whole graph scaled by one factor) and
@@ -78,6 +80,14 @@ __all__ = [
 ]
 
 _LOG_PREFIXES = ("log_", "so_log_", "est_log_", "oc_log_", "kp_log_")
+#: The node aggregates hold byte totals (``log1p``) beside raw counts: only the byte ones add up.
+_NODE_PREFIXES = ("nd_", "rl_log_")
+
+
+def _in_basis(name: str) -> bool:
+    if name.endswith(RELATIVE_SUFFIXES):
+        return False
+    return name.startswith(_LOG_PREFIXES) or (name.startswith(_NODE_PREFIXES) and "_bytes" in name)
 
 
 def prior_basis(column_names: Sequence[str]) -> tuple[tuple[int, ...], tuple[bool, ...]]:
@@ -87,13 +97,13 @@ def prior_basis(column_names: Sequence[str]) -> tuple[tuple[int, ...], tuple[boo
     Returns ``(positions, linear)`` (every flag true). Why only those: the additive fit
     (:mod:`hpo.ranking.prior.additive`) adds byte totals up as a runtime does; counts, shares and
     logs do not add up across kernels, and standardized one by one they cost the ratios the
-    totals carry (docs/benchmarks.md#the-learned-prior-and-its-weights).
+    totals carry (docs/benchmarks.md#the-learned-prior-and-its-weights). Why the node
+    aggregates' byte totals too: they are the generic per-op-class sums (padded, mismatched,
+    unaligned bytes; the roles of the minor dims) from which a weight per class can be found,
+    and with them the default's worst share of the noise ceiling over four family laws rose on
+    every layout collection (docs/benchmarks.md#the-learned-prior-and-its-weights).
     """
-    positions = [
-        i
-        for i, name in enumerate(column_names)
-        if not name.endswith(RELATIVE_SUFFIXES) and name.startswith(_LOG_PREFIXES)
-    ]
+    positions = [i for i, name in enumerate(column_names) if _in_basis(name)]
     return tuple(positions), (True,) * len(positions)
 
 

@@ -10,7 +10,10 @@ import pytest
 from scipy.stats import kendalltau
 
 from hpo.errors import ConfigError
-from hpo.features import is_prior_only
+from hpo.features import FeatureSpec, is_prior_only
+from hpo.features.layout import nodes
+from hpo.features.layout.extract import layout_feature_names
+from hpo.features.relative import RELATIVE_SUFFIXES
 from hpo.features.table import store
 from hpo.features.table.feature_table import FeatureTable, GraphRef
 from hpo.ranking import chunks
@@ -31,6 +34,27 @@ def test_the_basis_is_the_byte_totals_on_a_linear_scale() -> None:
     positions, linear = prior_basis(names)
     assert positions == (0, 4)
     assert linear == (True, True)
+
+
+def test_the_basis_holds_the_node_aggregates_byte_totals_not_their_counts() -> None:
+    """``nd_`` columns are byte totals (``log1p``) or raw counts; ``expm1`` of a count is no
+    total, so only the byte ones are read, and the roles' byte columns too."""
+    names = [
+        "nd_out_padded_bytes_cd",
+        "nd_n_consumer_mismatch_cd",
+        "rl_log_out_p0_a_bytes",
+        "nd_in_mismatch_bytes_all_dmed",
+        "rl_log_ker_p1_b_bytes_prank",
+    ]
+    assert prior_basis(names)[0] == (0, 2)
+    columns = [n for n in layout_feature_names(FeatureSpec()) if n.startswith("nd_")]
+    read = {columns[i] for i in prior_basis(columns)[0]}
+    is_bytes = {name: total for name, total in nodes._QUANTITIES}
+    for name in columns:
+        if name.endswith(RELATIVE_SUFFIXES):
+            assert name not in read
+        else:  # nd_<quantity>_<class>
+            assert (name in read) == is_bytes[name[len("nd_") :].rsplit("_", 1)[0]], name
 
 
 def _graphs(rng: np.random.Generator, weights: np.ndarray, n_graphs: int = 12):
