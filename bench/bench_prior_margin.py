@@ -37,8 +37,11 @@ from hpo.ranking.training import score_table, train_family
 from hpo.synth.law_family import read_law
 
 
-def judge(tuning: Path, unseen: Path, ceiling: dict[str, float], cache: Path) -> dict[str, Any]:
-    """Valid graph scores and unseen shares with the prior on and off, per collection."""
+def judge(
+    tuning: Path, unseen: Path, ceiling: dict[str, float], cache: Path, scales: list[float]
+) -> dict[str, Any]:
+    """Valid graph scores and unseen shares with the prior on and off, per collection; ``on``
+    at the default weights, ``on@S`` at the default weights times each other scale ``S``."""
     hp = dict(load_space(DEFAULT_SPACE).get_default_configuration())
     build = dict(spec=FeatureSpec(), extract=ExtractOptions(cache_dir=cache))
     tables = build_tables(tuning, LAYOUT, LABELED, **build)
@@ -47,7 +50,11 @@ def judge(tuning: Path, unseen: Path, ceiling: dict[str, float], cache: Path) ->
     fit = train_family(tables[("layout", "train")], valid, LAYOUT, hp, rounds=672, seed=0,
                        options=FitOptions(n_threads=2))  # fmt: skip
     out: dict[str, Any] = {"valid": {}, "unseen": {}}
-    for label, weight in (("on", collection_weights(hp, LAYOUT)), ("off", 0.0)):
+    weights = collection_weights(hp, LAYOUT)
+    blends: list[tuple[str, Any]] = [("on", weights), ("off", 0.0)]
+    for scale in (s for s in scales if s != 1):
+        blends.append((f"on@{scale:g}", {c: w * scale for c, w in weights.items()}))
+    for label, weight in blends:
         scored = score_table(fit.ranker, valid, fit.columns, LAYOUT, weight=weight, prior=fit.prior)
         out["valid"][label] = [[s.collection, s.stem, s.metric, s.n_configs, s.ranked]
                                for s in scored]  # fmt: skip
@@ -57,22 +64,24 @@ def judge(tuning: Path, unseen: Path, ceiling: dict[str, float], cache: Path) ->
     return out
 
 
-def report(results: dict[str, dict[str, Any]], margins: list[float]) -> list[str]:
+def report(results: dict[str, dict[str, Any]], margins: list[float], scale: float = 1) -> list[str]:
     """Per margin: median and worst unseen share per collection, the largest loss to the better
-    of on and off, and how many collections kept the prior."""
+    of on and off, and how many collections kept the prior; the prior blended at the default
+    weights times ``scale`` (a scale :func:`judge` scored)."""
+    label = "on" if scale == 1 else f"on@{scale:g}"
     lines = ["| margin | median | worst | largest loss | kept |", "|---:|---|---|---:|---:|"]
     for t in margins:
         shares: dict[str, list[float]] = {c: [] for c in LAYOUT}
         loss, kept = 0.0, 0
         for r in results.values():
-            on = [GraphScore(*s) for s in r["valid"]["on"]]
+            on = [GraphScore(*s) for s in r["valid"][label]]
             off = [GraphScore(*s) for s in r["valid"]["off"]]
             for c in LAYOUT:
                 keep = prior_earns(on, off, c, margin=t)
                 kept += keep
                 u = r["unseen"]
-                shares[c].append(u["on"][c] if keep else u["off"][c])
-                loss = max(loss, max(u["on"][c], u["off"][c]) - shares[c][-1])
+                shares[c].append(u[label][c] if keep else u["off"][c])
+                loss = max(loss, max(u[label][c], u["off"][c]) - shares[c][-1])
         med = " / ".join(f"{np.median(shares[c]):.3f}" for c in LAYOUT)
         worst = " / ".join(f"{min(shares[c]):.3f}" for c in LAYOUT)
         lines.append(f"| {t:g} | {med} | {worst} | {loss:.3f} | {kept} of {4 * len(results)} |")
@@ -86,27 +95,34 @@ def main() -> None:
     parser.add_argument("--family", default="", help="NAME=TUNING:UNSEEN,... (generated roots)")
     parser.add_argument("--family-work", type=Path, help="folder of the generated roots")
     parser.add_argument("--margins", default="0,0.25,0.5,1,1.5")
+    parser.add_argument(
+        "--weight-scales", default="1", help="the blend's default weights times each, a comma list"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     margins = [float(m) for m in args.margins.split(",")]
+    scales = [float(m) for m in args.weight_scales.split(",")]
     groups: dict[str, dict[str, dict[str, Any]]] = {"blind": {}, "family": {}}
     for law in filter(None, args.laws.split(",")):
         t0 = time.perf_counter()
         tuning = law_root(args.work, law, 1, "small")
         unseen = law_root(args.work, law, 1001, "small")
-        groups["blind"][law] = judge(tuning, unseen, noise_ceiling(unseen), args.work / "cache")
+        groups["blind"][law] = judge(
+            tuning, unseen, noise_ceiling(unseen), args.work / "cache", scales
+        )
         print(f"{law}: {time.perf_counter() - t0:.0f} s", flush=True)
     for item in filter(None, args.family.split(",")):
         t0 = time.perf_counter()
         name, _, pair = item.partition("=")
         tuning, unseen = (args.family_work / d for d in pair.split(":"))
         ceiling = noise_ceilings(unseen, read_law(unseen) or "first-order", LABELED)[0]
-        groups["family"][name] = judge(tuning, unseen, ceiling, args.family_work / "cache")
+        groups["family"][name] = judge(tuning, unseen, ceiling, args.family_work / "cache", scales)
         print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)
     for group, results in groups.items():
-        if results:
-            print(f"\n{group} ({', '.join(results)}); xla:d / xla:r / nlp:d / nlp:r\n")
-            print("\n".join(report(results, margins)))
+        for scale in scales if results else []:
+            named = f"{group} ({', '.join(results)}), weights x{scale:g}"
+            print(f"\n{named}; xla:d / xla:r / nlp:d / nlp:r\n")
+            print("\n".join(report(results, margins, scale)))
     if args.json is not None:
         args.json.write_text(json.dumps(groups) + "\n")
 

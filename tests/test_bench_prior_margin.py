@@ -27,3 +27,16 @@ def test_a_noisy_gain_on_valid_keeps_the_prior_only_at_margin_zero() -> None:
     assert lines[2].endswith("| 0.100 | 4 of 4 |")
     assert lines[3].startswith("| 0.5 | 0.700 / 0.700 / 0.700 / 0.700 |")
     assert lines[3].endswith("| 0.000 | 0 of 4 |")
+
+
+def test_a_weight_scale_is_judged_on_its_own_scores() -> None:
+    bench = load_bench("bench_prior_margin")
+    law = _law([0.07, -0.02, -0.02, 0.01], unseen_on=0.6, unseen_off=0.7)
+    # at half the weights the prior gains on every valid graph and on unseen graphs
+    scaled = _law([0.02, 0.03, 0.02, 0.03], unseen_on=0.8, unseen_off=0.7)
+    law["valid"]["on@0.5"] = scaled["valid"]["on"]
+    law["unseen"]["on@0.5"] = scaled["unseen"]["on"]
+    lines = bench.report({"law": law}, [0.5], scale=0.5)
+    shares = " / ".join(["0.800"] * 4)
+    assert lines[2] == f"| 0.5 | {shares} | {shares} | 0.000 | 4 of 4 |"
+    assert bench.report({"law": law}, [0.5])[2].endswith("| 0.000 | 0 of 4 |")

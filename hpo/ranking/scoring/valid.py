@@ -311,9 +311,9 @@ def prior_earns(
 
     Why a margin: a layout collection of the real data has 7 to 20 valid graphs, and the
     prior's gain on so few is often the noise of one or two of them. On the blind laws a prior
-    kept on a mean gain alone lost up to 0.050 of the noise ceiling on unseen graphs, kept on
-    half a standard error up to 0.030; a whole one kept it off more of the generator's laws where
-    it helps (docs/benchmarks.md, "Blind laws"; ``bench/bench_prior_margin.py``).
+    kept on a mean gain alone lost up to about 0.05 of the noise ceiling on unseen graphs, kept
+    on half a standard error up to about 0.03; a whole one kept it off more of the generator's
+    laws where it helps (docs/benchmarks.md, "Blind laws"; ``bench/bench_prior_margin.py``).
     """
     gain = np.array(
         [b.metric - a.metric for b, a in zip(blended, alone, strict=True)
