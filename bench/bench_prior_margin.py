@@ -37,6 +37,12 @@ from hpo.ranking.training import score_table, train_family
 from hpo.synth.law_family import read_law
 
 
+def blend_label(scale: float) -> str:
+    """The key of the prior's scores at the default blend weights times ``scale``: ``on`` at 1,
+    ``on@S`` otherwise (what :func:`judge` writes and :func:`report` reads)."""
+    return "on" if scale == 1 else f"on@{scale:g}"
+
+
 def judge(
     tuning: Path, unseen: Path, ceiling: dict[str, float], cache: Path, scales: list[float]
 ) -> dict[str, Any]:
@@ -53,7 +59,7 @@ def judge(
     weights = collection_weights(hp, LAYOUT)
     blends: list[tuple[str, Any]] = [("on", weights), ("off", 0.0)]
     for scale in (s for s in scales if s != 1):
-        blends.append((f"on@{scale:g}", {c: w * scale for c, w in weights.items()}))
+        blends.append((blend_label(scale), {c: w * scale for c, w in weights.items()}))
     for label, weight in blends:
         scored = score_table(fit.ranker, valid, fit.columns, LAYOUT, weight=weight, prior=fit.prior)
         out["valid"][label] = [[s.collection, s.stem, s.metric, s.n_configs, s.ranked]
@@ -68,7 +74,7 @@ def report(results: dict[str, dict[str, Any]], margins: list[float], scale: floa
     """Per margin: median and worst unseen share per collection, the largest loss to the better
     of on and off, and how many collections kept the prior; the prior blended at the default
     weights times ``scale`` (a scale :func:`judge` scored)."""
-    label = "on" if scale == 1 else f"on@{scale:g}"
+    label = blend_label(scale)
     lines = ["| margin | median | worst | largest loss | kept |", "|---:|---|---|---:|---:|"]
     for t in margins:
         shares: dict[str, list[float]] = {c: [] for c in LAYOUT}
@@ -119,7 +125,7 @@ def main() -> None:
         groups["family"][name] = judge(tuning, unseen, ceiling, args.family_work / "cache", scales)
         print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)
     for group, results in groups.items():
-        for scale in scales if results else []:
+        for scale in scales if results else ():
             named = f"{group} ({', '.join(results)}), weights x{scale:g}"
             print(f"\n{named}; xla:d / xla:r / nlp:d / nlp:r\n")
             print("\n".join(report(results, margins, scale)))
