@@ -46,7 +46,7 @@ import numpy as np
 from hpo.data.load import COLLECTIONS, is_layout, list_graphs
 from hpo.features import ExtractOptions, FeatureSpec, FeatureTable, build_tables
 from hpo.ranking.model.fit_options import FitOptions
-from hpo.ranking.prior.blend import BLEND_KEY, collection_weights, without
+from hpo.ranking.prior.blend import BLEND_KEY, collection_weights
 from hpo.ranking.scoring.metrics import kendall_tau, tile_score
 from hpo.ranking.spaces import DEFAULT_SPACE, load_space
 from hpo.ranking.training import FamilyFit, collection_means, score_table, train_family
@@ -172,8 +172,9 @@ def judge_default(tuning: Path, unseen: Path, args: argparse.Namespace) -> dict[
         out["seconds"][family] = seconds + time.perf_counter() - t0
         on = collection_weights(hp, collections) if hp.get(BLEND_KEY) else {}
         # "as set" is what a model of this configuration scores: estimate_blend_select may
-        # have ranked some collections by the trees alone (the prior's ``off``)
-        as_set = without(on, fit.prior.off if fit.prior is not None else ())
+        # have ranked some collections by the trees alone or blended them at a share (the
+        # prior's ``off`` and ``doubt``)
+        as_set = on if fit.prior is None else fit.prior.blend_weights(on)
         settings: dict[str, Any] = {"as set": as_set or 0.0}
         if family == "layout" and args.blend_off_too and hp.get(BLEND_KEY):
             settings["blend on"] = on

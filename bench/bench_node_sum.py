@@ -39,7 +39,7 @@ from hpo.features.layout.nodes import dim_sizes, node_quantities, node_static
 from hpo.features.layout.partial import read_block
 from hpo.ranking.model.fit_options import FitOptions
 from hpo.ranking.model.pairs import SampledPairs
-from hpo.ranking.prior.blend import BLEND_KEY, collection_weights, without
+from hpo.ranking.prior.blend import BLEND_KEY, collection_weights
 from hpo.ranking.scoring.metrics import kendall_tau
 from hpo.ranking.scoring.valid import blended_predict, valid_rows
 from hpo.ranking.spaces import load_space
@@ -182,7 +182,7 @@ def judge(law: str, args: argparse.Namespace) -> dict[str, Any]:
         rounds=args.rounds, seed=args.seed, options=FitOptions(n_threads=args.threads),
     )  # fmt: skip
     on = collection_weights(hp, LAYOUT) if hp.get(BLEND_KEY) else {}
-    weight = without(on, fit.prior.off if fit.prior is not None else ()) or 0.0
+    weight = (on if fit.prior is None else fit.prior.blend_weights(on)) or 0.0
     unseen_pred: dict[tuple[str, str], np.ndarray] = {}
     for split in LABELED:
         unseen_pred |= table_predictions(fit, other[("layout", split)], weight)

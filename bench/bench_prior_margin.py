@@ -31,7 +31,7 @@ from bench_blind import LABELED, LAYOUT, ceiling_shares, law_root, model_means, 
 from hpo.features import ExtractOptions, FeatureSpec, build_tables
 from hpo.ranking.model.fit_options import FitOptions
 from hpo.ranking.prior.blend import collection_weights
-from hpo.ranking.scoring.valid import GraphScore, prior_earns
+from hpo.ranking.scoring.valid import PRIOR_DOUBT_SHARE, GraphScore, prior_earns, prior_share
 from hpo.ranking.spaces import DEFAULT_SPACE, load_space
 from hpo.ranking.training import score_table, train_family
 from hpo.synth.law_family import read_law
@@ -70,27 +70,39 @@ def judge(
     return out
 
 
-def report(results: dict[str, dict[str, Any]], margins: list[float], scale: float = 1) -> list[str]:
+def report(
+    results: dict[str, dict[str, Any]], margins: list[float], scale: float = 1, doubt: float = 0
+) -> list[str]:
     """Per margin: median and worst unseen share per collection, the largest loss to the better
-    of on and off, and how many collections kept the prior; the prior blended at the default
-    weights times ``scale`` (a scale :func:`judge` scored)."""
+    of on and off, and how many collections kept the prior whole (and at a share); the prior
+    blended at the default weights times ``scale`` (a scale :func:`judge` scored). ``doubt``:
+    where :func:`hpo.ranking.scoring.valid.prior_share` cannot tell the gain from 0, the prior
+    at that share of those weights (``scale * doubt`` must have been scored); 0: off there."""
     label = blend_label(scale)
-    lines = ["| margin | median | worst | largest loss | kept |", "|---:|---|---|---:|---:|"]
+    lines = ["| margin | median | worst | largest loss | whole, share |"]
+    lines.append("|---:|---|---|---:|---:|")
     for t in margins:
         shares: dict[str, list[float]] = {c: [] for c in LAYOUT}
-        loss, kept = 0.0, 0
+        loss, kept, partly = 0.0, 0, 0
         for r in results.values():
             on = [GraphScore(*s) for s in r["valid"][label]]
             off = [GraphScore(*s) for s in r["valid"]["off"]]
             for c in LAYOUT:
-                keep = prior_earns(on, off, c, margin=t)
-                kept += keep
+                share = (
+                    prior_share(on, off, c, margin=t, doubt=doubt)
+                    if doubt
+                    else float(prior_earns(on, off, c, margin=t))
+                )
+                kept, partly = kept + (share == 1), partly + (0 < share < 1)
+                picked = blend_label(scale * share) if share else "off"
                 u = r["unseen"]
-                shares[c].append(u[label][c] if keep else u["off"][c])
+                shares[c].append(u[picked][c])
                 loss = max(loss, max(u[label][c], u["off"][c]) - shares[c][-1])
         med = " / ".join(f"{np.median(shares[c]):.3f}" for c in LAYOUT)
         worst = " / ".join(f"{min(shares[c]):.3f}" for c in LAYOUT)
-        lines.append(f"| {t:g} | {med} | {worst} | {loss:.3f} | {kept} of {4 * len(results)} |")
+        row = f"{t:g}" + (f", doubt {doubt:g}" if doubt else "")
+        n = 4 * len(results)
+        lines.append(f"| {row} | {med} | {worst} | {loss:.3f} | {kept}, {partly} of {n} |")
     return lines
 
 
@@ -104,10 +116,17 @@ def main() -> None:
     parser.add_argument(
         "--weight-scales", default="1", help="the blend's default weights times each, a comma list"
     )
+    parser.add_argument(
+        "--doubts",
+        default=f"0,{PRIOR_DOUBT_SHARE:g}",
+        help="shares of the weight where the gain is within the margin either way (0: off "
+        "there, the rule before); each needs its share times a weight scale among the scales",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     margins = [float(m) for m in args.margins.split(",")]
     scales = [float(m) for m in args.weight_scales.split(",")]
+    doubts = [float(m) for m in args.doubts.split(",")]
     groups: dict[str, dict[str, dict[str, Any]]] = {"blind": {}, "family": {}}
     for law in filter(None, args.laws.split(",")):
         t0 = time.perf_counter()
@@ -128,7 +147,11 @@ def main() -> None:
         for scale in scales if results else ():
             named = f"{group} ({', '.join(results)}), weights x{scale:g}"
             print(f"\n{named}; xla:d / xla:r / nlp:d / nlp:r\n")
-            print("\n".join(report(results, margins, scale)))
+            for doubt in doubts:
+                if doubt and not any(np.isclose(scale * doubt, x) for x in scales):
+                    print(f"(doubt {doubt:g} at x{scale:g}: x{scale * doubt:g} was not scored)")
+                    continue
+                print("\n".join(report(results, margins, scale, doubt)))
     if args.json is not None:
         args.json.write_text(json.dumps(groups) + "\n")
 

@@ -67,8 +67,7 @@ def main() -> None:
                                    collections, hp, rounds=args.rounds, seed=seed,
                                    options=FitOptions(n_threads=2))  # fmt: skip
                 on = collection_weights(hp, collections) if hp.get(BLEND_KEY) else {}
-                off = fit.prior.off if fit.prior is not None else frozenset()
-                weight = {c: 0.0 if c in off else w for c, w in on.items()} or 0.0
+                weight = (on if fit.prior is None else fit.prior.blend_weights(on)) or 0.0
                 scores = score_table(fit.ranker, tables[(family, "valid")], fit.columns,
                                      collections, weight=weight, prior=fit.prior)  # fmt: skip
                 for c, value in collection_means(scores, collections).items():

@@ -24,9 +24,9 @@ def test_a_noisy_gain_on_valid_keeps_the_prior_only_at_margin_zero() -> None:
     results = {"noisy": _law([0.07, -0.02, -0.02, 0.01], unseen_on=0.6, unseen_off=0.7)}
     lines = bench.report(results, [0.0, 0.5])
     assert lines[2].startswith("| 0 | 0.600 / 0.600 / 0.600 / 0.600 |")
-    assert lines[2].endswith("| 0.100 | 4 of 4 |")
+    assert lines[2].endswith("| 0.100 | 4, 0 of 4 |")
     assert lines[3].startswith("| 0.5 | 0.700 / 0.700 / 0.700 / 0.700 |")
-    assert lines[3].endswith("| 0.000 | 0 of 4 |")
+    assert lines[3].endswith("| 0.000 | 0, 0 of 4 |")
 
 
 def test_a_weight_scale_is_judged_on_its_own_scores() -> None:
@@ -38,5 +38,18 @@ def test_a_weight_scale_is_judged_on_its_own_scores() -> None:
     law["unseen"]["on@0.5"] = scaled["unseen"]["on"]
     lines = bench.report({"law": law}, [0.5], scale=0.5)
     shares = " / ".join(["0.800"] * 4)
-    assert lines[2] == f"| 0.5 | {shares} | {shares} | 0.000 | 4 of 4 |"
-    assert bench.report({"law": law}, [0.5])[2].endswith("| 0.000 | 0 of 4 |")
+    assert lines[2] == f"| 0.5 | {shares} | {shares} | 0.000 | 4, 0 of 4 |"
+    assert bench.report({"law": law}, [0.5])[2].endswith("| 0.000 | 0, 0 of 4 |")
+
+
+def test_a_doubt_blends_where_the_gain_is_within_the_margin_either_way() -> None:
+    """With a doubt share, the collections whose valid gain is within the margin of 0 are
+    scored by the prior at that share of the weights; decided ones stay on or off."""
+    bench = load_bench("bench_prior_margin")
+    law = _law([0.07, -0.02, -0.02, 0.01], unseen_on=0.6, unseen_off=0.7)  # t = 0.47
+    law["unseen"]["on@0.03"] = dict.fromkeys(law["unseen"]["on"], 0.75)
+    lines = bench.report({"law": law}, [0.5, 0.0], doubt=0.03)
+    shares = " / ".join(["0.750"] * 4)
+    # above both on and off: no loss; 4 collections at a share
+    assert lines[2] == f"| 0.5, doubt 0.03 | {shares} | {shares} | 0.000 | 0, 4 of 4 |"
+    assert lines[3].endswith("| 0.100 | 4, 0 of 4 |")  # margin 0: no band, kept whole

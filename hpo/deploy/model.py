@@ -314,8 +314,8 @@ def route_collections(
     for c in collections:
         model = families[family_of(c)]
         weight = estimate_weight(hyperparameters, c)  # checked by _load_families
-        if model.prior is not None and c in model.prior.off:
-            weight = 0.0  # its trial ranked it by the trees alone (estimate_blend_select)
+        if model.prior is not None:  # its trial's share (estimate_blend_select): 0 is off
+            weight *= model.prior.weight_share(c)
         prior = model.prior.for_collection(c) if model.prior is not None else None
         if weight != model.estimate_weight or prior is not model.prior:
             model = replace(model, estimate_weight=weight, prior=prior)

@@ -15,7 +15,6 @@ public names this module re-exports).
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -344,7 +343,7 @@ def train_family(
     t1 = time.perf_counter()
     ranker.fit_dataset(data, init_model=opt.init_model, deadline=opt.deadline)
     t2 = time.perf_counter()
-    scores, metrics, seconds, off = score_valid(
+    scores, metrics, seconds, learned = score_valid(
         ranker,
         valid,
         valid_view,
@@ -354,8 +353,6 @@ def train_family(
         live_names,
         select=blend_selects(hyperparameters),
     )
-    if learned is not None and off != learned.off:
-        learned = dataclasses.replace(learned, off=off)
     return FamilyFit(
         ranker=ranker,
         columns=cols,

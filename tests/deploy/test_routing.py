@@ -337,20 +337,26 @@ def test_a_random_collection_is_scored_with_its_own_prior_weights(
 
 
 def test_a_collection_its_trial_ranked_by_the_trees_alone_is_not_blended() -> None:
-    """``estimate_blend_select``: the prior's ``off`` collections get weight 0, the others
-    their configuration's weight, so the model ranks each collection as its trial scored it."""
+    """``estimate_blend_select``: the prior's ``off`` collections get weight 0, its ``doubt``
+    ones their share of it, the others their configuration's weight, so the model ranks each
+    collection as its trial scored it."""
     from hpo.deploy.model import FamilyModel, route_collections
     from hpo.ranking.prior.learned import LearnedPrior
 
     prior = LearnedPrior(
-        ("a",), (True,), np.ones(1), off=frozenset({"layout:nlp:default"}), additive=True
+        ("a",),
+        (True,),
+        np.ones(1),
+        off=frozenset({"layout:nlp:default"}),
+        doubt={"layout:xla:default": 0.25},
+        additive=True,
     )
     family = FamilyModel("layout", None, np.arange(1), 1, estimate_weight=5.0, prior=prior)
     layout = [c for c in COLLECTIONS if c != "tile:xla"]
     hp = {WEIGHT_KEY: 5.0, DEFAULT_WEIGHT_KEY: 7.0}
     routes = route_collections({"layout": family}, hp, layout)
     assert {c: r.estimate_weight for c, r in routes.items()} == {
-        "layout:xla:default": 7.0,
+        "layout:xla:default": 7.0 * 0.25,
         "layout:xla:random": 5.0,
         "layout:nlp:default": 0.0,
         "layout:nlp:random": 5.0,

@@ -32,7 +32,7 @@ from hpo.ranking.prior.blend import (
 )
 from hpo.ranking.prior.learned import LearnedPrior
 from hpo.ranking.scoring.metrics import kendall_tau, tile_score
-from hpo.ranking.scoring.valid import score_valid, valid_view_of
+from hpo.ranking.scoring.valid import collection_means, score_table, score_valid, valid_view_of
 from hpo.ranking.training import (
     feature_columns,
     feature_contri,
@@ -489,7 +489,47 @@ def test_a_selecting_blend_keeps_the_better_of_blend_and_trees_per_collection(
     # a saved booster and its prior give the trial's scores again
     view = valid_view_of(valid, LAYOUT, FitOptions())
     weights = collection_weights({WEIGHT_KEY: 1e6}, LAYOUT)
-    _, metrics, _, off = score_valid(
+    _, metrics, _, saved = score_valid(
         chosen.ranker, valid, view, chosen.columns, weights, chosen.prior, chosen.live_names
     )
-    assert (metrics, off) == (chosen.metrics, worse)
+    assert saved is not None
+    assert (metrics, saved.off) == (chosen.metrics, worse)
+
+
+def test_a_doubted_collection_blends_at_its_share_and_its_models_score_as_it_did(
+    tiny_tables, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A collection whose valid gain cannot be told from 0 (:func:`prior_share` between 0 and
+    1) is scored with the prior at that share of its weight; the prior records the share, so a
+    saved booster scored again with it gives the trial's scores to the bit."""
+    import hpo.ranking.scoring.valid as valid_module
+
+    train, valid = tiny_tables[("layout", "train")], tiny_tables[("layout", "valid")]
+    doubted = "layout:xla:random"
+    monkeypatch.setattr(
+        valid_module, "prior_share", lambda blended, alone, c: 0.25 if c == doubted else 1.0
+    )
+    hp = {**TINY_HP, WEIGHT_KEY: 30.0, SELECT_KEY: True}
+    fit = train_family(train, valid, LAYOUT, hp, rounds=40, seed=0, options=FitOptions())
+    assert fit.prior is not None
+    assert (fit.prior.off, dict(fit.prior.doubt)) == (frozenset(), {doubted: 0.25})
+    assert LearnedPrior.from_dict(fit.prior.to_dict(), "test").doubt == {doubted: 0.25}
+    weights = collection_weights(hp, LAYOUT)
+    assert fit.prior.blend_weights(weights)[doubted] == weights[doubted] * 0.25
+    # the doubted collection as a quarter of the weight scores it; the others at their whole
+    by_weight = {
+        share: collection_means(
+            score_table(fit.ranker, valid, fit.columns, LAYOUT, weight={
+                c: w * (share if c == doubted else 1.0) for c, w in weights.items()
+            }, prior=fit.prior),
+            LAYOUT,
+        )
+        for share in (0.25, 1.0)
+    }  # fmt: skip
+    assert fit.metrics == by_weight[0.25]
+    assert by_weight[0.25][doubted] != by_weight[1.0][doubted]
+    view = valid_view_of(valid, LAYOUT, FitOptions())
+    scores, metrics, _, saved = score_valid(
+        fit.ranker, valid, view, fit.columns, weights, fit.prior, fit.live_names
+    )
+    assert (scores, metrics, saved) == (fit.scores, fit.metrics, fit.prior)

@@ -41,7 +41,7 @@ than prediction uses. Hold-out scoring (the default) samples valid graphs unifor
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -61,7 +61,6 @@ __all__ = [
     "estimate_weight",
     "is_default_collection",
     "standardized",
-    "without",
 ]
 
 #: The column blended in: the weighted total of the second-order cost estimates (log bytes).
@@ -137,17 +136,12 @@ def blend_selects(hyperparameters: Mapping[str, Any]) -> bool:
     Why: a prior fitted on the train split helps where the runtimes follow forms its byte
     totals can add up to, and costs the ranking where they do not; which of the two holds is
     a property of the data, so each trial measures it per collection on the graphs it is
-    scored on, and its models rank as it was scored (:attr:`hpo.ranking.prior.learned.
-    LearnedPrior.off`).
+    scored on, and its models rank as it was scored (:meth:`hpo.ranking.prior.learned.
+    LearnedPrior.weight_share`: off, at a share, or whole).
     """
     if SELECT_KEY not in hyperparameters:
         return False
     return _blend_on(hyperparameters[SELECT_KEY], SELECT_KEY)
-
-
-def without(weights: Mapping[str, float], off: Collection[str]) -> dict[str, float]:
-    """``weights`` with the collections of ``off`` at 0 (ranked by the trees alone)."""
-    return {c: 0.0 if c in off else float(w) for c, w in weights.items()}
 
 
 def collection_weights(

@@ -73,6 +73,21 @@ class LearnedPrior:
     #: (``estimate_blend_select``): they are ranked by the trees alone, in validation and in
     #: every model of the trial. Empty for priors made before it.
     off: frozenset[str] = frozenset()
+    #: ``{collection: share}``: collections whose trial could not tell the blend from the trees
+    #: alone on its scored graphs (:func:`hpo.ranking.scoring.valid.prior_share`); they blend
+    #: with that share of their weight, in validation and in every model of the trial. Empty
+    #: for priors made before it.
+    doubt: Mapping[str, float] = field(default_factory=dict)
+
+    def weight_share(self, collection: str) -> float:
+        """The share of its blend weight ``collection`` keeps: 0 off, a doubt's share, else 1."""
+        if collection in self.off:
+            return 0.0
+        return float(self.doubt.get(collection, 1.0))
+
+    def blend_weights(self, weights: Mapping[str, float]) -> dict[str, float]:
+        """``{collection: weight}`` as this prior's trial blended them (:meth:`weight_share`)."""
+        return {c: float(w) * self.weight_share(c) for c, w in weights.items()}
 
     def for_collection(self, collection: str) -> LearnedPrior:
         """The prior that scores ``collection``'s graphs: its own, or these pooled weights."""
@@ -146,6 +161,7 @@ class LearnedPrior:
             **({"additive": True} if self.additive else {}),
             **({"collections": {c: p.to_dict() for c, p in self.own.items()}} if self.own else {}),
             **({"off": sorted(self.off)} if self.off else {}),
+            **({"doubt": {c: self.doubt[c] for c in sorted(self.doubt)}} if self.doubt else {}),
         }
 
     @classmethod
@@ -164,6 +180,11 @@ class LearnedPrior:
             off = data.get("off", [])
             if not isinstance(off, list) or any(c not in LAYOUT_COLLECTIONS for c in off):
                 raise TypeError("'off': expected a list of layout collections")
+            doubt = data.get("doubt", {})
+            if not isinstance(doubt, Mapping) or any(
+                c not in LAYOUT_COLLECTIONS or not _is_share(v) for c, v in doubt.items()
+            ):
+                raise TypeError("'doubt': expected {layout collection: share in (0, 1]}")
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"{where}: malformed prior ({exc})") from exc
         if not (len(names) == len(linear) == coef.size) or coef.ndim != 1:
@@ -188,4 +209,10 @@ class LearnedPrior:
             if (prior.names, prior.linear, prior.additive) != (names, linear, additive):
                 raise ConfigError(f"{at}: malformed prior (another basis than the family's)")
             own[str(collection)] = prior
-        return cls(names, linear, coef, ridge, own, additive, frozenset(off))
+        shares = {str(c): float(v) for c, v in doubt.items()}
+        return cls(names, linear, coef, ridge, own, additive, frozenset(off), shares)
+
+
+def _is_share(value: Any) -> bool:
+    """Whether a saved doubt share is a number in (0, 1] (a bool is not one)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 < float(value) <= 1

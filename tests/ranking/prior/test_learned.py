@@ -69,3 +69,22 @@ def test_an_additive_prior_of_log_columns_is_refused() -> None:
     data = LearnedPrior(("log_a",), (False,), np.ones(1)).to_dict()
     with pytest.raises(ConfigError, match=r"^m.json: malformed prior \(an additive prior reads"):
         LearnedPrior.from_dict({**data, "additive": True}, "m.json")
+
+
+def test_a_doubt_share_round_trips_and_a_bad_one_is_one_line() -> None:
+    """``doubt`` (a trial's collections blended at a share of their weight) is written only
+    when there is one, read back, and checked: a layout collection and a share in (0, 1]."""
+    prior = LearnedPrior(("log_a",), (True,), np.ones(1), doubt={"layout:nlp:random": 0.03})
+    data = prior.to_dict()
+    assert data["doubt"] == {"layout:nlp:random": 0.03}
+    back = LearnedPrior.from_dict(data, "m.json")
+    assert back.doubt == {"layout:nlp:random": 0.03}
+    assert back.blend_weights({"layout:nlp:random": 100.0, "layout:xla:random": 2.0}) == {
+        "layout:nlp:random": 3.0,
+        "layout:xla:random": 2.0,
+    }
+    assert "doubt" not in LearnedPrior(("log_a",), (True,), np.ones(1)).to_dict()
+    for bad in ({"tile:xla": 0.5}, {"layout:nlp:random": 0}, {"layout:nlp:random": 1.5},
+                {"layout:nlp:random": True}, ["layout:nlp:random"]):  # fmt: skip
+        with pytest.raises(ConfigError, match=r"^m.json: malformed prior \('doubt': expected"):
+            LearnedPrior.from_dict({**data, "doubt": bad}, "m.json")

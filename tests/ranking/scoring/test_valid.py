@@ -16,12 +16,14 @@ from hpo.ranking.prior.blend import ESTIMATE_COLUMN, WEIGHT_KEY, blend_scores, e
 from hpo.ranking.prior.fit import LearnedPrior, design_row_bytes, fit_family_prior
 from hpo.ranking.scoring import valid as scoring
 from hpo.ranking.scoring.valid import (
+    PRIOR_DOUBT_SHARE,
     GraphScore,
     ValidRows,
     blended_predict,
     collection_means,
     graph_metrics,
     prior_earns,
+    prior_share,
     score_table,
     select_rows,
     valid_rows,
@@ -262,6 +264,27 @@ def test_tile_scores_of_tied_predictions_do_not_depend_on_the_row_order() -> Non
 
 def _scores(collection: str, metrics: list[float], ranked: bool = True) -> list[GraphScore]:
     return [GraphScore(collection, f"g{i}", m, 10, ranked) for i, m in enumerate(metrics)]
+
+
+def test_a_gain_within_the_margin_either_way_keeps_a_share_of_the_weight() -> None:
+    c = "layout:xla:random"
+    alone = _scores(c, [0.5, 0.5, 0.5, 0.5])
+    # mean 0.01, half a standard error 0.0106: neither kept nor dropped
+    noisy = [0.57, 0.48, 0.48, 0.51]
+    assert prior_share(_scores(c, noisy), alone, c) == PRIOR_DOUBT_SHARE
+    assert prior_share(_scores(c, noisy), alone, c, doubt=0.1) == 0.1
+    # the same graphs a loss: mean -0.01, within the margin below 0 too
+    assert prior_share(_scores(c, [0.43, 0.52, 0.52, 0.49]), alone, c) == PRIOR_DOUBT_SHARE
+    # steady gains and losses are decided
+    assert prior_share(_scores(c, [0.51, 0.51, 0.51, 0.51]), alone, c) == 1.0
+    assert prior_share(_scores(c, [0.49, 0.49, 0.49, 0.49]), alone, c) == 0.0
+    assert prior_share(_scores(c, [0.44, 0.49, 0.49, 0.46]), alone, c) == 0.0
+    # one graph: its sign; none: whole
+    assert prior_share(_scores(c, [0.4]), alone[:1], c) == 0.0
+    assert prior_share(_scores(c, [0.6]), alone[:1], c) == 1.0
+    assert prior_share(alone, alone, "layout:nlp:random") == 1.0
+    # a margin of 0 leaves no band
+    assert prior_share(_scores(c, noisy), alone, c, margin=0) == 1.0
 
 
 def test_the_prior_earns_a_collection_by_a_margin_of_its_standard_error() -> None:
