@@ -70,6 +70,22 @@ def judge(
     return out
 
 
+def choice(
+    r: dict[str, Any], c: str, margin: float, scale: float, doubt: float
+) -> tuple[str, float]:
+    """Which scores of law ``r`` collection ``c`` gets under the rule (a key of ``r["unseen"]``)
+    and the share of the weights it keeps: :func:`hpo.ranking.scoring.valid.prior_share` with
+    ``doubt``, or :func:`prior_earns` (on or off) when ``doubt`` is 0."""
+    label = blend_label(scale)
+    on = [GraphScore(*s) for s in r["valid"][label]]
+    off = [GraphScore(*s) for s in r["valid"]["off"]]
+    if doubt:
+        share = prior_share(on, off, c, margin=margin, doubt=doubt)
+    else:
+        share = float(prior_earns(on, off, c, margin=margin))
+    return (blend_label(scale * share) if share else "off"), share
+
+
 def report(
     results: dict[str, dict[str, Any]], margins: list[float], scale: float = 1, doubt: float = 0
 ) -> list[str]:
@@ -85,16 +101,9 @@ def report(
         shares: dict[str, list[float]] = {c: [] for c in LAYOUT}
         loss, kept, partly = 0.0, 0, 0
         for r in results.values():
-            on = [GraphScore(*s) for s in r["valid"][label]]
-            off = [GraphScore(*s) for s in r["valid"]["off"]]
             for c in LAYOUT:
-                share = (
-                    prior_share(on, off, c, margin=t, doubt=doubt)
-                    if doubt
-                    else float(prior_earns(on, off, c, margin=t))
-                )
+                picked, share = choice(r, c, t, scale, doubt)
                 kept, partly = kept + (share == 1), partly + (0 < share < 1)
-                picked = blend_label(scale * share) if share else "off"
                 u = r["unseen"]
                 shares[c].append(u[picked][c])
                 loss = max(loss, max(u[label][c], u["off"][c]) - shares[c][-1])
@@ -103,6 +112,21 @@ def report(
         row = f"{t:g}" + (f", doubt {doubt:g}" if doubt else "")
         n = 4 * len(results)
         lines.append(f"| {row} | {med} | {worst} | {loss:.3f} | {kept}, {partly} of {n} |")
+    return lines
+
+
+def per_law(results: dict[str, dict[str, Any]], margin: float, doubt: float) -> list[str]:
+    """Each law's unseen shares under the rule at the default weights (what a model of the
+    default configuration scores: ``bench_blind.py``'s "as set"), ``*`` where the prior is
+    whole, ``~`` where at a share."""
+    lines = ["| law | " + " | ".join(LAYOUT) + " |", "|---|" + "---:|" * len(LAYOUT)]
+    for law, r in results.items():
+        cells = []
+        for c in LAYOUT:
+            picked, share = choice(r, c, margin, 1, doubt)
+            mark = "*" if share == 1 else "~" if share else ""
+            cells.append(f"{r['unseen'][picked][c]:.3f}{mark}")
+        lines.append(f"| {law} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -123,11 +147,14 @@ def main() -> None:
         "there, the rule before); each needs its share times a weight scale among the scales",
     )
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--from-json", type=Path, help="report a saved --json again, no training")
     args = parser.parse_args()
     margins = [float(m) for m in args.margins.split(",")]
     scales = [float(m) for m in args.weight_scales.split(",")]
     doubts = [float(m) for m in args.doubts.split(",")]
     groups: dict[str, dict[str, dict[str, Any]]] = {"blind": {}, "family": {}}
+    if args.from_json is not None:
+        groups = json.loads(args.from_json.read_text())
     for law in filter(None, args.laws.split(",")):
         t0 = time.perf_counter()
         tuning = law_root(args.work, law, 1, "small")
@@ -152,6 +179,12 @@ def main() -> None:
                     print(f"(doubt {doubt:g} at x{scale:g}: x{scale * doubt:g} was not scored)")
                     continue
                 print("\n".join(report(results, margins, scale, doubt)))
+        if results:
+            doubt = doubts[-1]
+            print(
+                f"\n{group}, margin {margins[0]:g}, doubt {doubt:g}, per law (* whole, ~ share)\n"
+            )
+            print("\n".join(per_law(results, margins[0], doubt)))
     if args.json is not None:
         args.json.write_text(json.dumps(groups) + "\n")
 

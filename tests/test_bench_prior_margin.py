@@ -53,3 +53,15 @@ def test_a_doubt_blends_where_the_gain_is_within_the_margin_either_way() -> None
     # above both on and off: no loss; 4 collections at a share
     assert lines[2] == f"| 0.5, doubt 0.03 | {shares} | {shares} | 0.000 | 0, 4 of 4 |"
     assert lines[3].endswith("| 0.100 | 4, 0 of 4 |")  # margin 0: no band, kept whole
+
+
+def test_per_law_gives_each_law_its_rule_s_scores_and_marks_the_prior() -> None:
+    bench = load_bench("bench_prior_margin")
+    doubted = _law([0.07, -0.02, -0.02, 0.01], unseen_on=0.6, unseen_off=0.7)  # t = 0.47
+    doubted["unseen"]["on@0.03"] = dict.fromkeys(doubted["unseen"]["on"], 0.75)
+    kept = _law([0.02, 0.03, 0.02, 0.03], unseen_on=0.8, unseen_off=0.7)
+    lines = bench.per_law({"a": doubted, "b": kept}, 0.5, 0.03)
+    assert lines[2] == "| a | " + " | ".join(["0.750~"] * 4) + " |"
+    assert lines[3] == "| b | " + " | ".join(["0.800*"] * 4) + " |"
+    # without a doubt share the band is off
+    assert bench.per_law({"a": doubted}, 0.5, 0)[2] == "| a | " + " | ".join(["0.700"] * 4) + " |"

@@ -75,8 +75,9 @@ BLEND_KEY = "estimate_blend"
 #: without it): :data:`WEIGHT_KEY`'s weight serves every collection.
 DEFAULT_WEIGHT_KEY = "estimate_weight_default_collections"
 #: The hyperparameter that keeps a collection's blend only where it scores above the trees
-#: alone on the trial's scored graphs (:func:`blend_selects`). Absent (runs and models made
-#: before it): every collection keeps its blend.
+#: alone on the trial's scored graphs, and at a small share of its weight where the two cannot
+#: be told apart (:func:`blend_selects`). Absent (runs and models made before it): every
+#: collection keeps its blend.
 SELECT_KEY = "estimate_blend_select"
 
 
@@ -131,7 +132,8 @@ def estimate_weight(hyperparameters: Mapping[str, Any], collection: str | None =
 
 def blend_selects(hyperparameters: Mapping[str, Any]) -> bool:
     """Whether a configuration keeps the blend of a collection only where it scores above the
-    trees alone on the scored graphs (:data:`SELECT_KEY`; absent: no).
+    trees alone on the scored graphs, at a share of its weight where the scored graphs cannot
+    tell (:data:`SELECT_KEY`; absent: no; :func:`hpo.ranking.scoring.valid.prior_share`).
 
     Why: a prior fitted on the train split helps where the runtimes follow forms its byte
     totals can add up to, and costs the ranking where they do not; which of the two holds is
