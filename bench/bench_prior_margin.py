@@ -2,18 +2,25 @@
 
 For every law the default configuration is trained once (672 rounds, booster seed 0, the one
 training path: :func:`hpo.ranking.training.train_family`); its valid graphs are scored with the
-prior forced on and off, and so are the unseen graphs of the same law. Each margin ``t`` of
-``--margins`` then keeps the prior on a collection where
-:func:`hpo.ranking.scoring.valid.prior_earns` says so at ``t`` (0: a mean gain is enough), and the
-unseen share of the noise ceiling of that choice is reported: median and worst over the laws, and
-the largest loss to the better of prior on and off. No booster is trained again per margin.
+prior forced on (at the default weights, and at those times each of ``--weight-scales``) and
+off, and so are the unseen graphs of the same law. Each margin ``t`` of ``--margins`` then
+decides each collection from the valid scores, and the unseen share of the noise ceiling of
+that choice is reported: median and worst over the laws, and the largest loss to the better of
+prior on and off. The rule is :func:`hpo.ranking.scoring.valid.prior_share` at each share of
+``--doubts`` (the prior at that share of the weights where the valid gain is within ``t``
+standard errors of 0, either way), or :func:`~hpo.ranking.scoring.valid.prior_earns` (on or off)
+at a share of 0. A per-law table gives what a model of the default scores (``PRIOR_MARGIN``,
+``PRIOR_DOUBT_SHARE``). No booster is trained again per rule; ``--from-json`` reports a saved
+``--json`` again without training.
 
 Laws are blind laws (``blind_NN``: roots from ``bench_blind.law_root``) or the generator's
 (``NAME=TUNING:UNSEEN``, two roots of ``hpo data synth`` under ``--family-work``).
 
-    python bench/bench_prior_margin.py --work /tmp/blind --laws blind_01,...,blind_09 \\
-        --family first-order=first-order-small-0:first-order-small-1000,... \\
-        --family-work /tmp/famlaws --json margin.json
+    python bench/bench_prior_margin.py --work /tmp/blind --laws blind_01,...,blind_10 \\
+        --margins 0.5 --weight-scales 1,0.03 --json margin.json
+    python bench/bench_prior_margin.py --work /tmp/famlaws --family-work /tmp/famlaws \\
+        --family first-order=first-order-small-0:first-order-small-1000,... --margins 0.5 \\
+        --weight-scales 1,0.03
 """
 
 from __future__ import annotations
@@ -31,7 +38,13 @@ from bench_blind import LABELED, LAYOUT, ceiling_shares, law_root, model_means, 
 from hpo.features import ExtractOptions, FeatureSpec, build_tables
 from hpo.ranking.model.fit_options import FitOptions
 from hpo.ranking.prior.blend import collection_weights
-from hpo.ranking.scoring.valid import PRIOR_DOUBT_SHARE, GraphScore, prior_earns, prior_share
+from hpo.ranking.scoring.valid import (
+    PRIOR_DOUBT_SHARE,
+    PRIOR_MARGIN,
+    GraphScore,
+    prior_earns,
+    prior_share,
+)
 from hpo.ranking.spaces import DEFAULT_SPACE, load_space
 from hpo.ranking.training import score_table, train_family
 from hpo.synth.law_family import read_law
@@ -115,17 +128,23 @@ def report(
     return lines
 
 
-def per_law(results: dict[str, dict[str, Any]], margin: float, doubt: float) -> list[str]:
-    """Each law's unseen shares under the rule at the default weights (what a model of the
-    default configuration scores: ``bench_blind.py``'s "as set"), ``*`` where the prior is
-    whole, ``~`` where at a share."""
+def per_law(
+    results: dict[str, dict[str, Any]],
+    margin: float = PRIOR_MARGIN,
+    doubt: float = PRIOR_DOUBT_SHARE,
+) -> list[str]:
+    """Each law's unseen shares under the rule at the default weights (at the defaults: what a
+    model of the default configuration scores, ``bench_blind.py``'s "as set"), ``*`` where the
+    prior is whole, ``~`` where at a share; ``-`` where that share's scores were not judged
+    (``--weight-scales`` without it)."""
     lines = ["| law | " + " | ".join(LAYOUT) + " |", "|---|" + "---:|" * len(LAYOUT)]
     for law, r in results.items():
         cells = []
         for c in LAYOUT:
             picked, share = choice(r, c, margin, 1, doubt)
             mark = "*" if share == 1 else "~" if share else ""
-            cells.append(f"{r['unseen'][picked][c]:.3f}{mark}")
+            value = r["unseen"].get(picked, {}).get(c)
+            cells.append("-" if value is None else f"{value:.3f}{mark}")
         lines.append(f"| {law} | " + " | ".join(cells) + " |")
     return lines
 
@@ -170,6 +189,8 @@ def main() -> None:
         ceiling = noise_ceilings(unseen, read_law(unseen) or "first-order", LABELED)[0]
         groups["family"][name] = judge(tuning, unseen, ceiling, args.family_work / "cache", scales)
         print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)
+    if args.json is not None:  # first: a report that fails loses no training
+        args.json.write_text(json.dumps(groups) + "\n")
     for group, results in groups.items():
         for scale in scales if results else ():
             named = f"{group} ({', '.join(results)}), weights x{scale:g}"
@@ -180,13 +201,9 @@ def main() -> None:
                     continue
                 print("\n".join(report(results, margins, scale, doubt)))
         if results:
-            doubt = doubts[-1]
-            print(
-                f"\n{group}, margin {margins[0]:g}, doubt {doubt:g}, per law (* whole, ~ share)\n"
-            )
-            print("\n".join(per_law(results, margins[0], doubt)))
-    if args.json is not None:
-        args.json.write_text(json.dumps(groups) + "\n")
+            rule = f"margin {PRIOR_MARGIN:g}, doubt {PRIOR_DOUBT_SHARE:g} (the defaults)"
+            print(f"\n{group}, {rule}, per law (* the prior whole, ~ at a share)\n")
+            print("\n".join(per_law(results)))
 
 
 if __name__ == "__main__":

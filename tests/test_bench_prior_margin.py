@@ -65,3 +65,6 @@ def test_per_law_gives_each_law_its_rule_s_scores_and_marks_the_prior() -> None:
     assert lines[3] == "| b | " + " | ".join(["0.800*"] * 4) + " |"
     # without a doubt share the band is off
     assert bench.per_law({"a": doubted}, 0.5, 0)[2] == "| a | " + " | ".join(["0.700"] * 4) + " |"
+    # a share whose scores were not judged is a dash, not a KeyError (the defaults: 0.5, 0.03)
+    del doubted["unseen"]["on@0.03"]
+    assert bench.per_law({"a": doubted})[2] == "| a | " + " | ".join(["-"] * 4) + " |"

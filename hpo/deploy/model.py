@@ -307,8 +307,9 @@ def route_collections(
     (:func:`hpo.ranking.prior.blend.estimate_weight`), and a random collection with its own prior
     weights when the prior has them (:meth:`hpo.ranking.prior.fit.LearnedPrior.for_collection`),
     and a collection its trial ranked by the trees alone (the prior's ``off``) with weight 0,
-    so those routes are copies of the family's model with that weight and prior: a graph is
-    scored as its trial scored it.
+    one it doubted (the prior's ``doubt``) with that share of its weight, so those routes are
+    copies of the family's model with that weight and prior: a graph is scored as its trial
+    scored it.
     """
     routes: dict[str, FamilyModel] = {}
     for c in collections:

@@ -500,36 +500,49 @@ def test_a_doubted_collection_blends_at_its_share_and_its_models_score_as_it_did
     tiny_tables, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A collection whose valid gain cannot be told from 0 (:func:`prior_share` between 0 and
-    1) is scored with the prior at that share of its weight; the prior records the share, so a
-    saved booster scored again with it gives the trial's scores to the bit."""
+    1) is scored with the prior at that share of its weight, one whose gain is below it by the
+    trees alone; the prior records both, so a saved booster scored again with the prior read
+    back from its JSON gives the trial's scores to the bit."""
     import hpo.ranking.scoring.valid as valid_module
 
     train, valid = tiny_tables[("layout", "train")], tiny_tables[("layout", "valid")]
-    doubted = "layout:xla:random"
-    monkeypatch.setattr(
-        valid_module, "prior_share", lambda blended, alone, c: 0.25 if c == doubted else 1.0
-    )
+    doubted, dropped = "layout:xla:random", "layout:nlp:default"
+    verdicts = {doubted: 0.25, dropped: 0.0}
+    monkeypatch.setattr(valid_module, "prior_share", lambda blended, alone, c: verdicts.get(c, 1.0))
     hp = {**TINY_HP, WEIGHT_KEY: 30.0, SELECT_KEY: True}
     fit = train_family(train, valid, LAYOUT, hp, rounds=40, seed=0, options=FitOptions())
     assert fit.prior is not None
-    assert (fit.prior.off, dict(fit.prior.doubt)) == (frozenset(), {doubted: 0.25})
-    assert LearnedPrior.from_dict(fit.prior.to_dict(), "test").doubt == {doubted: 0.25}
+    assert (fit.prior.off, dict(fit.prior.doubt)) == (frozenset({dropped}), {doubted: 0.25})
     weights = collection_weights(hp, LAYOUT)
     assert fit.prior.blend_weights(weights)[doubted] == weights[doubted] * 0.25
-    # the doubted collection as a quarter of the weight scores it; the others at their whole
+    # a quarter of the weight scores the doubted collection, none the dropped one, the whole
+    # weight the others
+    shares = {doubted: 0.25, dropped: 0.0}
     by_weight = {
-        share: collection_means(
+        key: collection_means(
             score_table(fit.ranker, valid, fit.columns, LAYOUT, weight={
-                c: w * (share if c == doubted else 1.0) for c, w in weights.items()
+                c: w * (shares.get(c, 1.0) if key == "as set" else 1.0)
+                for c, w in weights.items()
             }, prior=fit.prior),
             LAYOUT,
         )
-        for share in (0.25, 1.0)
+        for key in ("as set", "whole")
     }  # fmt: skip
-    assert fit.metrics == by_weight[0.25]
-    assert by_weight[0.25][doubted] != by_weight[1.0][doubted]
+    assert fit.metrics == by_weight["as set"]
+    assert by_weight["as set"][doubted] != by_weight["whole"][doubted]
+    saved = LearnedPrior.from_dict(fit.prior.to_dict(), "test")
     view = valid_view_of(valid, LAYOUT, FitOptions())
-    scores, metrics, _, saved = score_valid(
-        fit.ranker, valid, view, fit.columns, weights, fit.prior, fit.live_names
+    scores, metrics, _, again = score_valid(
+        fit.ranker, valid, view, fit.columns, weights, saved, fit.live_names
     )
-    assert (scores, metrics, saved) == (fit.scores, fit.metrics, fit.prior)
+    assert (scores, metrics) == (fit.scores, fit.metrics)
+    assert again is not None
+    assert again.to_dict() == fit.prior.to_dict()
+    # selecting again on a prior that holds shares decides only the undecided collections: the
+    # doubted one is not scaled twice
+    _, metrics, _, reselected = score_valid(
+        fit.ranker, valid, view, fit.columns, weights, saved, fit.live_names, select=True
+    )
+    assert metrics == fit.metrics
+    assert reselected is not None
+    assert reselected.to_dict() == fit.prior.to_dict()

@@ -69,9 +69,10 @@ class LearnedPrior:
     #: fit of :mod:`hpo.ranking.prior.additive`); False: each column standardized within its graph
     #: first (priors made before it, which :meth:`from_dict` reads without the key).
     additive: bool = False
-    #: Collections whose trial scored the blend below the trees alone on its scored graphs
-    #: (``estimate_blend_select``): they are ranked by the trees alone, in validation and in
-    #: every model of the trial. Empty for priors made before it.
+    #: Collections whose trial scored the blend below the trees alone on its scored graphs, by
+    #: more than their noise (``estimate_blend_select``, :func:`hpo.ranking.scoring.valid.
+    #: prior_share`): they are ranked by the trees alone, in validation and in every model of
+    #: the trial. Empty for priors made before it.
     off: frozenset[str] = frozenset()
     #: ``{collection: share}``: collections whose trial could not tell the blend from the trees
     #: alone on its scored graphs (:func:`hpo.ranking.scoring.valid.prior_share`); they blend
@@ -185,6 +186,8 @@ class LearnedPrior:
                 c not in LAYOUT_COLLECTIONS or not _is_share(v) for c, v in doubt.items()
             ):
                 raise TypeError("'doubt': expected {layout collection: share in (0, 1]}")
+            if set(doubt) & set(off):
+                raise TypeError("'doubt': a collection also in 'off'")
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"{where}: malformed prior ({exc})") from exc
         if not (len(names) == len(linear) == coef.size) or coef.ndim != 1:

@@ -200,13 +200,18 @@ def blended_predict(
     chunks of whole graphs (see the module's docstring); the result does not depend on the
     chunk size. ``raw``, when given (one float per row of the view), receives the ranker's
     own scores, before the blend; ``known``, when given, are those scores from an earlier
-    call, and the booster is not run again.
+    call: the booster is not run again, and only the blend's columns of the graphs with a
+    weight above 0 are read.
     """
     columns = np.asarray(columns, dtype=np.int64)
     weights = _graph_weights(table, view, weight)
     extra = _blend_columns(table, columns, bool(np.any(weights > 0)), prior)
+    if known is not None and extra is None:
+        return np.array(known, dtype=np.float64)
     read, at = columns, []
-    if extra is not None:  # the blend's columns the booster does not read come after its own
+    if known is not None and extra is not None:  # the booster's columns are not needed
+        read, at = extra, list(range(extra.size))
+    elif extra is not None:  # the blend's columns the booster does not read come after its own
         read = np.r_[columns, np.setdiff1d(extra, columns)]
         where = {c: i for i, c in enumerate(read.tolist())}
         at = [where[c] for c in extra.tolist()]
@@ -217,6 +222,9 @@ def blended_predict(
     cuts = graph_chunks(view.bounds, 4 * read.size + design)  # float32 rows, the prior's design
     for g0, g1 in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True):
         a, b = int(view.bounds[g0]), int(view.bounds[g1])
+        if known is not None and not np.any(weights[g0:g1] > 0):
+            out[a:b] = known[a:b]  # nothing to blend: no row to read
+            continue
         X = read_rows(table.X, view.rows[a:b], read)
         if known is not None:
             pred = known[a:b]
@@ -326,9 +334,9 @@ def prior_earns(
     collection: str,
     margin: float = PRIOR_MARGIN,
 ) -> bool:
-    """Whether the blend keeps ``collection``: its mean gain over the trees alone, per scored
-    graph that carries a ranking, is at least ``margin`` standard errors of that mean (one
-    graph: at least 0; no such graph: kept, there is no mean either way).
+    """Whether the blend keeps ``collection`` whole: its mean gain over the trees alone, per
+    scored graph that carries a ranking, is at least ``margin`` standard errors of that mean
+    (one graph: at least 0; no such graph: kept, there is no mean either way).
 
     Why a margin: a layout collection of the real data has 7 to 20 valid graphs, and the
     prior's gain on so few is often the noise of one or two of them. On the blind laws a prior
@@ -336,10 +344,7 @@ def prior_earns(
     on half a standard error up to about 0.03; a whole one kept it off more of the generator's
     laws where it helps (docs/benchmarks.md, "Blind laws"; ``bench/bench_prior_margin.py``).
     """
-    gain = _prior_gains(blended, alone, collection)
-    if gain.size < 2:
-        return bool(gain.size == 0 or gain[0] >= 0)
-    return bool(gain.mean() >= margin * gain.std(ddof=1) / np.sqrt(gain.size))
+    return prior_share(blended, alone, collection, margin, doubt=0.0) == 1.0
 
 
 def prior_share(
@@ -349,15 +354,17 @@ def prior_share(
     margin: float = PRIOR_MARGIN,
     doubt: float = PRIOR_DOUBT_SHARE,
 ) -> float:
-    """The share of its blend weight the prior keeps on ``collection``: 1 where it earns its
-    place (:func:`prior_earns`), 0 where its mean gain is below ``-margin`` standard errors,
-    ``doubt`` in between (the scored graphs cannot tell the two apart).
+    """The share of its blend weight the prior keeps on ``collection``: 1 where its mean gain
+    over the trees alone, per scored graph that carries a ranking, is at least ``margin``
+    standard errors of that mean (:func:`prior_earns`), 0 where it is below ``-margin`` of
+    them, ``doubt`` in between (the scored graphs cannot tell the two apart). One such graph:
+    1 at a gain of at least 0, else 0; none: 1.
 
     Why a share, not on or off: where the gain is within the noise of the valid graphs, a
-    prior at a small share of its weight mostly breaks the trees' near-ties. On the blind laws
-    (docs/benchmarks.md, "Blind laws") it was above the trees alone on unseen graphs in 5 of
-    the 6 such collections, and by more than the prior at its whole weight; switched off there,
-    the default lost up to 0.028 of the noise ceiling to the better of prior on and off.
+    prior at a small share of its weight mostly breaks the trees' near-ties. On blind_01-10
+    (docs/benchmarks.md, "Blind laws") it scored above the prior at its whole weight on unseen
+    graphs in all 6 such collections and above the trees alone in 5; switched off there, the
+    default lost up to 0.028 of the noise ceiling to the better of prior on and off.
     """
     gain = _prior_gains(blended, alone, collection)
     if gain.size < 2:
@@ -408,7 +415,9 @@ def score_valid(
     metrics = collection_means(scores, collections)
     if prior is not None and raw is not None and view.graphs:
         alone = graph_metrics(valid, view, raw)
-        shares = {c: prior_share(scores, alone, c) for c, w in weights.items() if w > 0}
+        # a collection the prior already holds a share of (off or doubted) stays as it is
+        undecided = [c for c, w in weights.items() if w > 0 and prior.weight_share(c) == 1]
+        shares = {c: prior_share(scores, alone, c) for c in undecided}
         worse = {c for c, share in shares.items() if share == 0}
         doubt = {c: share for c, share in shares.items() if 0 < share < 1}
         if worse or doubt:

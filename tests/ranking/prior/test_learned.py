@@ -88,3 +88,5 @@ def test_a_doubt_share_round_trips_and_a_bad_one_is_one_line() -> None:
                 {"layout:nlp:random": True}, ["layout:nlp:random"]):  # fmt: skip
         with pytest.raises(ConfigError, match=r"^m.json: malformed prior \('doubt': expected"):
             LearnedPrior.from_dict({**data, "doubt": bad}, "m.json")
+    with pytest.raises(ConfigError, match=r"'doubt': a collection also in 'off'"):
+        LearnedPrior.from_dict({**data, "off": ["layout:nlp:random"]}, "m.json")
