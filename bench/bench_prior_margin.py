@@ -42,7 +42,6 @@ from hpo.ranking.scoring.valid import (
     PRIOR_DOUBT_SHARE,
     PRIOR_MARGIN,
     GraphScore,
-    prior_earns,
     prior_share,
 )
 from hpo.ranking.spaces import DEFAULT_SPACE, load_space
@@ -88,14 +87,10 @@ def choice(
 ) -> tuple[str, float]:
     """Which scores of law ``r`` collection ``c`` gets under the rule (a key of ``r["unseen"]``)
     and the share of the weights it keeps: :func:`hpo.ranking.scoring.valid.prior_share` with
-    ``doubt``, or :func:`prior_earns` (on or off) when ``doubt`` is 0."""
-    label = blend_label(scale)
-    on = [GraphScore(*s) for s in r["valid"][label]]
+    ``doubt`` (at 0, on or off as :func:`~hpo.ranking.scoring.valid.prior_earns` decides)."""
+    on = [GraphScore(*s) for s in r["valid"][blend_label(scale)]]
     off = [GraphScore(*s) for s in r["valid"]["off"]]
-    if doubt:
-        share = prior_share(on, off, c, margin=margin, doubt=doubt)
-    else:
-        share = float(prior_earns(on, off, c, margin=margin))
+    share = prior_share(on, off, c, margin=margin, doubt=doubt)
     return (blend_label(scale * share) if share else "off"), share
 
 

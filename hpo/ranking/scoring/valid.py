@@ -317,17 +317,6 @@ PRIOR_MARGIN = 0.5
 PRIOR_DOUBT_SHARE = 0.03
 
 
-def _prior_gains(
-    blended: Sequence[GraphScore], alone: Sequence[GraphScore], collection: str
-) -> np.ndarray:
-    """The blend's gain over the trees alone on each scored graph of ``collection`` that
-    carries a ranking."""
-    return np.array(
-        [b.metric - a.metric for b, a in zip(blended, alone, strict=True)
-         if b.collection == collection and b.ranked]
-    )  # fmt: skip
-
-
 def prior_earns(
     blended: Sequence[GraphScore],
     alone: Sequence[GraphScore],
@@ -366,7 +355,10 @@ def prior_share(
     graphs in all 6 such collections and above the trees alone in 5; switched off there, the
     default lost up to 0.028 of the noise ceiling to the better of prior on and off.
     """
-    gain = _prior_gains(blended, alone, collection)
+    gain = np.array(
+        [b.metric - a.metric for b, a in zip(blended, alone, strict=True)
+         if b.collection == collection and b.ranked]
+    )  # fmt: skip
     if gain.size < 2:
         return 1.0 if gain.size == 0 or gain[0] >= 0 else 0.0
     edge = margin * gain.std(ddof=1) / np.sqrt(gain.size)
