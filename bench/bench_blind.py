@@ -120,6 +120,16 @@ def parse_sets(items: list[str]) -> dict[str, Any]:
     return out
 
 
+def as_set_weights(
+    fit: FamilyFit, hp: dict[str, Any], collections: list[str]
+) -> dict[str, float] | float:
+    """The blend weights a model of configuration ``hp`` scores ``collections`` with (what
+    "as set" means): its weights times the shares its trial kept (the prior's ``off`` and
+    ``doubt``, ``estimate_blend_select``); 0 where it does not blend."""
+    on = collection_weights(hp, collections) if hp.get(BLEND_KEY) else {}
+    return (on if fit.prior is None else fit.prior.blend_weights(on)) or 0.0
+
+
 def model_means(
     fit: FamilyFit, tables: list[FeatureTable], collections: tuple[str, ...], weight: Any
 ) -> dict[str, float]:
@@ -170,14 +180,9 @@ def judge_default(tuning: Path, unseen: Path, args: argparse.Namespace) -> dict[
         )
         seconds = out["seconds"].get(family, 0.0)
         out["seconds"][family] = seconds + time.perf_counter() - t0
-        on = collection_weights(hp, collections) if hp.get(BLEND_KEY) else {}
-        # "as set" is what a model of this configuration scores: estimate_blend_select may
-        # have ranked some collections by the trees alone or blended them at a share (the
-        # prior's ``off`` and ``doubt``)
-        as_set = on if fit.prior is None else fit.prior.blend_weights(on)
-        settings: dict[str, Any] = {"as set": as_set or 0.0}
+        settings: dict[str, Any] = {"as set": as_set_weights(fit, hp, collections)}
         if family == "layout" and args.blend_off_too and hp.get(BLEND_KEY):
-            settings["blend on"] = on
+            settings["blend on"] = collection_weights(hp, collections)
             settings["blend off"] = 0.0
         valid: dict[str, dict[str, float]] = {}
         for label, weight in settings.items():

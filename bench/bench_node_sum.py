@@ -31,7 +31,7 @@ from typing import Any
 
 import lightgbm as lgb
 import numpy as np
-from bench_blind import LABELED, LAYOUT, blind_laws, law_root, noise_ceiling
+from bench_blind import LABELED, LAYOUT, as_set_weights, blind_laws, law_root, noise_ceiling
 
 from hpo.data.load import LayoutGraph, list_graphs, load_layout_graph
 from hpo.features import ExtractOptions, FeatureSpec, build_tables
@@ -39,7 +39,6 @@ from hpo.features.layout.nodes import dim_sizes, node_quantities, node_static
 from hpo.features.layout.partial import read_block
 from hpo.ranking.model.fit_options import FitOptions
 from hpo.ranking.model.pairs import SampledPairs
-from hpo.ranking.prior.blend import BLEND_KEY, collection_weights
 from hpo.ranking.scoring.metrics import kendall_tau
 from hpo.ranking.scoring.valid import blended_predict, valid_rows
 from hpo.ranking.spaces import load_space
@@ -181,8 +180,7 @@ def judge(law: str, args: argparse.Namespace) -> dict[str, Any]:
         tables[("layout", "train")], tables[("layout", "valid")], LAYOUT, hp,
         rounds=args.rounds, seed=args.seed, options=FitOptions(n_threads=args.threads),
     )  # fmt: skip
-    on = collection_weights(hp, LAYOUT) if hp.get(BLEND_KEY) else {}
-    weight = (on if fit.prior is None else fit.prior.blend_weights(on)) or 0.0
+    weight = as_set_weights(fit, hp, LAYOUT)
     unseen_pred: dict[tuple[str, str], np.ndarray] = {}
     for split in LABELED:
         unseen_pred |= table_predictions(fit, other[("layout", split)], weight)

@@ -21,11 +21,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from bench_blind import as_set_weights
+
 from hpo.data.load import COLLECTIONS
 from hpo.features import ExtractOptions, FeatureSpec, build_tables
 from hpo.ranking.hyperparameters import TRUNCATION_KEY
 from hpo.ranking.model.fit_options import FitOptions
-from hpo.ranking.prior.blend import BLEND_KEY, collection_weights
+from hpo.ranking.prior.blend import BLEND_KEY
 from hpo.ranking.spaces import DEFAULT_SPACE, load_space
 from hpo.ranking.training import collection_means, score_table, train_family
 
@@ -66,8 +68,7 @@ def main() -> None:
                 fit = train_family(tables[(family, "train")], tables[(family, "valid")],
                                    collections, hp, rounds=args.rounds, seed=seed,
                                    options=FitOptions(n_threads=2))  # fmt: skip
-                on = collection_weights(hp, collections) if hp.get(BLEND_KEY) else {}
-                weight = (on if fit.prior is None else fit.prior.blend_weights(on)) or 0.0
+                weight = as_set_weights(fit, hp, collections)
                 scores = score_table(fit.ranker, tables[(family, "valid")], fit.columns,
                                      collections, weight=weight, prior=fit.prior)  # fmt: skip
                 for c, value in collection_means(scores, collections).items():
