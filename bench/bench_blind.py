@@ -24,6 +24,10 @@ Two modes:
 root's ceiling: a share well above the unseen one is a generalisation gap, a low one a
 representation that cannot fit the law even on its own graphs.
 
+``--bag K`` also trains the default at the seeds after ``--seed`` (K in all), scores each alone
+(``seed N``) and their mean score (``bag of K``, blended with the first one's prior): how much
+of a law's share is the booster's seed, and whether averaging seeds buys any of it back.
+
 ``--graphs-factor F`` grows the tuning root to ``F`` times the scale's graphs (the unseen root
 stays as it is): how the shares grow with the train graphs a user has.
 
@@ -34,12 +38,13 @@ stays as it is): how the shares grow with the train graphs a user has.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -148,6 +153,40 @@ def ceiling_shares(means: dict[str, float], ceiling: dict[str, float]) -> dict[s
     return {c: v / ceiling[c] if is_layout(c) else v for c, v in means.items()}
 
 
+class MeanRanker:
+    """The mean of several rankers' scores (a bag of boosters at other seeds)."""
+
+    def __init__(self, rankers: list[Any]) -> None:
+        self.rankers = rankers
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        return np.mean([r.predict(X) for r in self.rankers], axis=0)
+
+
+def bag_shares(
+    fit: FamilyFit,
+    train: tuple[FeatureTable, FeatureTable],
+    unseen: list[FeatureTable],
+    collections: tuple[str, ...],
+    hp: dict[str, Any],
+    ceiling: dict[str, float],
+    args: argparse.Namespace,
+) -> dict[str, dict[str, float]]:
+    """``{label: shares}`` of ``--bag``: each other seed's model alone, and the mean of all."""
+    fits, out = [fit], {}
+    for seed in range(args.seed + 1, args.seed + args.bag):
+        other = train_family(*train, collections, hp, rounds=args.rounds, seed=seed,
+                             options=FitOptions(n_threads=args.threads))  # fmt: skip
+        fits.append(other)
+        weights = as_set_weights(other, hp, list(collections))
+        means = model_means(other, unseen, collections, weights)
+        out[f"seed {seed}"] = ceiling_shares(means, ceiling)
+    bag = dataclasses.replace(fit, ranker=cast(Any, MeanRanker([f.ranker for f in fits])))
+    means = model_means(bag, unseen, collections, as_set_weights(fit, hp, list(collections)))
+    out[f"bag of {args.bag}"] = ceiling_shares(means, ceiling)
+    return out
+
+
 def judge_default(tuning: Path, unseen: Path, args: argparse.Namespace) -> dict[str, Any]:
     """Shares of the ceiling (and the tile score) of the default configuration with overrides."""
     hp = {**dict(load_space(args.space).get_default_configuration()), **parse_sets(args.set)}
@@ -180,6 +219,12 @@ def judge_default(tuning: Path, unseen: Path, args: argparse.Namespace) -> dict[
         )
         seconds = out["seconds"].get(family, 0.0)
         out["seconds"][family] = seconds + time.perf_counter() - t0
+        if args.bag > 1:
+            pair = (tables[(family, "train")], tables[(family, "valid")])
+            seen = [other[(family, split)] for split in LABELED]
+            bagged = bag_shares(fit, pair, seen, collections, hp, ceiling, args)
+            for label, shares in bagged.items():
+                out["shares"].setdefault(label, {}).update(shares)
         settings: dict[str, Any] = {"as set": as_set_weights(fit, hp, collections)}
         if family == "layout" and args.blend_off_too and hp.get(BLEND_KEY):
             settings["blend on"] = collection_weights(hp, collections)
@@ -283,6 +328,10 @@ def main() -> None:
     parser.add_argument(
         "--per-collection", action="store_true",
         help="default mode: train a model per collection instead of one per family",
+    )  # fmt: skip
+    parser.add_argument(
+        "--bag", type=int, default=1,
+        help="default mode: also train K-1 more seeds, score each and their mean",
     )  # fmt: skip
     parser.add_argument("--walltime", default="4m")
     parser.add_argument("--json", type=Path)

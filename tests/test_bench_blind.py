@@ -51,3 +51,29 @@ def test_per_collection_trains_a_model_per_layout_collection(
         shares[len(flag)] = json.loads(out.read_text())["results"]["blind_01"]["shares"]["as set"]
     assert set(shares[0]) == set(shares[1]) == set(bench.LAYOUT)
     assert shares[0] != shares[1]
+
+
+def test_bag_scores_each_seed_and_their_mean(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--bag 2``: the default at the next seed alone, and the two averaged; the average's
+    scores are the mean of its members' (so its share is not one member's by construction)."""
+    bench = load_bench("bench_blind")
+    argv = ["bench_blind.py", "--work", str(tmp_path), "--laws", "blind_01", "--scale", "tiny",
+            "--family", "tile", "--rounds", "20", "--threads", "1", "--bag", "2",
+            "--json", str(tmp_path / "out.json")]  # fmt: skip
+    monkeypatch.setattr(sys, "argv", argv)
+    bench.main()
+    shares = json.loads((tmp_path / "out.json").read_text())["results"]["blind_01"]["shares"]
+    assert set(shares) == {"as set", "seed 1", "bag of 2"}
+    assert all(set(s) == {"tile:xla"} for s in shares.values())
+
+    class Fixed:
+        def __init__(self, value: float) -> None:
+            self.value = value
+
+        def predict(self, X: object) -> list[float]:
+            return [self.value, 2 * self.value]
+
+    mean = bench.MeanRanker([Fixed(1.0), Fixed(3.0)]).predict(None)
+    assert list(mean) == [2.0, 4.0]
