@@ -39,10 +39,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -126,7 +128,7 @@ def parse_sets(items: list[str]) -> dict[str, Any]:
 
 
 def as_set_weights(
-    fit: FamilyFit, hp: dict[str, Any], collections: list[str]
+    fit: FamilyFit, hp: dict[str, Any], collections: Sequence[str]
 ) -> dict[str, float] | float:
     """The blend weights a model of configuration ``hp`` scores ``collections`` with (what
     "as set" means): its weights times the shares its trial kept (the prior's ``off`` and
@@ -165,24 +167,23 @@ class MeanRanker:
 
 def bag_shares(
     fit: FamilyFit,
-    train: tuple[FeatureTable, FeatureTable],
+    train_at: Callable[..., FamilyFit],
     unseen: list[FeatureTable],
     collections: tuple[str, ...],
     hp: dict[str, Any],
     ceiling: dict[str, float],
     args: argparse.Namespace,
 ) -> dict[str, dict[str, float]]:
-    """``{label: shares}`` of ``--bag``: each other seed's model alone, and the mean of all."""
+    """``{label: shares}`` of ``--bag``: each other seed's model alone (``train_at(seed=...)``
+    trains it as ``fit`` was), and the mean of all."""
     fits, out = [fit], {}
     for seed in range(args.seed + 1, args.seed + args.bag):
-        other = train_family(*train, collections, hp, rounds=args.rounds, seed=seed,
-                             options=FitOptions(n_threads=args.threads))  # fmt: skip
+        other = train_at(seed=seed)
         fits.append(other)
-        weights = as_set_weights(other, hp, list(collections))
-        means = model_means(other, unseen, collections, weights)
+        means = model_means(other, unseen, collections, as_set_weights(other, hp, collections))
         out[f"seed {seed}"] = ceiling_shares(means, ceiling)
     bag = dataclasses.replace(fit, ranker=cast(Any, MeanRanker([f.ranker for f in fits])))
-    means = model_means(bag, unseen, collections, as_set_weights(fit, hp, list(collections)))
+    means = model_means(bag, unseen, collections, as_set_weights(fit, hp, collections))
     out[f"bag of {args.bag}"] = ceiling_shares(means, ceiling)
     return out
 
@@ -207,22 +208,22 @@ def judge_default(tuning: Path, unseen: Path, args: argparse.Namespace) -> dict[
                 build_tables(unseen, families[family], LABELED, merge_duplicates_in=(), **build),
             )
         tables, other = built[family]
-        t0 = time.perf_counter()
-        fit = train_family(
+        train_at = functools.partial(
+            train_family,
             tables[(family, "train")],
             tables[(family, "valid")],
             collections,
             hp,
             rounds=args.rounds,
-            seed=args.seed,
             options=FitOptions(n_threads=args.threads),
         )
+        unseen_tables = [other[(family, split)] for split in LABELED]
+        t0 = time.perf_counter()
+        fit = train_at(seed=args.seed)
         seconds = out["seconds"].get(family, 0.0)
         out["seconds"][family] = seconds + time.perf_counter() - t0
         if args.bag > 1:
-            pair = (tables[(family, "train")], tables[(family, "valid")])
-            seen = [other[(family, split)] for split in LABELED]
-            bagged = bag_shares(fit, pair, seen, collections, hp, ceiling, args)
+            bagged = bag_shares(fit, train_at, unseen_tables, collections, hp, ceiling, args)
             for label, shares in bagged.items():
                 out["shares"].setdefault(label, {}).update(shares)
         settings: dict[str, Any] = {"as set": as_set_weights(fit, hp, collections)}
@@ -231,7 +232,6 @@ def judge_default(tuning: Path, unseen: Path, args: argparse.Namespace) -> dict[
             settings["blend off"] = 0.0
         valid: dict[str, dict[str, float]] = {}
         for label, weight in settings.items():
-            unseen_tables = [other[(family, split)] for split in LABELED]
             means = model_means(fit, unseen_tables, collections, weight)
             out["shares"].setdefault(label, {}).update(ceiling_shares(means, ceiling))
             if args.train_graphs_too:  # the graphs it was trained on: fit, not generalisation
