@@ -247,11 +247,19 @@ def judge_default(tuning: Path, unseen: Path, args: argparse.Namespace) -> dict[
     return out
 
 
+def run_name(tuning: Path, seed: int) -> str:
+    """The campaign's run (and model) folder name: its tuning root's, which names the law, the
+    scale, the graphs factor and the data seed, and the booster seed. A finished run of that
+    name is scored again, not run again, so a name that left the root out scored another
+    root's run (``--graphs-factor 3`` scored the 1x campaign)."""
+    return f"{tuning.name}-s{seed}"
+
+
 def judge_campaign(law: str, tuning: Path, unseen: Path, args: argparse.Namespace) -> dict:
     """The default campaign a user runs, exported and scored on the unseen graphs."""
     from hpo.api import evaluate_model, export_model, load_model, load_run
 
-    name = f"{law}-s{args.seed}"
+    name = run_name(tuning, args.seed)
     runs, models, cache = args.work / "runs", args.work / "models", args.work / "cache"
     folder = runs / name
     if not (folder / "result.json").is_file():

@@ -77,3 +77,15 @@ def test_bag_scores_each_seed_and_their_mean(
 
     mean = bench.MeanRanker([Fixed(1.0), Fixed(3.0)]).predict(None)
     assert list(mean) == [2.0, 4.0]
+
+
+def test_campaign_runs_are_named_after_their_tuning_root(tmp_path: Path) -> None:
+    """A finished run of the same name is reused, so roots that differ only in their graphs
+    factor (or scale, or data seed) must not share one."""
+    bench = load_bench("bench_blind")
+    roots = ("blind_01-small-1", "blind_01-smallx3-1", "blind_01-tiny-1", "blind_01-small-2")
+    names = {bench.run_name(tmp_path / "data" / root, 0) for root in roots}
+    assert len(names) == 4
+    assert bench.run_name(tmp_path / "blind_01-small-1", 0) != bench.run_name(
+        tmp_path / "blind_01-small-1", 1
+    )
