@@ -200,10 +200,14 @@ def test_all_trials_crashing_exits_1(
 
 
 def test_the_walltime_cuts_a_trial_that_would_run_without_end(
-    data_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    data_root: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """--max-budget 1000000 with --walltime 2: the first trial is cut at the walltime and
-    its grace (no grace here), recorded as crashed with the reason, and the campaign ends."""
+    its grace (no grace here), recorded as crashed with the reason, and the campaign ends,
+    its summary saying that the walltime, not a bug, left it without a finished trial."""
     monkeypatch.setattr(hpo.campaign.objective, "DEADLINE_GRACE", 0.0)
     argv = _argv(data_root, tmp_path / "runs", "--trials", "3", "--name", "cut")
     argv[argv.index("--max-budget") + 1] = "1000000"
@@ -214,6 +218,10 @@ def test_the_walltime_cuts_a_trial_that_would_run_without_end(
     assert records
     assert all(r["status"] == "CRASHED" for r in records)
     assert "the campaign's walltime (and its grace) ran out" in records[0]["error"]
+    notes = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("note: no trial")]
+    assert len(notes) == 1
+    assert notes[0].startswith("note: no trial finished before the walltime ran out (")
+    assert "stopped at boosting round" in notes[0]
 
 
 def test_default_name_comes_from_the_time(

@@ -32,7 +32,7 @@ from hpo.campaign.lifecycle.extend import LIMITS, record_extension
 from hpo.campaign.limits import Limits
 from hpo.data.overlap import find_shared_graphs
 from hpo.data.runtimes import unranked_line
-from hpo.errors import ConfigError, HpoError, UsageError, naming
+from hpo.errors import ConfigError, HpoError, TrialCut, UsageError, naming
 from hpo.ownership import check_replaceable, refuse_protected
 from hpo.ranking.model.fit_options import check_threads
 from hpo.ranking.scoring.metrics import LAYOUT_METRIC
@@ -69,6 +69,7 @@ __all__ = [
     "Start",
     "campaign_record",
     "check_saved",
+    "cut_notes",
     "locked_run",
     "overlap_notes",
     "unranked_notes",
@@ -214,6 +215,25 @@ def unranked_notes(trials: Sequence[Trial]) -> list[str]:
         if names:
             return [unranked_line(names)]
     return []
+
+
+def cut_notes(trials: Sequence[Trial]) -> list[str]:
+    """What the summary says when no trial succeeded and the walltime cut some of them
+    (:class:`hpo.errors.TrialCut`): a trial longer than the walltime reads as a crash, and
+    on data of real size a short campaign may not finish its first trial, whose rounds the
+    note names so the user can size ``--walltime`` or ``--max-budget``."""
+    if any(t.ok for t in trials):
+        return []
+    cut = [t for t in trials if TrialCut.__name__ in t.error_line]
+    if not cut:
+        return []
+    longest = max(cut, key=lambda t: t.duration or 0.0)
+    took = f" after {longest.duration:.0f} s" if longest.duration is not None else ""
+    reason = longest.error_line.split(": ", 1)[-1]
+    return [
+        f"no trial finished before the walltime ran out ({len(cut)} cut; trial "
+        f"{longest.trial}{took}: {reason}): give a longer --walltime or a lower --max-budget"
+    ]
 
 
 def overlap_notes(record: CampaignRecord) -> list[str]:

@@ -27,6 +27,7 @@ from hpo.campaign.lifecycle.preflight import (
     Start,
     campaign_record,
     check_saved,
+    cut_notes,
     locked_run,
     overlap_notes,
     unranked_notes,
@@ -218,10 +219,12 @@ def run_single_campaign(
     with locked_run(cfg, start, record, has_trials), smac_logs_to(progress), progress:
         result = _run_locked(cfg, progress, rt.objective, rt.data_to_scatter, resume=start.resume)
     base = _baseline_summary(cfg)
+    trials = trials_of(read_trials(cfg.run_dir / TRIALS_FILE))
     notes = [
         *_limit_reached(cfg),
         *overlap_notes(read_campaign(cfg.run_dir).record),
-        *unranked_notes(trials_of(read_trials(cfg.run_dir / TRIALS_FILE))),
+        *unranked_notes(trials),
+        *cut_notes(trials),
         *gain_notes(result, base, generated=(Path(cfg.data_root) / LAW_FILE).is_file()),
     ]
     print_summary(console, result, quiet=quiet, baseline=base, cv=cfg.cv, notes=notes)

@@ -13,13 +13,20 @@ from disks import as_left_by, dead_pid
 from toy_objectives import TOY_COLLECTIONS, toy_config
 
 from hpo.campaign import CampaignConfig
-from hpo.campaign.lifecycle.preflight import Start, campaign_record, check_saved, locked_run
-from hpo.errors import ConfigError, DataFormatError, UsageError
+from hpo.campaign.lifecycle.preflight import (
+    Start,
+    campaign_record,
+    check_saved,
+    cut_notes,
+    locked_run,
+)
+from hpo.errors import ConfigError, DataFormatError, TrialCut, UsageError
 from hpo.ownership import TEMP_SUFFIX, temp_prefix
 from hpo.ranking.scoring.metrics import LAYOUT_METRIC
 from hpo.ranking.spaces import load_space
 from hpo.runs.record.campaign_file import CampaignRecord
 from hpo.runs.record.folder import CAMPAIGN_FILE, read_json, write_json_atomic
+from hpo.runs.record.trial import Trial
 
 
 def _new_run(cfg: CampaignConfig) -> CampaignRecord:
@@ -224,3 +231,27 @@ def test_a_moved_data_root_resumes_with_data_and_is_recorded(
     changed.write_bytes(changed.read_bytes() + b"x")
     with pytest.raises(ConfigError, match="the data changed since campaign 'toy' started"):
         check_saved(dataclasses.replace(cfg, data_root=other), print)
+
+
+def _failed(trial: int, error: str, duration: float | None = 10.0) -> Trial:
+    return Trial(trial, {}, 672.0, "CRASHED", error=error, duration=duration)
+
+
+def test_cut_notes_name_the_walltime_when_no_trial_finished() -> None:
+    """A campaign whose trials were all cut by its walltime says so (and how far the longest
+    got), instead of leaving the user with "crashed"; once a trial succeeded, or when none was
+    cut, it says nothing."""
+    cut = (
+        f"Traceback ...\nhpo.errors.{TrialCut.__name__}: stopped at boosting round 545 of 672: "
+        "the campaign's walltime (and its grace) ran out during this trial"
+    )
+    notes = cut_notes([_failed(1, cut, 264.0), _failed(2, cut, 30.0)])
+    assert len(notes) == 1
+    assert "2 cut; trial 1 after 264 s: stopped at boosting round 545 of 672" in notes[0]
+    assert "--walltime" in notes[0]
+    assert "--max-budget" in notes[0]
+    crash = "Traceback ...\nValueError: bad"
+    assert cut_notes([_failed(1, crash)]) == []
+    done = Trial(3, {}, 672.0, "SUCCESS", score=0.5)
+    assert cut_notes([_failed(1, cut), done]) == []
+    assert "trial 1:" in cut_notes([_failed(1, cut, None)])[0]
