@@ -256,7 +256,9 @@ def run_name(tuning: Path, seed: int) -> str:
 
 
 def judge_campaign(law: str, tuning: Path, unseen: Path, args: argparse.Namespace) -> dict:
-    """The default campaign a user runs, exported and scored on the unseen graphs."""
+    """The default campaign a user runs, exported and scored on the unseen graphs; one that
+    ends with no incumbent (no trial finished within the walltime) gives ``no_model``, the
+    last failed trial's reason, and no shares."""
     from hpo.api import evaluate_model, export_model, load_model, load_run
 
     name = run_name(tuning, args.seed)
@@ -266,8 +268,13 @@ def judge_campaign(law: str, tuning: Path, unseen: Path, args: argparse.Namespac
         cmd = ["run", "--data", str(tuning), "--runs-dir", str(runs), "--name", name,
                "--walltime", args.walltime, "--seed", str(args.seed), "--cache-dir", str(cache),
                "--quiet", *(["--overwrite"] if folder.exists() else [])]  # fmt: skip
-        subprocess.run([sys.executable, "-c", CLI, *cmd], check=True, capture_output=True)
+        done = subprocess.run([sys.executable, "-c", CLI, *cmd], capture_output=True, text=True)
+        if done.returncode not in (0, 1):  # 1: the campaign ran, and no trial succeeded
+            raise SystemExit(f"hpo run failed on {tuning}: {done.stderr.strip()[-2000:]}")
     run = load_run(folder)
+    if run.incumbent is None:  # nothing to export: what a user of this walltime gets
+        why = [t.error_line for t in run.trials if not t.ok][-1:] or ["no trial"]
+        return {"shares": {}, "trials": len(run.trials), "no_model": why[0]}
     export_model(run, models / name)
     model = load_model(models / name)
     ceiling = noise_ceiling(unseen)
@@ -306,6 +313,7 @@ def summary(results: dict[str, dict[str, Any]]) -> list[str]:
                 cells.append(f"{how(vals):.3f}" if vals else "-")
             lines.append(f"| **{label}** | " + " | ".join(cells) + " |")
         lines.append("")
+    lines += [f"no model: {law} ({r['no_model']})" for law, r in results.items() if "no_model" in r]
     return lines
 
 
@@ -353,6 +361,8 @@ def main() -> None:
             results[law] = judge_default(tuning, unseen, args)
         else:
             results[law] = judge_campaign(law, tuning, unseen, args)
+        if "no_model" in results[law]:
+            print(f"  no model: {results[law]['no_model']}", flush=True)
         for setting, shares in results[law]["shares"].items():
             shown = " ".join(f"{c.split(':', 1)[-1]}={v:.3f}" for c, v in shares.items())
             print(f"  {setting}: {shown}", flush=True)

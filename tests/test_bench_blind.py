@@ -89,3 +89,20 @@ def test_campaign_runs_are_named_after_their_tuning_root(tmp_path: Path) -> None
     assert bench.run_name(tmp_path / "blind_01-small-1", 0) != bench.run_name(
         tmp_path / "blind_01-small-1", 1
     )
+
+
+def test_summary_lists_laws_without_a_model_apart_from_the_medians() -> None:
+    """A campaign that ended with no incumbent has no shares: it is named under the tables,
+    and the medians are those of the laws that have a model."""
+    bench = load_bench("bench_blind")
+    c = bench.COLLECTIONS[1]
+    results = {
+        "blind_01": {"shares": {"export": {c: 0.8}}},
+        "blind_02": {"shares": {"export": {c: 0.6}}},
+        "blind_03": {"shares": {}, "no_model": "TrialCut: stopped at boosting round 5 of 9"},
+    }
+    lines = bench.summary(results)
+    assert lines[-1] == "no model: blind_03 (TrialCut: stopped at boosting round 5 of 9)"
+    median = next(line for line in lines if line.startswith("| **median**"))
+    assert "0.700" in median
+    assert not any(line.startswith("| blind_03") for line in lines)
