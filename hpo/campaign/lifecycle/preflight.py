@@ -218,21 +218,24 @@ def unranked_notes(trials: Sequence[Trial]) -> list[str]:
 
 
 def cut_notes(trials: Sequence[Trial]) -> list[str]:
-    """What the summary says when no trial succeeded and the walltime cut some of them
-    (:class:`hpo.errors.TrialCut`): a trial longer than the walltime reads as a crash, and
-    on data of real size a short campaign may not finish its first trial, whose rounds the
-    note names so the user can size ``--walltime`` or ``--max-budget``."""
-    if any(t.ok for t in trials):
+    """What the summary says when every trial failed because the walltime cut it
+    (:class:`hpo.errors.TrialCut`): such a trial reads as a crash, and on data of real size a
+    short campaign may not finish even its first trial, so the note names how far the longest
+    got, from which the user can size ``--walltime`` or ``--max-budget``. Nothing when a trial
+    succeeded or one failed for another reason (its error is what to read first)."""
+    failed = [t for t in trials if not t.ok]
+    prefix = f"{TrialCut.__module__}.{TrialCut.__name__}: "
+    if any(t.ok for t in trials) or not failed:
         return []
-    cut = [t for t in trials if TrialCut.__name__ in t.error_line]
-    if not cut:
+    if not all(t.error_line.startswith(prefix) for t in failed):
         return []
-    longest = max(cut, key=lambda t: t.duration or 0.0)
+    longest = max(failed, key=lambda t: t.duration or 0.0)
     took = f" after {longest.duration:.0f} s" if longest.duration is not None else ""
-    reason = longest.error_line.split(": ", 1)[-1]
+    where = longest.error_line.removeprefix(prefix).split(": ", 1)[0]  # "stopped at round ..."
     return [
-        f"no trial finished before the walltime ran out ({len(cut)} cut; trial "
-        f"{longest.trial}{took}: {reason}): give a longer --walltime or a lower --max-budget"
+        f"every trial was cut by the walltime before it finished ({len(failed)}; trial "
+        f"{longest.trial}, the longest, {where}{took}): give a longer --walltime or a lower "
+        "--max-budget"
     ]
 
 

@@ -65,7 +65,7 @@ from hpo.runs.record.folder import (
     read_trials,
     write_json_atomic,
 )
-from hpo.runs.record.trial import Trial, baseline_record, baseline_records, trials_of
+from hpo.runs.record.trial import Trial, baseline_record, baseline_records
 from hpo.synth.law_family import LAW_FILE
 
 if TYPE_CHECKING:
@@ -219,7 +219,7 @@ def run_single_campaign(
     with locked_run(cfg, start, record, has_trials), smac_logs_to(progress), progress:
         result = _run_locked(cfg, progress, rt.objective, rt.data_to_scatter, resume=start.resume)
     base = _baseline_summary(cfg)
-    trials = trials_of(read_trials(cfg.run_dir / TRIALS_FILE))
+    trials = read_trial_log(cfg.run_dir / TRIALS_FILE)
     notes = [
         *_limit_reached(cfg),
         *overlap_notes(read_campaign(cfg.run_dir).record),
