@@ -247,21 +247,21 @@ def judge_default(tuning: Path, unseen: Path, args: argparse.Namespace) -> dict[
     return out
 
 
-def run_name(tuning: Path, seed: int) -> str:
-    """The campaign's run (and model) folder name: its tuning root's, which names the law, the
-    scale, the graphs factor and the data seed, and the booster seed. A finished run of that
-    name is scored again, not run again, so a name that left the root out scored another
-    root's run (``--graphs-factor 3`` scored the 1x campaign)."""
-    return f"{tuning.name}-s{seed}"
+def run_name(tuning: Path, seed: int, walltime: str) -> str:
+    """The campaign's run (and model) folder name: its tuning root's (which names the law,
+    the scale, the graphs factor and the data seed), the booster seed and the walltime. A
+    finished run of that name is scored again, not run again, so a name that left one of them
+    out scored another campaign (``--graphs-factor 3`` scored the 1x root's)."""
+    return f"{tuning.name}-s{seed}-w{walltime}"
 
 
-def judge_campaign(law: str, tuning: Path, unseen: Path, args: argparse.Namespace) -> dict:
+def judge_campaign(tuning: Path, unseen: Path, args: argparse.Namespace) -> dict:
     """The default campaign a user runs, exported and scored on the unseen graphs; one that
     ends with no incumbent (no trial finished within the walltime) gives ``no_model``, the
     last failed trial's reason, and no shares."""
     from hpo.api import evaluate_model, export_model, load_model, load_run
 
-    name = run_name(tuning, args.seed)
+    name = run_name(tuning, args.seed, args.walltime)
     runs, models, cache = args.work / "runs", args.work / "models", args.work / "cache"
     folder = runs / name
     if not (folder / "result.json").is_file():
@@ -269,7 +269,10 @@ def judge_campaign(law: str, tuning: Path, unseen: Path, args: argparse.Namespac
                "--walltime", args.walltime, "--seed", str(args.seed), "--cache-dir", str(cache),
                "--quiet", *(["--overwrite"] if folder.exists() else [])]  # fmt: skip
         done = subprocess.run([sys.executable, "-c", CLI, *cmd], capture_output=True, text=True)
-        if done.returncode not in (0, 1):  # 1: the campaign ran, and no trial succeeded
+        # 1 with a result: the campaign ran and no trial succeeded; else hpo failed
+        if done.returncode != 0 and not (
+            done.returncode == 1 and (folder / "result.json").is_file()
+        ):
             raise SystemExit(f"hpo run failed on {tuning}: {done.stderr.strip()[-2000:]}")
     run = load_run(folder)
     if run.incumbent is None:  # nothing to export: what a user of this walltime gets
@@ -360,7 +363,7 @@ def main() -> None:
         if args.mode == "default":
             results[law] = judge_default(tuning, unseen, args)
         else:
-            results[law] = judge_campaign(law, tuning, unseen, args)
+            results[law] = judge_campaign(tuning, unseen, args)
         if "no_model" in results[law]:
             print(f"  no model: {results[law]['no_model']}", flush=True)
         for setting, shares in results[law]["shares"].items():

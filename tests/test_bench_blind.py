@@ -79,16 +79,30 @@ def test_bag_scores_each_seed_and_their_mean(
     assert list(mean) == [2.0, 4.0]
 
 
-def test_campaign_runs_are_named_after_their_tuning_root(tmp_path: Path) -> None:
-    """A finished run of the same name is reused, so roots that differ only in their graphs
-    factor (or scale, or data seed) must not share one."""
+def test_campaign_runs_are_named_after_their_tuning_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A finished run of the same name is reused, so the roots ``law_root`` makes for other
+    graphs factors, scales or data seeds, and other seeds or walltimes, must not share one."""
     bench = load_bench("bench_blind")
-    roots = ("blind_01-small-1", "blind_01-smallx3-1", "blind_01-tiny-1", "blind_01-small-2")
-    names = {bench.run_name(tmp_path / "data" / root, 0) for root in roots}
+
+    def generate(cmd: list[str], **_: object) -> None:  # the law's script, without its work
+        Path(cmd[cmd.index("--out") + 1]).mkdir(parents=True)
+
+    monkeypatch.setattr(bench.subprocess, "run", generate)
+    roots = [
+        bench.law_root(tmp_path, "blind_01", seed, scale, factor)
+        for seed, scale, factor in (
+            (1, "small", 1.0),
+            (1, "small", 3.0),
+            (1, "tiny", 1.0),
+            (2, "small", 1.0),
+        )
+    ]
+    names = {bench.run_name(root, 0, "4m") for root in roots}
     assert len(names) == 4
-    assert bench.run_name(tmp_path / "blind_01-small-1", 0) != bench.run_name(
-        tmp_path / "blind_01-small-1", 1
-    )
+    assert bench.run_name(roots[0], 0, "4m") != bench.run_name(roots[0], 1, "4m")
+    assert bench.run_name(roots[0], 0, "4m") != bench.run_name(roots[0], 0, "30m")
 
 
 def test_summary_lists_laws_without_a_model_apart_from_the_medians() -> None:
