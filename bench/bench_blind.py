@@ -28,6 +28,11 @@ representation that cannot fit the law even on its own graphs.
 (``seed N``) and their mean score (``bag of K``, blended with the first one's prior): how much
 of a law's share is the booster's seed, and whether averaging seeds buys any of it back.
 
+``--valid-too`` also trains the default on the train and valid graphs, as ``hpo export
+--train-on train+valid`` does (``train+valid``: its blend chosen on the valid graphs it was
+trained on, as that export chooses it; ``train+valid, train's blend``: as the train-only
+model's trial chose it): what the held-out graphs are worth as training data.
+
 ``--graphs-factor F`` grows the tuning root to ``F`` times the scale's graphs (the unseen root
 stays as it is): how the shares grow with the train graphs a user has.
 
@@ -165,27 +170,52 @@ class MeanRanker:
         return np.mean([r.predict(X) for r in self.rankers], axis=0)
 
 
-def bag_shares(
-    fit: FamilyFit,
-    train_at: Callable[..., FamilyFit],
-    unseen: list[FeatureTable],
-    collections: tuple[str, ...],
+def as_set_shares(
+    model: FamilyFit,
     hp: dict[str, Any],
+    collections: tuple[str, ...],
+    unseen: list[FeatureTable],
     ceiling: dict[str, float],
-    args: argparse.Namespace,
+) -> dict[str, float]:
+    """Shares of the ceiling of ``model`` on the ``unseen`` tables, blended as set."""
+    means = model_means(model, unseen, collections, as_set_weights(model, hp, collections))
+    return ceiling_shares(means, ceiling)
+
+
+#: A model's shares of the ceiling on the unseen graphs (:func:`as_set_shares`, its data bound).
+Judge = Callable[[FamilyFit], dict[str, float]]
+
+
+def bag_shares(
+    fit: FamilyFit, train_at: Callable[..., FamilyFit], judge: Judge, args: argparse.Namespace
 ) -> dict[str, dict[str, float]]:
     """``{label: shares}`` of ``--bag``: each other seed's model alone (``train_at(seed=...)``
-    trains it as ``fit`` was), and the mean of all."""
+    trains it as ``fit`` was), and the mean of all (blended with ``fit``'s prior)."""
     fits, out = [fit], {}
     for seed in range(args.seed + 1, args.seed + args.bag):
-        other = train_at(seed=seed)
-        fits.append(other)
-        means = model_means(other, unseen, collections, as_set_weights(other, hp, collections))
-        out[f"seed {seed}"] = ceiling_shares(means, ceiling)
+        fits.append(train_at(seed=seed))
+        out[f"seed {seed}"] = judge(fits[-1])
     bag = dataclasses.replace(fit, ranker=cast(Any, MeanRanker([f.ranker for f in fits])))
-    means = model_means(bag, unseen, collections, as_set_weights(fit, hp, collections))
-    out[f"bag of {args.bag}"] = ceiling_shares(means, ceiling)
+    out[f"bag of {args.bag}"] = judge(bag)
     return out
+
+
+def valid_too_shares(
+    fit: FamilyFit,
+    train_at: Callable[..., FamilyFit],
+    judge: Judge,
+    valid: FeatureTable,
+    args: argparse.Namespace,
+) -> dict[str, dict[str, float]]:
+    """``{label: shares}`` of ``--valid-too``: the model trained on the train and valid graphs,
+    as ``hpo export --train-on train+valid`` trains it (its blend chosen on the valid graphs it
+    was trained on), and the same booster blended as the train-only ``fit``'s trial chose."""
+    both = train_at(seed=args.seed, options=FitOptions(n_threads=args.threads, extra=[valid]))
+    chosen = both
+    if both.prior is not None and fit.prior is not None:
+        prior = dataclasses.replace(both.prior, off=fit.prior.off, doubt=fit.prior.doubt)
+        chosen = dataclasses.replace(both, prior=prior)
+    return {"train+valid": judge(both), "train+valid, train's blend": judge(chosen)}
 
 
 def judge_default(tuning: Path, unseen: Path, args: argparse.Namespace) -> dict[str, Any]:
@@ -222,10 +252,13 @@ def judge_default(tuning: Path, unseen: Path, args: argparse.Namespace) -> dict[
         fit = train_at(seed=args.seed)
         seconds = out["seconds"].get(family, 0.0)
         out["seconds"][family] = seconds + time.perf_counter() - t0
-        if args.bag > 1:
-            bagged = bag_shares(fit, train_at, unseen_tables, collections, hp, ceiling, args)
-            for label, shares in bagged.items():
-                out["shares"].setdefault(label, {}).update(shares)
+        judge = functools.partial(as_set_shares, hp=hp, collections=collections,
+                                  unseen=unseen_tables, ceiling=ceiling)  # fmt: skip
+        more = bag_shares(fit, train_at, judge, args) if args.bag > 1 else {}
+        if args.valid_too:  # what `hpo export --train-on train+valid` trains
+            more |= valid_too_shares(fit, train_at, judge, tables[(family, "valid")], args)
+        for label, shares in more.items():
+            out["shares"].setdefault(label, {}).update(shares)
         settings: dict[str, Any] = {"as set": as_set_weights(fit, hp, collections)}
         if family == "layout" and args.blend_off_too and hp.get(BLEND_KEY):
             settings["blend on"] = collection_weights(hp, collections)
@@ -320,6 +353,61 @@ def summary(results: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
+@dataclasses.dataclass(frozen=True)
+class LayoutStudy:
+    """A law's two roots at the small scale, the default configuration, and the layout
+    tables of both (what ``bench_node_sum.py`` and ``bench_prior_column.py`` start from)."""
+
+    tuning: Path
+    unseen: Path
+    hp: dict[str, Any]
+    tables: dict[tuple[str, str], FeatureTable]
+    other: dict[tuple[str, str], FeatureTable]
+
+    @classmethod
+    def of(cls, law: str, args: argparse.Namespace) -> LayoutStudy:
+        """Generate (once) and featurize ``law``'s roots of ``args.data_seed`` (tuning) and
+        ``UNSEEN_OFFSET`` after it (unseen)."""
+        tuning = law_root(args.work, law, args.data_seed, "small")
+        unseen = law_root(args.work, law, args.data_seed + UNSEEN_OFFSET, "small")
+        hp = dict(load_space(args.space).get_default_configuration())
+        build = dict(spec=FeatureSpec(), extract=ExtractOptions(cache_dir=args.work / "cache"))
+        tables = build_tables(tuning, LAYOUT, LABELED, **build)
+        other = build_tables(unseen, LAYOUT, LABELED, merge_duplicates_in=(), **build)
+        return cls(tuning, unseen, hp, tables, other)
+
+
+def study_parser(description: str) -> argparse.ArgumentParser:
+    """The options every study of the blind laws' default shares (``bench_node_sum.py``,
+    ``bench_prior_column.py``): where the roots are, which laws, seeds, space, rounds, threads
+    and the JSON record; each study adds its own."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--work", type=Path, required=True, help="roots, cache (bench_blind's layout)")
+    ap.add_argument("--laws", default="all", help="blind laws: all, or a comma list")
+    ap.add_argument("--data-seed", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--space", default=DEFAULT_SPACE)
+    ap.add_argument("--rounds", type=int, default=672, help="the default's rounds")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--json", type=Path)
+    return ap
+
+
+def run_study(
+    args: argparse.Namespace, judge: Callable[[str, argparse.Namespace], dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """``{law: judge(law, args)}`` over ``args.laws``, the JSON record (``args.json``) written
+    after each law, so a long study stopped midway keeps the laws it finished."""
+    results: dict[str, dict[str, Any]] = {}
+    for law in blind_laws(args.laws):
+        print(law, flush=True)
+        results[law] = judge(law, args)
+        if args.json:
+            record = {k: str(v) for k, v in vars(args).items()}
+            args.json.write_text(json.dumps({"args": record, "results": results}, indent=1))
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, required=True, help="roots, cache, runs")
@@ -351,6 +439,10 @@ def main() -> None:
     parser.add_argument(
         "--bag", type=int, default=1,
         help="default mode: also train K-1 more seeds, score each and their mean",
+    )  # fmt: skip
+    parser.add_argument(
+        "--valid-too", action="store_true",
+        help="default mode: also train on train and valid (hpo export --train-on train+valid)",
     )  # fmt: skip
     parser.add_argument("--walltime", default="4m")
     parser.add_argument("--json", type=Path)

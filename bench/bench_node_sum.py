@@ -24,24 +24,29 @@ tuning root's valid graphs (what a model could choose without seeing unseen grap
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 from typing import Any
 
 import lightgbm as lgb
 import numpy as np
-from bench_blind import LABELED, LAYOUT, as_set_weights, blind_laws, law_root, noise_ceiling
+from bench_blind import (
+    LABELED,
+    LAYOUT,
+    LayoutStudy,
+    as_set_weights,
+    noise_ceiling,
+    run_study,
+    study_parser,
+)
 
 from hpo.data.load import LayoutGraph, list_graphs, load_layout_graph
-from hpo.features import ExtractOptions, FeatureSpec, build_tables
 from hpo.features.layout.nodes import dim_sizes, node_quantities, node_static
 from hpo.features.layout.partial import read_block
 from hpo.ranking.model.fit_options import FitOptions
 from hpo.ranking.model.pairs import SampledPairs
 from hpo.ranking.scoring.metrics import kendall_tau
 from hpo.ranking.scoring.valid import blended_predict, valid_rows
-from hpo.ranking.spaces import load_space
 from hpo.ranking.training import train_family
 
 #: Configs scored per pass of one graph (bounds the memory of its node rows).
@@ -170,12 +175,9 @@ def blend_taus(
 
 
 def judge(law: str, args: argparse.Namespace) -> dict[str, Any]:
-    tuning = law_root(args.work, law, args.data_seed, "small")
-    unseen = law_root(args.work, law, args.data_seed + 1000, "small")
-    hp = dict(load_space(args.space).get_default_configuration())
-    build = dict(spec=FeatureSpec(), extract=ExtractOptions(cache_dir=args.work / "cache"))
-    tables = build_tables(tuning, LAYOUT, LABELED, **build)
-    other = build_tables(unseen, LAYOUT, LABELED, merge_duplicates_in=(), **build)
+    study = LayoutStudy.of(law, args)
+    tuning, unseen, hp, tables, other = (study.tuning, study.unseen, study.hp,
+                                         study.tables, study.other)  # fmt: skip
     fit = train_family(
         tables[("layout", "train")], tables[("layout", "valid")], LAYOUT, hp,
         rounds=args.rounds, seed=args.seed, options=FitOptions(n_threads=args.threads),
@@ -214,27 +216,13 @@ def summary(results: dict[str, dict[str, Any]], rows: list[str]) -> list[str]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--work", type=Path, required=True, help="roots, cache (bench_blind's layout)")
-    ap.add_argument("--laws", default="all", help="blind laws: all, or a comma list")
-    ap.add_argument("--data-seed", type=int, default=1)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--space", default="lambdarank")
-    ap.add_argument("--rounds", type=int, default=672, help="the default's rounds")
+    ap = study_parser(__doc__.splitlines()[0])
     ap.add_argument("--node-rounds", type=int, default=600)
     ap.add_argument("--cap", type=int, default=256, help="configs per train graph, node model")
     ap.add_argument("--weights", default="0,0.1,0.25,0.5,1,2")
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     args.weights = [float(w) for w in args.weights.split(",")]
-    results = {}
-    for law in blind_laws(args.laws):
-        print(law, flush=True)
-        results[law] = judge(law, args)
-        if args.json:
-            record = {k: str(v) for k, v in vars(args).items()}
-            args.json.write_text(json.dumps({"args": record, "results": results}, indent=1))
+    results = run_study(args, judge)
     rows = ["0.0", "node", *[str(w) for w in args.weights if w], "valid-chosen"]
     print("\n".join(summary(results, rows)))
 

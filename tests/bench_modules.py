@@ -22,5 +22,6 @@ def load_bench(name: str) -> ModuleType:
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # a dataclass of the script looks its module up by name
     spec.loader.exec_module(module)
     return module

@@ -6,21 +6,34 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from bench_modules import load_bench
+
+
+def _shares(
+    bench: ModuleType,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    *flags: str,
+    out: str = "out",
+) -> dict[str, dict[str, float]]:
+    """The shares ``bench_blind.py --mode default`` records for blind_01 at the tiny scale
+    and 20 rounds, with ``flags`` (its JSON record in ``tmp_path/<out>.json``)."""
+    record = tmp_path / f"{out}.json"
+    argv = ["bench_blind.py", "--work", str(tmp_path), "--laws", "blind_01", "--scale", "tiny",
+            "--rounds", "20", "--threads", "1", "--json", str(record), *flags]  # fmt: skip
+    monkeypatch.setattr(sys, "argv", argv)
+    bench.main()
+    return json.loads(record.read_text())["results"]["blind_01"]["shares"]
 
 
 def test_default_mode_scores_unseen_and_trained_graphs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bench = load_bench("bench_blind")
-    argv = ["bench_blind.py", "--work", str(tmp_path), "--laws", "blind_01", "--scale", "tiny",
-            "--family", "layout", "--rounds", "20", "--threads", "1", "--train-graphs-too",
-            "--json", str(tmp_path / "out.json")]  # fmt: skip
-    monkeypatch.setattr(sys, "argv", argv)
-    bench.main()
-    shares = json.loads((tmp_path / "out.json").read_text())["results"]["blind_01"]["shares"]
+    shares = _shares(bench, tmp_path, monkeypatch, "--family", "layout", "--train-graphs-too")
     assert set(shares) == {"as set", "as set, train graphs"}
     for label in shares:
         assert shares[label]
@@ -42,13 +55,10 @@ def test_per_collection_trains_a_model_per_layout_collection(
     bench = load_bench("bench_blind")
     shares = {}
     for flag in ([], ["--per-collection"]):
-        out = tmp_path / f"out{len(flag)}.json"
-        argv = ["bench_blind.py", "--work", str(tmp_path), "--laws", "blind_01", "--scale",
-                "tiny", "--family", "layout", "--rounds", "20", "--threads", "1", "--json",
-                str(out), *flag]  # fmt: skip
-        monkeypatch.setattr(sys, "argv", argv)
-        bench.main()
-        shares[len(flag)] = json.loads(out.read_text())["results"]["blind_01"]["shares"]["as set"]
+        run = _shares(
+            bench, tmp_path, monkeypatch, "--family", "layout", *flag, out=f"o{len(flag)}"
+        )
+        shares[len(flag)] = run["as set"]
     assert set(shares[0]) == set(shares[1]) == set(bench.LAYOUT)
     assert shares[0] != shares[1]
 
@@ -59,12 +69,7 @@ def test_bag_scores_each_seed_and_their_mean(
     """``--bag 2``: the default at the next seed alone, and the two averaged; the average's
     scores are the mean of its members' (so its share is not one member's by construction)."""
     bench = load_bench("bench_blind")
-    argv = ["bench_blind.py", "--work", str(tmp_path), "--laws", "blind_01", "--scale", "tiny",
-            "--family", "tile", "--rounds", "20", "--threads", "1", "--bag", "2",
-            "--json", str(tmp_path / "out.json")]  # fmt: skip
-    monkeypatch.setattr(sys, "argv", argv)
-    bench.main()
-    shares = json.loads((tmp_path / "out.json").read_text())["results"]["blind_01"]["shares"]
+    shares = _shares(bench, tmp_path, monkeypatch, "--family", "tile", "--bag", "2")
     assert set(shares) == {"as set", "seed 1", "bag of 2"}
     assert all(set(s) == {"tile:xla"} for s in shares.values())
 
@@ -120,3 +125,15 @@ def test_summary_lists_laws_without_a_model_apart_from_the_medians() -> None:
     median = next(line for line in lines if line.startswith("| **median**"))
     assert "0.700" in median
     assert not any(line.startswith("| blind_03") for line in lines)
+
+
+def test_valid_too_trains_on_the_valid_graphs_as_well(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--valid-too``: a second model trained on train and valid, blended as its own trial
+    chose and as the train-only trial chose; more graphs make another model."""
+    bench = load_bench("bench_blind")
+    shares = _shares(bench, tmp_path, monkeypatch, "--family", "layout", "--valid-too")
+    assert set(shares) == {"as set", "train+valid", "train+valid, train's blend"}
+    assert all(set(s) == set(bench.LAYOUT) for s in shares.values())
+    assert shares["train+valid"] != shares["as set"]
