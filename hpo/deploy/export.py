@@ -28,7 +28,10 @@ unbiased estimate of the same figure that differs from it by that sample's noise
 On request (``retrain=True``, implied by training on ``train+valid``) the incumbent is
 trained again from scratch with the run's feature spec and fidelity settings: with the
 ``rounds`` fidelity for as many rounds as its budget, with ``configs`` on every training
-config at the run's ``fixed_rounds``; the trial's seed is reused.
+config at the run's ``fixed_rounds``; the trial's seed is reused. The learned prior is fitted
+again on the rows trained on, and blended at the shares its trial chose on graphs it had not
+seen (:func:`hpo.deploy.scored.scored_blend_shares`), not chosen again on valid graphs that
+``train+valid`` trains on.
 
 A cross-validated run (``hpo run --cv K``) is always retrained, on every labeled graph
 (train+valid, the graphs its folds were drawn from), at the largest budget: each of its
@@ -57,7 +60,7 @@ from hpo.deploy.out_folder import (
     writing_out,
 )
 from hpo.deploy.retrain import TRAIN_SPLITS, ExportOptions, train_families
-from hpo.deploy.scored import copy_scored_boosters, score_on_run_rows
+from hpo.deploy.scored import copy_scored_boosters, score_on_run_rows, scored_blend_shares
 from hpo.deploy.subsets import (
     Member,
     data_provenance,
@@ -232,6 +235,7 @@ def _write_member(
             splits=splits,
             caps=history.settings.caps,  # the rows it was tuned on
             options=options,
+            blend_shares=scored_blend_shares(history, inc, seed),
         )
         families: dict[str, dict[str, Any]] = {}
         for family, booster in trained.boosters.items():

@@ -9,7 +9,7 @@ tuned on.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,10 +108,14 @@ def train_families(
     splits: tuple[str, ...],
     caps: SampleCaps | None,
     options: ExportOptions,
+    blend_shares: Mapping[str, Mapping[str, float]] | None = None,
 ) -> Trained:
     """Train one ranker per family on ``splits`` and score it on every valid graph.
 
-    ``caps`` are the run's (the rows it was tuned on); ``options`` name the dataset root.
+    ``caps`` are the run's (the rows it was tuned on); ``options`` name the dataset root;
+    ``blend_shares`` per family the shares of the learned prior's blend the scored trial chose
+    (:attr:`hpo.ranking.model.fit_options.FitOptions.blend_shares`), kept rather than chosen
+    again on valid graphs that may be among the training rows; a family absent chooses.
     """
     from hpo.data.load import list_graphs
     from hpo.features import build_tables
@@ -148,7 +152,9 @@ def train_families(
             rounds=rounds,
             seed=seed,
             options=FitOptions(
-                n_threads=options.n_threads, extra=[valid] if "valid" in splits else ()
+                n_threads=options.n_threads,
+                extra=[valid] if "valid" in splits else (),
+                blend_shares=(blend_shares or {}).get(family),
             ),
         )
         out.boosters[family] = fit.ranker.booster_

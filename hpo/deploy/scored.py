@@ -22,12 +22,19 @@ from hpo.errors import UsageError, naming
 from hpo.features import FeatureSpec, by_family
 from hpo.features.table.feature_table import FeatureTable, feature_names
 from hpo.features.table.store import read_rows
+from hpo.ranking.prior.learned import LearnedPrior
 from hpo.ranking.training import booster_columns as table_booster_columns
 from hpo.ranking.training import feature_columns
 from hpo.runs.record.boosters import BOOSTERS_DIR, BoosterStore, booster_key, budget_size
 from hpo.runs.views.history import RunHistory, Trial
 
-__all__ = ["booster_columns", "copy_scored_boosters", "score_on_run_rows", "used_columns"]
+__all__ = [
+    "booster_columns",
+    "copy_scored_boosters",
+    "score_on_run_rows",
+    "scored_blend_shares",
+    "used_columns",
+]
 
 #: How far into a LightGBM text model its header's ``max_feature_idx`` is looked for.
 _HEADER_BYTES = 1 << 16
@@ -125,6 +132,23 @@ def copy_scored_boosters(
         if prior is not None:  # the learned prior the trial blended
             families[family]["prior"] = prior
     return families
+
+
+def scored_blend_shares(history: RunHistory, inc: Trial, seed: int) -> dict[str, dict[str, float]]:
+    """``{family: {collection: share}}``: the shares of the learned prior's blend the
+    incumbent's trial chose (:meth:`hpo.ranking.prior.learned.LearnedPrior.chosen_shares`), read
+    from the priors saved beside its boosters; a family without one (a trial that did not
+    blend, a cross-validated run, a store emptied by hand) is absent, and a retrain chooses its
+    shares on valid as the trial did."""
+    store = BoosterStore(history.path / BOOSTERS_DIR)
+    size = budget_size(inc.budget if inc.budget is not None else 0.0)
+    out: dict[str, dict[str, float]] = {}
+    for family in by_family(history.collections):
+        saved = store.load_prior(booster_key(inc.config, seed, family), size)
+        if saved is not None and inc.budget is not None:
+            where = str(store.prior_path(booster_key(inc.config, seed, family), size))
+            out[family] = LearnedPrior.from_dict(saved, where).chosen_shares()
+    return out
 
 
 def score_on_run_rows(

@@ -340,6 +340,9 @@ def train_family(
             learned = None if sums is None else sums.solve(live)
         elif blended:  # rows seen once (a sample per trial): the live columns only
             learned = fit_family_prior(parts, live)
+    select = blend_selects(hyperparameters)
+    if learned is not None and opt.blend_shares is not None:  # a scored trial's choice
+        learned, select = learned.with_shares(opt.blend_shares), False
     t1 = time.perf_counter()
     ranker.fit_dataset(data, init_model=opt.init_model, deadline=opt.deadline)
     t2 = time.perf_counter()
@@ -351,7 +354,7 @@ def train_family(
         weights,
         learned,
         live_names,
-        select=blend_selects(hyperparameters),
+        select=select,
     )
     return FamilyFit(
         ranker=ranker,

@@ -774,3 +774,36 @@ def test_export_jobs_beyond_the_cores_are_refused_before_writing(
     with pytest.raises(UsageError, match="--jobs 0: expected 1 to "):
         export_model(exported[0], out, retrain=True, options=ExportOptions(n_jobs=0))
     assert extraction_jobs(1) == 1
+
+
+@pytest.mark.slow
+def test_a_retrain_on_train_and_valid_blends_as_its_trial_chose(
+    real_run: Path, tmp_path: Path
+) -> None:
+    """The valid graphs are among a train+valid model's training rows, where the trees beat
+    any blend; the retrain keeps the prior's shares its trial chose on graphs it had not seen
+    (read from the prior saved beside the incumbent's booster) instead of choosing again."""
+    from hpo.runs.record.boosters import booster_key, budget_size
+
+    run_dir = Path(shutil.copytree(real_run, tmp_path / "run"))
+    inc = load_run(run_dir).incumbent
+    assert inc is not None
+    assert inc.budget is not None
+    key = booster_key(inc.config, inc.seed or 0, "layout")
+    side = run_dir / "boosters" / f"{key}-{budget_size(inc.budget)}.prior.json"
+    saved = json.loads(side.read_text())
+    saved.pop("off", None)
+    saved["doubt"] = {"layout:xla:random": 0.25}  # a choice no fit on these rows would make
+    side.write_text(json.dumps(saved))
+    out = export_model(
+        run_dir, tmp_path / "both", train_on="train+valid", options=ExportOptions(n_jobs=1)
+    )
+    prior = json.loads((out / "model.json").read_text())["families"]["layout"]["prior"]
+    assert prior["doubt"] == {"layout:xla:random": 0.25}
+    assert "off" not in prior
+    assert prior["coef"] != saved["coef"]  # its own weights, fitted on train and valid
+    side.unlink()  # no saved prior: the retrain chooses on valid, as the trial did
+    again = export_model(
+        run_dir, tmp_path / "again", train_on="train+valid", options=ExportOptions(n_jobs=1)
+    )
+    assert "prior" in json.loads((again / "model.json").read_text())["families"]["layout"]

@@ -546,3 +546,27 @@ def test_a_doubted_collection_blends_at_its_share_and_its_models_score_as_it_did
     assert metrics == fit.metrics
     assert reselected is not None
     assert reselected.to_dict() == fit.prior.to_dict()
+
+
+def test_given_blend_shares_are_kept_not_chosen_again(tiny_tables) -> None:
+    """A retrained export passes its trial's shares (``FitOptions.blend_shares``): the fit
+    blends at them, scores as it blends, and does not choose on its valid graphs again, even
+    where the valid gain would switch the prior off."""
+    train, valid = tiny_tables[("layout", "train")], tiny_tables[("layout", "valid")]
+    hp = {**TINY_HP, WEIGHT_KEY: 1e6, SELECT_KEY: True}
+    chosen = train_family(train, valid, LAYOUT, hp, rounds=40, seed=0, options=FitOptions())
+    assert chosen.prior is not None
+    assert chosen.prior.off, "the tiny data should have a collection the blend harms"
+    kept = {"layout:nlp:random": 0.25}  # another choice than the valid graphs would make
+    fit = train_family(
+        train, valid, LAYOUT, hp, rounds=40, seed=0, options=FitOptions(blend_shares=kept)
+    )
+    assert fit.prior is not None
+    assert fit.prior.chosen_shares() == kept
+    weights = {c: w * kept.get(c, 1.0) for c, w in collection_weights(hp, LAYOUT).items()}
+    scored = score_table(fit.ranker, valid, fit.columns, LAYOUT, weight=weights, prior=fit.prior)
+    assert fit.metrics == collection_means(scored, LAYOUT)
+    # and without them the same fit chooses as the trial did
+    again = train_family(train, valid, LAYOUT, hp, rounds=40, seed=0, options=FitOptions())
+    assert again.prior is not None
+    assert again.prior.chosen_shares() == chosen.prior.chosen_shares()

@@ -8,7 +8,7 @@ train+valid); one object carries them, so the training path keeps a short signat
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,6 +86,14 @@ class FitOptions:
     deadline
         Wall-clock time (``time.time()``) after which boosting stops with
         :class:`hpo.errors.TrialCut` (a campaign's walltime and its grace); ``None``: none.
+    blend_shares
+        ``{collection: share of its blend weight}`` a scored trial chose for the learned
+        prior (0: off; a collection absent: its whole weight), kept by this fit instead of
+        chosen on its valid graphs (``estimate_blend_select``). A retrained export passes its
+        incumbent's: on ``train+valid`` the valid graphs are among the training rows, where
+        the trees beat any blend, so choosing there switched the prior off where the trial,
+        scored on graphs it had not seen, kept it. ``None``: chosen on valid as the
+        hyperparameters say.
     """
 
     n_threads: int = 1
@@ -99,3 +107,4 @@ class FitOptions:
     dataset_dir: Path | None = None
     histogram_pool_mb: int = 0
     deadline: float | None = None
+    blend_shares: Mapping[str, float] | None = None

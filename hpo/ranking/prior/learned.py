@@ -8,7 +8,7 @@ training rows, in bounded chunks, is :mod:`hpo.ranking.prior.fit`'s business.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -85,6 +85,27 @@ class LearnedPrior:
         if collection in self.off:
             return 0.0
         return float(self.doubt.get(collection, 1.0))
+
+    def chosen_shares(self) -> dict[str, float]:
+        """``{collection: share}`` its trial chose: 0 for :attr:`off`, :attr:`doubt`'s shares;
+        a collection absent keeps its whole weight."""
+        return {**dict.fromkeys(sorted(self.off), 0.0), **self.doubt}
+
+    def with_shares(self, shares: Mapping[str, float]) -> LearnedPrior:
+        """These weights blended at ``shares`` (:meth:`chosen_shares` of another fit of the
+        same configuration) instead of the shares chosen for them.
+
+        Raises
+        ------
+        ConfigError
+            If a share is not a number in [0, 1].
+        """
+        bad = [c for c, v in shares.items() if not (_is_number(v) and 0 <= float(v) <= 1)]
+        if bad:
+            raise ConfigError(f"blend shares: {bad[0]}: expected a number in [0, 1]")
+        off = frozenset(c for c, v in shares.items() if v == 0)
+        doubt = {c: float(v) for c, v in shares.items() if 0 < v < 1}
+        return replace(self, off=off, doubt=doubt)
 
     def blend_weights(self, weights: Mapping[str, float]) -> dict[str, float]:
         """``{collection: weight}`` as this prior's trial blended them (:meth:`weight_share`)."""
@@ -216,6 +237,11 @@ class LearnedPrior:
         return cls(names, linear, coef, ridge, own, additive, frozenset(off), shares)
 
 
+def _is_number(value: Any) -> bool:
+    """Whether ``value`` is an int or float and not a bool."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def _is_share(value: Any) -> bool:
     """Whether a saved doubt share is a number in (0, 1] (a bool is not one)."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and 0 < float(value) <= 1
+    return _is_number(value) and 0 < float(value) <= 1

@@ -90,3 +90,26 @@ def test_a_doubt_share_round_trips_and_a_bad_one_is_one_line() -> None:
             LearnedPrior.from_dict({**data, "doubt": bad}, "m.json")
     with pytest.raises(ConfigError, match=r"'doubt': a collection also in 'off'"):
         LearnedPrior.from_dict({**data, "off": ["layout:nlp:random"]}, "m.json")
+
+
+def test_chosen_shares_carry_over_to_another_fit_and_bad_ones_are_refused() -> None:
+    chosen = LearnedPrior(
+        ("log_a",), (True,), np.array([1.0]), off=frozenset({"layout:xla:default"}),
+        doubt={"layout:nlp:random": 0.03},
+    )  # fmt: skip
+    shares = chosen.chosen_shares()
+    assert shares == {"layout:xla:default": 0.0, "layout:nlp:random": 0.03}
+    other = LearnedPrior(
+        ("log_a",), (True,), np.array([2.0]), off=frozenset({"layout:nlp:default"})
+    )
+    kept = other.with_shares(shares)
+    assert (kept.off, dict(kept.doubt)) == (
+        frozenset({"layout:xla:default"}),
+        {"layout:nlp:random": 0.03},
+    )
+    np.testing.assert_array_equal(kept.coef, other.coef)  # its own weights, the trial's shares
+    assert other.with_shares({}).chosen_shares() == {}  # every collection whole
+    assert other.with_shares({"layout:xla:random": 1.0}).chosen_shares() == {}
+    for bad in (1.5, -0.1, True, "0.5", float("nan")):
+        with pytest.raises(ConfigError, match=r"^blend shares: layout:xla:random: expected"):
+            other.with_shares({"layout:xla:random": bad})
