@@ -29,9 +29,10 @@ representation that cannot fit the law even on its own graphs.
 of a law's share is the booster's seed, and whether averaging seeds buys any of it back.
 
 ``--valid-too`` also trains the default on the train and valid graphs, as ``hpo export
---train-on train+valid`` does (``train+valid``: its blend chosen on the valid graphs it was
-trained on, as that export chooses it; ``train+valid, train's blend``: as the train-only
-model's trial chose it): what the held-out graphs are worth as training data.
+--train-on train+valid`` does (``train+valid``: blended at the shares the train-only model's
+trial chose, as that export blends it; ``train+valid, chosen again``: at shares chosen on the
+valid graphs it trained on, as the export did before): what the held-out graphs are worth as
+training data.
 
 ``--graphs-factor F`` grows the tuning root to ``F`` times the scale's graphs (the unseen root
 stays as it is): how the shares grow with the train graphs a user has.
@@ -207,15 +208,16 @@ def valid_too_shares(
     valid: FeatureTable,
     args: argparse.Namespace,
 ) -> dict[str, dict[str, float]]:
-    """``{label: shares}`` of ``--valid-too``: the model trained on the train and valid graphs,
-    as ``hpo export --train-on train+valid`` trains it (its blend chosen on the valid graphs it
-    was trained on), and the same booster blended as the train-only ``fit``'s trial chose."""
+    """``{label: shares}`` of ``--valid-too``: the model trained on the train and valid graphs
+    as ``hpo export --train-on train+valid`` trains it, blended at the shares ``fit``'s trial
+    chose (``FitOptions.blend_shares``, :meth:`LearnedPrior.with_shares`), and at the shares
+    chosen on the valid graphs it trained on. The booster and the prior's weights do not depend
+    on the shares, so one training serves both."""
     both = train_at(seed=args.seed, options=FitOptions(n_threads=args.threads, extra=[valid]))
-    chosen = both
+    kept = both
     if both.prior is not None and fit.prior is not None:
-        prior = dataclasses.replace(both.prior, off=fit.prior.off, doubt=fit.prior.doubt)
-        chosen = dataclasses.replace(both, prior=prior)
-    return {"train+valid": judge(both), "train+valid, train's blend": judge(chosen)}
+        kept = dataclasses.replace(both, prior=both.prior.with_shares(fit.prior.chosen_shares()))
+    return {"train+valid": judge(kept), "train+valid, chosen again": judge(both)}
 
 
 def judge_default(tuning: Path, unseen: Path, args: argparse.Namespace) -> dict[str, Any]:

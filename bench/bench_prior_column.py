@@ -62,11 +62,13 @@ def estimate(prior: LearnedPrior, table: FeatureTable, graphs: np.ndarray) -> np
     return out
 
 
-def cross_fitted(train: FeatureTable, rows: np.ndarray, live: np.ndarray, folds: int) -> np.ndarray:
+def cross_fitted(
+    train: FeatureTable, rows: np.ndarray, live: np.ndarray, folds: int, seed: int = 0
+) -> np.ndarray:
     """Each train row's estimate by a prior fitted on the graphs of the other folds; folds are
-    drawn per collection, so every fold holds graphs of every collection."""
+    drawn per collection (from ``seed``), so every fold holds graphs of every collection."""
     fold = np.zeros(len(train.graphs), dtype=np.int64)
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     for c in sorted({g.collection for g in train.graphs}):
         members = np.flatnonzero([g.collection == c for g in train.graphs])
         fold[rng.permutation(members)] = np.arange(members.size) % folds
@@ -115,8 +117,9 @@ def judge(law: str, args: argparse.Namespace) -> dict[str, Any]:
         every = np.ones(len(table.graphs), dtype=bool)
         return with_column(table, estimate(full, table, every), args.only_random)
 
+    oof = cross_fitted(train, rows, live, args.folds, args.fold_seed)
     columned = train_family(
-        with_column(train, cross_fitted(train, rows, live, args.folds), args.only_random),
+        with_column(train, oof, args.only_random),
         scored_by_full(valid), LAYOUT, hp, rounds=args.rounds, seed=args.seed, options=options,
     )  # fmt: skip
     out = {
@@ -154,6 +157,7 @@ def summary(results: dict[str, dict[str, dict[str, float]]]) -> list[str]:
 def main() -> None:
     ap = study_parser(__doc__.splitlines()[0])
     ap.add_argument("--folds", type=int, default=4)
+    ap.add_argument("--fold-seed", type=int, default=0, help="seeds the graphs' fold draw")
     ap.add_argument("--only-random", action="store_true",
                     help="the column is missing on the default collections' graphs")  # fmt: skip
     args = ap.parse_args()

@@ -31,7 +31,8 @@ trained again from scratch with the run's feature spec and fidelity settings: wi
 config at the run's ``fixed_rounds``; the trial's seed is reused. The learned prior is fitted
 again on the rows trained on, and blended at the shares its trial chose on graphs it had not
 seen (:func:`hpo.deploy.scored.scored_blend_shares`), not chosen again on valid graphs that
-``train+valid`` trains on.
+``train+valid`` trains on. A cross-validated run's trials keep no prior, so its export still
+chooses them on valid (known limit).
 
 A cross-validated run (``hpo run --cv K``) is always retrained, on every labeled graph
 (train+valid, the graphs its folds were drawn from), at the largest budget: each of its

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from hpo.deploy.retrain import ExportOptions
-from hpo.errors import UsageError, naming
+from hpo.errors import ConfigError, UsageError, naming
 from hpo.features import FeatureSpec, by_family
 from hpo.features.table.feature_table import FeatureTable, feature_names
 from hpo.features.table.store import read_rows
@@ -136,18 +136,27 @@ def copy_scored_boosters(
 
 def scored_blend_shares(history: RunHistory, inc: Trial, seed: int) -> dict[str, dict[str, float]]:
     """``{family: {collection: share}}``: the shares of the learned prior's blend the
-    incumbent's trial chose (:meth:`hpo.ranking.prior.learned.LearnedPrior.chosen_shares`), read
-    from the priors saved beside its boosters; a family without one (a trial that did not
-    blend, a cross-validated run, a store emptied by hand) is absent, and a retrain chooses its
-    shares on valid as the trial did."""
+    incumbent's trial chose on the valid graphs it did not train on
+    (:meth:`hpo.ranking.prior.learned.LearnedPrior.chosen_shares`), read from the priors saved
+    beside its boosters.
+
+    A family without a readable one is absent (a trial that did not blend; a cross-validated
+    run, whose fold trials keep no booster; a store emptied or damaged by hand): its retrain
+    chooses the shares on the valid graphs again, graphs it trains on with ``train+valid``.
+    """
     store = BoosterStore(history.path / BOOSTERS_DIR)
     size = budget_size(inc.budget if inc.budget is not None else 0.0)
     out: dict[str, dict[str, float]] = {}
     for family in by_family(history.collections):
-        saved = store.load_prior(booster_key(inc.config, seed, family), size)
-        if saved is not None and inc.budget is not None:
-            where = str(store.prior_path(booster_key(inc.config, seed, family), size))
-            out[family] = LearnedPrior.from_dict(saved, where).chosen_shares()
+        key = booster_key(inc.config, seed, family)
+        saved = store.load_prior(key, size)
+        if saved is None or inc.budget is None:
+            continue
+        try:  # unreadable as a prior: as absent, like a file that is not JSON (load_prior)
+            prior = LearnedPrior.from_dict(saved, str(store.prior_path(key, size)))
+        except ConfigError:
+            continue
+        out[family] = prior.chosen_shares()
     return out
 
 

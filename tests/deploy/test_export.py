@@ -802,8 +802,12 @@ def test_a_retrain_on_train_and_valid_blends_as_its_trial_chose(
     assert prior["doubt"] == {"layout:xla:random": 0.25}
     assert "off" not in prior
     assert prior["coef"] != saved["coef"]  # its own weights, fitted on train and valid
-    side.unlink()  # no saved prior: the retrain chooses on valid, as the trial did
-    again = export_model(
-        run_dir, tmp_path / "again", train_on="train+valid", options=ExportOptions(n_jobs=1)
-    )
-    assert "prior" in json.loads((again / "model.json").read_text())["families"]["layout"]
+    # a prior that cannot be read (not JSON, or not a prior) is as absent: the retrain
+    # chooses the shares on valid again instead of failing, as before the trial's were kept
+    for i, text in enumerate(("{not json", json.dumps({"names": 3}))):
+        side.write_text(text)
+        again = export_model(
+            run_dir, tmp_path / f"again{i}", train_on="train+valid", options=ExportOptions(n_jobs=1)
+        )
+        chosen = json.loads((again / "model.json").read_text())["families"]["layout"]["prior"]
+        assert chosen.get("doubt", {}).get("layout:xla:random") != 0.25

@@ -98,11 +98,14 @@ class LearnedPrior:
         Raises
         ------
         ConfigError
-            If a share is not a number in [0, 1].
+            If a share is not a number in [0, 1], or names no layout collection.
         """
         bad = [c for c, v in shares.items() if not (_is_number(v) and 0 <= float(v) <= 1)]
         if bad:
             raise ConfigError(f"blend shares: {bad[0]}: expected a number in [0, 1]")
+        other = sorted(c for c in shares if c not in LAYOUT_COLLECTIONS)
+        if other:
+            raise ConfigError(f"blend shares: {other[0]}: expected a layout collection")
         off = frozenset(c for c, v in shares.items() if v == 0)
         doubt = {c: float(v) for c, v in shares.items() if 0 < v < 1}
         return replace(self, off=off, doubt=doubt)

@@ -113,3 +113,5 @@ def test_chosen_shares_carry_over_to_another_fit_and_bad_ones_are_refused() -> N
     for bad in (1.5, -0.1, True, "0.5", float("nan")):
         with pytest.raises(ConfigError, match=r"^blend shares: layout:xla:random: expected"):
             other.with_shares({"layout:xla:random": bad})
+    with pytest.raises(ConfigError, match=r"^blend shares: tile:xla: expected a layout collection"):
+        other.with_shares({"tile:xla": 0.0})  # model.json could not be read back
