@@ -387,14 +387,14 @@ class LayoutStudy:
 
 
 def study_parser(description: str) -> argparse.ArgumentParser:
-    """The options every study of the blind laws' default shares (``bench_node_sum.py``,
+    """The options of every study of the blind laws (this script, ``bench_node_sum.py``,
     ``bench_prior_column.py``): where the roots are, which laws, seeds, space, rounds, threads
     and the JSON record; each study adds its own."""
     ap = argparse.ArgumentParser(description=description)
-    ap.add_argument("--work", type=Path, required=True, help="roots, cache (bench_blind's layout)")
+    ap.add_argument("--work", type=Path, required=True, help="roots, cache, runs")
     ap.add_argument("--laws", default="all", help="blind laws: all, or a comma list")
     ap.add_argument("--data-seed", type=int, default=1)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0, help="training / campaign seed")
     ap.add_argument("--space", default=DEFAULT_SPACE)
     ap.add_argument("--rounds", type=int, default=672, help="the default's rounds")
     ap.add_argument("--threads", type=int, default=2)
@@ -417,22 +417,34 @@ def run_study(
     return results
 
 
+def show_shares(shares: dict[str, dict[str, float]]) -> None:
+    """Print a law's shares, one line per setting (``as set``, ``export`` ...)."""
+    for setting, values in shares.items():
+        shown = " ".join(f"{c.split(':', 1)[-1]}={v:.3f}" for c, v in values.items())
+        print(f"  {setting}: {shown}", flush=True)
+
+
+def judge_law(law: str, args: argparse.Namespace) -> dict[str, Any]:
+    """``--mode``'s judgement of ``law`` on its tuning and unseen roots, printed as it ends."""
+    tuning = law_root(args.work, law, args.data_seed, args.scale, args.graphs_factor)
+    unseen = law_root(args.work, law, args.data_seed + UNSEEN_OFFSET, args.scale)
+    judge = judge_default if args.mode == "default" else judge_campaign
+    result = judge(tuning, unseen, args)
+    if "no_model" in result:
+        print(f"  no model: {result['no_model']}", flush=True)
+    show_shares(result["shares"])
+    return result
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--work", type=Path, required=True, help="roots, cache, runs")
-    parser.add_argument("--laws", default="all", help="all, or a comma list (blind_01,...)")
+    parser = study_parser(__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=("default", "campaign"), default="default")
     parser.add_argument("--scale", default="small")
     parser.add_argument(
         "--graphs-factor", type=float, default=1.0,
         help="times the scale's graphs in the tuning root (the unseen root keeps the scale's)",
     )  # fmt: skip
-    parser.add_argument("--data-seed", type=int, default=1)
-    parser.add_argument("--seed", type=int, default=0, help="training / campaign seed")
-    parser.add_argument("--space", default=DEFAULT_SPACE)
     parser.add_argument("--set", action="append", default=[], help="key=value override")
-    parser.add_argument("--rounds", type=int, default=672)
-    parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--blend-off-too", action="store_true")
     parser.add_argument(
         "--train-graphs-too", action="store_true",
@@ -455,26 +467,8 @@ def main() -> None:
         "the default configuration; campaign mode: the incumbent, exported both ways)",
     )  # fmt: skip
     parser.add_argument("--walltime", default="4m")
-    parser.add_argument("--json", type=Path)
-    args = parser.parse_args()
-    results: dict[str, dict[str, Any]] = {}
-    for law in blind_laws(args.laws):
-        print(f"{law}:", flush=True)
-        tuning = law_root(args.work, law, args.data_seed, args.scale, args.graphs_factor)
-        unseen = law_root(args.work, law, args.data_seed + UNSEEN_OFFSET, args.scale)
-        if args.mode == "default":
-            results[law] = judge_default(tuning, unseen, args)
-        else:
-            results[law] = judge_campaign(tuning, unseen, args)
-        if "no_model" in results[law]:
-            print(f"  no model: {results[law]['no_model']}", flush=True)
-        for setting, shares in results[law]["shares"].items():
-            shown = " ".join(f"{c.split(':', 1)[-1]}={v:.3f}" for c, v in shares.items())
-            print(f"  {setting}: {shown}", flush=True)
+    results = run_study(parser.parse_args(), judge_law)
     print("\n".join(summary(results)))
-    if args.json is not None:
-        record = {"args": {k: str(v) for k, v in vars(args).items()}, "results": results}
-        args.json.write_text(json.dumps(record, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ from bench_blind import (
     as_set_shares,
     noise_ceiling,
     run_study,
+    show_shares,
     study_parser,
 )
 
@@ -126,9 +127,7 @@ def judge(law: str, args: argparse.Namespace) -> dict[str, Any]:
         "without": judge(base, unseen=unseen_tables),
         "with": judge(columned, unseen=[scored_by_full(t) for t in unseen_tables]),
     }
-    for label, shares in out.items():
-        shown = " ".join(f"{c.split(':', 1)[1]}={v:.3f}" for c, v in shares.items())
-        print(f"  {label}: {shown}", flush=True)
+    show_shares(out)
     return out
 
 

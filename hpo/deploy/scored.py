@@ -144,13 +144,15 @@ def scored_blend_shares(history: RunHistory, inc: Trial, seed: int) -> dict[str,
     run, whose fold trials keep no booster; a store emptied or damaged by hand): its retrain
     chooses the shares on the valid graphs again, graphs it trains on with ``train+valid``.
     """
+    if inc.budget is None:  # no booster of it was saved
+        return {}
     store = BoosterStore(history.path / BOOSTERS_DIR)
-    size = budget_size(inc.budget if inc.budget is not None else 0.0)
+    size = budget_size(inc.budget)
     out: dict[str, dict[str, float]] = {}
     for family in by_family(history.collections):
         key = booster_key(inc.config, seed, family)
         saved = store.load_prior(key, size)
-        if saved is None or inc.budget is None:
+        if saved is None:
             continue
         try:  # unreadable as a prior: as absent, like a file that is not JSON (load_prior)
             prior = LearnedPrior.from_dict(saved, str(store.prior_path(key, size)))
