@@ -234,6 +234,7 @@ class RankerObjective:
             store = None  # a fold's booster continues nothing, and export retrains
         keys: list[str] = []
         reused: list[str] = []  # families whose booster was scored again, not trained
+        shares: dict[str, dict[str, float]] = {}  # the prior's blend as each family chose it
         unranked: list[str] = []  # scored graphs left out of the means: nothing to order
         for family, wanted in by_family(s.collections).items():
             scored = None
@@ -293,6 +294,8 @@ class RankerObjective:
             rounds_reused += done
             rows_used += fit.rows
             datasets_reused += fit.dataset_reused
+            if fit.prior is not None:  # what an export on train+valid blends at: not refitted
+                shares[family] = fit.prior.chosen_shares()
             metrics.update(fit.metrics)
             unranked += [f"{g.collection}/{g.stem}" for g in fit.scores if not g.ranked]
             for part, value in fit.seconds.items():
@@ -328,6 +331,8 @@ class RankerObjective:
         }
         if fold is not None:
             info["fold"] = fold
+        if shares:
+            info["blend_shares"] = shares
         if reused:
             info["reused"] = reused
         if unranked:

@@ -30,9 +30,10 @@ trained again from scratch with the run's feature spec and fidelity settings: wi
 ``rounds`` fidelity for as many rounds as its budget, with ``configs`` on every training
 config at the run's ``fixed_rounds``; the trial's seed is reused. The learned prior is fitted
 again on the rows trained on, and blended at the shares its trial chose on graphs it had not
-seen (:func:`hpo.deploy.scored.scored_blend_shares`), not chosen again on valid graphs that
-``train+valid`` trains on. A cross-validated run's trials keep no prior, so its export still
-chooses them on valid (known limit).
+seen (:func:`hpo.deploy.scored.scored_blend_shares`; a cross-validated run's, its folds'
+combined), not chosen again on valid graphs that ``train+valid`` trains on. Each family's
+``prior_shares`` in ``model.json`` says which (``trial``, ``folds``, or ``valid`` for a trial
+that recorded none).
 
 A cross-validated run (``hpo run --cv K``) is always retrained, on every labeled graph
 (train+valid, the graphs its folds were drawn from), at the largest budget: each of its
@@ -227,6 +228,7 @@ def _write_member(
     folder.mkdir(parents=True, exist_ok=True)
     metrics: dict[str, float] | None = None
     if retrain:
+        shares = scored_blend_shares(history, inc, seed)
         trained = train_families(
             history.collections,
             inc.config,
@@ -236,7 +238,7 @@ def _write_member(
             splits=splits,
             caps=history.settings.caps,  # the rows it was tuned on
             options=options,
-            blend_shares=scored_blend_shares(history, inc, seed),
+            blend_shares=shares,
         )
         families: dict[str, dict[str, Any]] = {}
         for family, booster in trained.boosters.items():
@@ -248,11 +250,21 @@ def _write_member(
             }
             if family in trained.priors:
                 families[family]["prior"] = trained.priors[family]
+                families[family]["prior_shares"] = _shares_origin(history, family in shares)
         metrics = trained.metrics
     else:
         families = copy_scored_boosters(history, inc, seed, spec, folder)
     name_files(families, tmp, prefix)
     return Member(inc, families, rounds, seed, metrics)
+
+
+def _shares_origin(history: RunHistory, kept: bool) -> str:
+    """Where a retrained family's blend shares come from, as ``model.json`` records it:
+    ``trial`` (the incumbent's, kept), ``folds`` (its folds' combined) or ``valid`` (chosen
+    again on the valid graphs, which a ``train+valid`` model trained on)."""
+    if not kept:
+        return "valid"
+    return "folds" if run_folds(history) else "trial"
 
 
 def name_files(families: dict[str, dict[str, Any]], tmp: Path, prefix: str) -> None:

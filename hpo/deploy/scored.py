@@ -137,29 +137,30 @@ def copy_scored_boosters(
 def scored_blend_shares(history: RunHistory, inc: Trial, seed: int) -> dict[str, dict[str, float]]:
     """``{family: {collection: share}}``: the shares of the learned prior's blend the
     incumbent's trial chose on the valid graphs it did not train on
-    (:meth:`hpo.ranking.prior.learned.LearnedPrior.chosen_shares`), read from the priors saved
-    beside its boosters.
+    (:meth:`hpo.ranking.prior.learned.LearnedPrior.chosen_shares`): read from the prior saved
+    beside its booster, else from its trial record (:attr:`Trial.blend_shares`; a
+    cross-validated run's folds combined, :func:`hpo.runs.incumbent.fold_blend_shares`).
 
-    A family without a readable one is absent (a trial that did not blend; a cross-validated
-    run, whose fold trials keep no booster; a store emptied or damaged by hand): its retrain
-    chooses the shares on the valid graphs again, graphs it trains on with ``train+valid``.
+    A family with neither (a trial that did not blend; one recorded before trials kept their
+    shares, whose store was emptied or damaged by hand) is absent: its retrain chooses the
+    shares on the valid graphs again, graphs it trains on with ``train+valid``.
     """
-    if inc.budget is None:  # no booster of it was saved
-        return {}
-    store = BoosterStore(history.path / BOOSTERS_DIR)
-    size = budget_size(inc.budget)
     out: dict[str, dict[str, float]] = {}
-    for family in by_family(history.collections):
-        key = booster_key(inc.config, seed, family)
-        saved = store.load_prior(key, size)
-        if saved is None:
-            continue
-        try:  # unreadable as a prior: as absent, like a file that is not JSON (load_prior)
-            prior = LearnedPrior.from_dict(saved, str(store.prior_path(key, size)))
-        except ConfigError:
-            continue
-        out[family] = prior.chosen_shares()
-    return out
+    if inc.budget is not None:  # else no booster of it was saved
+        store = BoosterStore(history.path / BOOSTERS_DIR)
+        size = budget_size(inc.budget)
+        for family in by_family(history.collections):
+            key = booster_key(inc.config, seed, family)
+            saved = store.load_prior(key, size)
+            if saved is None:
+                continue
+            try:  # unreadable as a prior: as absent, like a file that is not JSON (load_prior)
+                prior = LearnedPrior.from_dict(saved, str(store.prior_path(key, size)))
+            except ConfigError:
+                continue
+            out[family] = prior.chosen_shares()
+    recorded = {f: v for f, v in inc.blend_shares.items() if f in by_family(history.collections)}
+    return {**recorded, **out}
 
 
 def score_on_run_rows(

@@ -40,7 +40,14 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-__all__ = ["ScoredTrial", "choose_incumbent", "combine_folds", "config_key", "rule_order"]
+__all__ = [
+    "ScoredTrial",
+    "choose_incumbent",
+    "combine_folds",
+    "config_key",
+    "fold_blend_shares",
+    "rule_order",
+]
 
 
 def _plain(value: Any) -> Any:
@@ -107,9 +114,9 @@ def combine_folds(trials: Iterable[T], folds: int) -> list[T]:
     mean per collection, ``trial`` the number of the fold trial that completed it (so the
     list is in order of completion), ``start``/``end`` span the folds, ``duration`` sums
     them, ``baseline`` is the folds', and ``info`` holds ``folds`` (``{fold: {"trial",
-    "score", "metrics"}}``), ``score_std`` (spread over folds) and ``n_folds``. A
-    configuration still missing a fold, or with a failed fold, is left out: it was not
-    validated on every graph.
+    "score", "metrics"}}``), ``score_std`` (spread over folds), ``n_folds`` and, where the
+    folds recorded them, ``blend_shares`` (:func:`fold_blend_shares`). A configuration still
+    missing a fold, or with a failed fold, is left out: it was not validated on every graph.
     """
     groups: dict[tuple[Any, ...], dict[str, T]] = {}
     for t in trials:
@@ -131,6 +138,17 @@ def combine_folds(trials: Iterable[T], folds: int) -> list[T]:
         last = max(every, key=lambda p: p.trial)
         starts = [p.start for p in every if p.start is not None]
         ends = [p.end for p in every if p.end is not None]
+        info: dict[str, Any] = {
+            "folds": {
+                p.instance: {"trial": p.trial, "score": p.score, "metrics": p.metrics}
+                for p in every
+            },
+            "score_std": float(scores.std()),
+            "n_folds": len(every),
+        }
+        shares = fold_blend_shares([getattr(p, "blend_shares", {}) for p in every])
+        if shares:
+            info["blend_shares"] = shares
         out.append(
             dataclasses.replace(
                 last,
@@ -142,17 +160,35 @@ def combine_folds(trials: Iterable[T], folds: int) -> list[T]:
                 duration=float(sum(p.duration or 0.0 for p in every)),
                 baseline=any(p.baseline for p in every),
                 instance=None,
-                info={
-                    "folds": {
-                        p.instance: {"trial": p.trial, "score": p.score, "metrics": p.metrics}
-                        for p in every
-                    },
-                    "score_std": float(scores.std()),
-                    "n_folds": len(every),
-                },
+                info=info,
             )
         )
     return sorted(out, key=lambda t: t.trial)
+
+
+def fold_blend_shares(
+    per_fold: list[Mapping[str, Mapping[str, float]]],
+) -> dict[str, dict[str, float]]:
+    """``{family: {collection: share}}`` of the learned prior's blend for a configuration
+    scored on folds, from each fold's choice (``Trial.blend_shares``).
+
+    A retrain on every labeled graph has no held-out graphs to choose on (the trees beat any
+    blend on rows they trained on), and each fold chose on graphs it did not train on. Per
+    collection the lower median of the folds' shares is kept (a collection a fold left out
+    counts as the whole weight, 1): always a share some fold chose, and of two halves that
+    disagree the smaller share. A family missing from any fold's record is left out (its
+    retrain chooses on valid).
+    """
+    if not per_fold:
+        return {}
+    out: dict[str, dict[str, float]] = {}
+    for family in sorted(set.intersection(*(set(s) for s in per_fold))):
+        collections = sorted({c for s in per_fold for c in s[family]})
+        out[family] = {}
+        for c in collections:
+            values = sorted(float(s[family].get(c, 1.0)) for s in per_fold)
+            out[family][c] = values[(len(values) - 1) // 2]
+    return out
 
 
 def choose_incumbent(

@@ -802,12 +802,40 @@ def test_a_retrain_on_train_and_valid_blends_as_its_trial_chose(
     assert prior["doubt"] == {"layout:xla:random": 0.25}
     assert "off" not in prior
     assert prior["coef"] != saved["coef"]  # its own weights, fitted on train and valid
-    # a prior that cannot be read (not JSON, or not a prior) is as absent: the retrain
-    # chooses the shares on valid again instead of failing, as before the trial's were kept
+    assert (
+        json.loads((out / "model.json").read_text())["families"]["layout"]["prior_shares"]
+        == "trial"
+    )
+    # a prior that cannot be read (not JSON, or not a prior) is as absent: the retrain blends
+    # at the shares the trial's record kept, and chooses on valid only without them
+    recorded = inc.blend_shares["layout"]
+    log = run_dir / "trials.jsonl"
+    lines = log.read_text().splitlines()
+    stripped = []
+    for line in lines:
+        record = json.loads(line)
+        record.get("info", {}).pop("blend_shares", None)
+        stripped.append(json.dumps(record))
     for i, text in enumerate(("{not json", json.dumps({"names": 3}))):
         side.write_text(text)
+        log.write_text("\n".join(lines) + "\n")
         again = export_model(
             run_dir, tmp_path / f"again{i}", train_on="train+valid", options=ExportOptions(n_jobs=1)
         )
-        chosen = json.loads((again / "model.json").read_text())["families"]["layout"]["prior"]
-        assert chosen.get("doubt", {}).get("layout:xla:random") != 0.25
+        family = json.loads((again / "model.json").read_text())["families"]["layout"]
+        assert family["prior_shares"] == "trial"
+        kept = {
+            **dict.fromkeys(family["prior"].get("off", []), 0.0),
+            **family["prior"].get("doubt", {}),
+        }
+        assert kept == recorded
+        log.write_text("\n".join(stripped) + "\n")
+        chosen = export_model(
+            run_dir,
+            tmp_path / f"chosen{i}",
+            train_on="train+valid",
+            options=ExportOptions(n_jobs=1),
+        )
+        family = json.loads((chosen / "model.json").read_text())["families"]["layout"]
+        assert family["prior_shares"] == "valid"
+        assert family["prior"].get("doubt", {}).get("layout:xla:random") != 0.25

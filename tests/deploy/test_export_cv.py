@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,9 @@ from hpo.deploy.export import export_model
 from hpo.deploy.model import load_model
 from hpo.features import ExtractOptions, FeatureSpec, SampleCaps, build_tables
 from hpo.ranking.training import select_rows
+from hpo.runs.incumbent import config_key
 from hpo.runs.record.folder import read_trials
+from hpo.runs.views.history import load_run
 
 
 @pytest.fixture(scope="module")
@@ -87,3 +90,36 @@ def test_export_of_a_cv_run_trains_on_every_labeled_graph(
     assert "cross-validated run (2 folds): retrained on every labeled graph" in (
         capsys.readouterr().out
     )
+
+
+def test_export_of_a_cv_run_blends_the_prior_as_its_folds_chose(
+    cv_run: CampaignConfig, tmp_path: Path
+) -> None:
+    """Every labeled graph is a training row of the export, where the trees beat any blend:
+    the prior's shares come from the folds, each chosen on graphs its fold held out (the lower
+    median per collection), not chosen again on valid."""
+    records = read_trials(cv_run.run_dir / "trials.jsonl")
+    blending = [r for r in records if r["config"]["estimate_blend"]]
+    assert blending  # the default configuration blends, and the baseline is the default
+    assert all("layout" in r["info"]["blend_shares"] for r in blending)
+    assert not any("blend_shares" in r["info"] for r in records if r not in blending)
+    chosen = config_key(blending[0]["config"])
+    run_dir = Path(shutil.copytree(cv_run.run_dir, tmp_path / "run"))
+    (run_dir / "result.json").unlink()  # the rule alone picks the incumbent
+    doctored = {"fold0": 0.25, "fold1": 0.5}  # choices no fit on these rows would make
+    lines = []
+    for r in records:
+        if config_key(r["config"]) == chosen:  # the best, and blended as no fit would
+            r["score"], r["cost"] = 0.999, 0.001
+            r["info"]["blend_shares"]["layout"] = {"layout:xla:random": doctored[r["instance"]]}
+        lines.append(json.dumps(r))
+    (run_dir / "trials.jsonl").write_text("\n".join(lines) + "\n")
+    inc = load_run(run_dir).incumbent
+    assert inc is not None
+    assert config_key(inc.config) == chosen
+    assert inc.blend_shares == {"layout": {"layout:xla:random": 0.25}}
+    out = export_model(run_dir, tmp_path / "model")
+    family = json.loads((out / "model.json").read_text())["families"]["layout"]
+    assert family["prior_shares"] == "folds"
+    assert family["prior"]["doubt"] == {"layout:xla:random": 0.25}
+    assert "off" not in family["prior"]

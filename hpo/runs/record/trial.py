@@ -188,6 +188,27 @@ class Trial:
         return bool(self.info.get("reused"))
 
     @property
+    def blend_shares(self) -> dict[str, dict[str, float]]:
+        """``{family: {collection: share}}``: the shares of the learned prior's blend the
+        trial chose on the graphs it scored (a collection absent: the whole weight;
+        :meth:`hpo.ranking.prior.learned.LearnedPrior.chosen_shares`). For a trial of
+        :func:`~hpo.runs.incumbent.combine_folds`, the folds' combined. Empty for a trial that
+        blended no prior, one recorded before trials kept them, and a record whose entry is
+        not such a mapping (a hand edit: the export then chooses the shares on valid)."""
+        recorded = self.info.get("blend_shares")
+        if not isinstance(recorded, Mapping):
+            return {}
+        out: dict[str, dict[str, float]] = {}
+        for family, shares in recorded.items():
+            if not isinstance(shares, Mapping):
+                return {}
+            values = {c: finite_float(v) for c, v in shares.items()}
+            if any(v is None or not 0 <= v <= 1 for v in values.values()):
+                return {}
+            out[str(family)] = {str(c): float(v) for c, v in values.items() if v is not None}
+        return out
+
+    @property
     def folds(self) -> dict[str, Any] | None:
         """A trial of :func:`~hpo.runs.incumbent.combine_folds`: ``{fold: {trial, score,
         metrics}}``, else ``None``."""

@@ -25,3 +25,20 @@ def test_a_trial_is_written_as_it_is_read() -> None:
     (trial,) = trials_of([{**record, "seed": 2, "instance": "fold1", "info": {"x": 1}}])
     assert trials_of([trial.to_record()]) == [trial]
     assert trial.key == ('{"a": 1}', 9.0, 2, "fold1")
+
+
+def test_blend_shares_are_read_or_left_to_the_export() -> None:
+    """A trial's recorded shares of the prior's blend; anything else is none, so the export
+    chooses on valid rather than blend at a hand edit's share."""
+    x = "layout:xla:random"
+
+    def shares(value: object) -> dict[str, dict[str, float]]:
+        record = {"config": {}, "status": "SUCCESS", "info": {"blend_shares": value}}
+        return trials_of([record])[0].blend_shares
+
+    assert shares({"layout": {x: 0.03, "layout:nlp:default": 0}}) == {
+        "layout": {x: 0.03, "layout:nlp:default": 0.0}
+    }
+    for bad in (None, [0.1], {"layout": 0.5}, {"layout": {x: 1.5}}, {"layout": {x: "0.1"}},
+                {"layout": {x: float("nan")}}, {"layout": {x: True}}):  # fmt: skip
+        assert shares(bad) == {}
