@@ -159,7 +159,10 @@ def scored_blend_shares(history: RunHistory, inc: Trial, seed: int) -> dict[str,
             except ConfigError:
                 continue
             out[family] = prior.chosen_shares()
-    recorded = {f: v for f, v in inc.blend_shares.items() if f in by_family(history.collections)}
+    families = by_family(history.collections)
+    recorded = {  # a hand-edited record naming another family's collections: as none
+        f: v for f, v in inc.blend_shares.items() if f in families and set(v) <= set(families[f])
+    }
     return {**recorded, **out}
 
 

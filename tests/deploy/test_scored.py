@@ -1,15 +1,18 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, cast
 
 import lightgbm as lgb
 import numpy as np
 import pytest
 
-from hpo.deploy.scored import booster_columns, used_columns
+from hpo.deploy.scored import booster_columns, scored_blend_shares, used_columns
 from hpo.features import FeatureSpec, is_prior_only
 from hpo.features.groups import GROUP_PREFIX
 from hpo.features.table.feature_table import feature_names
+from hpo.runs.views.history import Trial
 
 HP = {f"{GROUP_PREFIX}cost_estimate": False, "relative_features": False}
 
@@ -40,3 +43,20 @@ def test_booster_columns_today_every_column_before_the_selected(
     # a run made before one Dataset of all columns saved boosters of the selected columns
     older = _booster_file(tmp_path / "older.txt", len(selected))
     assert booster_columns(older, family, spec, HP) == selected
+
+
+def test_blend_shares_come_from_the_trial_record_without_a_saved_prior(tmp_path: Path) -> None:
+    """A trial whose store holds no prior (a cross-validated run's, combined over its folds)
+    blends as its record says; a record naming a collection the run's family does not hold
+    (a hand edit) is as none, so the export chooses on valid instead of failing."""
+    x, n = "layout:xla:random", "layout:nlp:default"
+    history = cast(Any, SimpleNamespace(path=tmp_path, collections=(x, "tile:xla")))
+
+    def shares(recorded: dict[str, Any]) -> dict[str, dict[str, float]]:
+        inc = Trial(trial=1, config={"a": 1}, budget=8.0, status="SUCCESS", score=0.5,
+                    info={"blend_shares": recorded})  # fmt: skip
+        return scored_blend_shares(history, inc, seed=0)
+
+    assert shares({"layout": {x: 0.03}}) == {"layout": {x: 0.03}}
+    assert shares({"layout": {x: 0.03, n: 0.0}}) == {}  # nlp:default is not in the run
+    assert shares({"tile": {x: 0.0}}) == {}
