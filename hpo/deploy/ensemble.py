@@ -185,7 +185,12 @@ def ensemble_members(run: RunHistory, k: int, within: float = ENSEMBLE_WITHIN) -
 def _write_member(
     run: RunHistory, trial: Trial, folder: Path, spec: FeatureSpec, options: ExportOptions
 ) -> tuple[dict[str, dict[str, Any]], int, str]:
-    """One member's boosters in ``folder``: copied if the run kept them, else retrained."""
+    """One member's boosters in ``folder``: copied if the run kept them, else retrained.
+
+    A retrained member trains on train only, as its trial did, so the prior's shares it
+    chooses on the held-out valid graphs are its trial's choice again (``hpo export
+    --train-on train+valid`` keeps the trial's instead: :func:`hpo.deploy.scored.
+    scored_blend_shares`)."""
     seed = trial.seed if trial.seed is not None else run.settings.seed
     rounds = export_rounds(run, trial.budget)
     folder.mkdir(parents=True)

@@ -32,8 +32,8 @@ config at the run's ``fixed_rounds``; the trial's seed is reused. The learned pr
 again on the rows trained on, and blended at the shares its trial chose on graphs it had not
 seen (:func:`hpo.deploy.scored.scored_blend_shares`; a cross-validated run's, its folds'
 combined), not chosen again on valid graphs that ``train+valid`` trains on. Each family's
-``prior_shares`` in ``model.json`` says which (``trial``, ``folds``, or ``valid`` for a trial
-that recorded none).
+``prior_shares`` in ``model.json`` says which (``trial``, ``folds``, or ``valid`` where none
+are usable: recorded before trials kept them, or edited by hand into something else).
 
 A cross-validated run (``hpo run --cv K``) is always retrained, on every labeled graph
 (train+valid, the graphs its folds were drawn from), at the largest budget: each of its

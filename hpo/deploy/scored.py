@@ -141,9 +141,11 @@ def scored_blend_shares(history: RunHistory, inc: Trial, seed: int) -> dict[str,
     beside its booster, else from its trial record (:attr:`Trial.blend_shares`; a
     cross-validated run's folds combined, :func:`hpo.runs.incumbent.fold_blend_shares`).
 
-    A family with neither (a trial that did not blend; one recorded before trials kept their
-    shares, whose store was emptied or damaged by hand) is absent: its retrain chooses the
-    shares on the valid graphs again, graphs it trains on with ``train+valid``.
+    A family with neither is absent (a trial that did not blend; one recorded before trials
+    kept their shares, or a cv configuration with a fold that did not, whose store holds no
+    readable prior; a record edited by hand into something else, or naming collections the
+    run's family does not hold): its retrain chooses the shares on the valid graphs again,
+    graphs it trains on with ``train+valid``.
     """
     out: dict[str, dict[str, float]] = {}
     if inc.budget is not None:  # else no booster of it was saved

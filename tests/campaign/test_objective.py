@@ -355,3 +355,37 @@ def test_a_valid_graph_without_a_ranking_is_left_out_and_recorded(tiny_tables) -
         "1 labeled graph(s) carry no ranking (one config, or every runtime equal: no "
         f"prediction can order them) and are left out of the means: {first_flat['unranked'][0]}"
     ]
+
+
+def test_a_trial_records_the_blend_shares_its_prior_chose(
+    tiny_tables, monkeypatch, tmp_path
+) -> None:
+    """What an export on train+valid (or of a cv run) blends at: the shares of the prior the
+    trial scored with, the same as the prior saved beside its booster."""
+    import dataclasses
+    import json
+
+    from hpo.ranking.prior.learned import LearnedPrior
+
+    real = objective_module.train_family
+    x = "layout:xla:random"
+
+    def chose_a_half(*args, **kwargs):  # a share no fit on these rows would choose
+        fit = real(*args, **kwargs)
+        if fit.prior is None:
+            return fit
+        return dataclasses.replace(fit, prior=fit.prior.with_shares({x: 0.5}))
+
+    monkeypatch.setattr(objective_module, "train_family", chose_a_half)
+    settings = ObjectiveSettings(collections=COLLECTIONS, max_budget=20, model_dir=str(tmp_path))
+    _, info = RankerObjective(settings, tiny_tables)(
+        {**HP, "estimate_blend": True, "estimate_weight": 0.5}, seed=0
+    )
+    assert info["blend_shares"] == {"layout": {x: 0.5}}
+    (side,) = tmp_path.glob("*.prior.json")  # tile blends no prior
+    saved = LearnedPrior.from_dict(json.loads(side.read_text()), str(side))
+    assert saved.chosen_shares() == info["blend_shares"]["layout"]
+    _, off = RankerObjective(settings, tiny_tables)(
+        {**HP, "estimate_blend": False, "estimate_weight": 0.5}, seed=0
+    )
+    assert "blend_shares" not in off

@@ -783,6 +783,7 @@ def test_a_retrain_on_train_and_valid_blends_as_its_trial_chose(
     """The valid graphs are among a train+valid model's training rows, where the trees beat
     any blend; the retrain keeps the prior's shares its trial chose on graphs it had not seen
     (read from the prior saved beside the incumbent's booster) instead of choosing again."""
+    from hpo.ranking.prior.learned import LearnedPrior
     from hpo.runs.record.boosters import booster_key, budget_size
 
     run_dir = Path(shutil.copytree(real_run, tmp_path / "run"))
@@ -792,6 +793,8 @@ def test_a_retrain_on_train_and_valid_blends_as_its_trial_chose(
     key = booster_key(inc.config, inc.seed or 0, "layout")
     side = run_dir / "boosters" / f"{key}-{budget_size(inc.budget)}.prior.json"
     saved = json.loads(side.read_text())
+    # the trial's record holds the shares of the prior saved beside its booster
+    assert inc.blend_shares["layout"] == LearnedPrior.from_dict(saved, str(side)).chosen_shares()
     saved.pop("off", None)
     saved["doubt"] = {"layout:xla:random": 0.25}  # a choice no fit on these rows would make
     side.write_text(json.dumps(saved))
@@ -808,28 +811,25 @@ def test_a_retrain_on_train_and_valid_blends_as_its_trial_chose(
     )
     # a prior that cannot be read (not JSON, or not a prior) is as absent: the retrain blends
     # at the shares the trial's record kept, and chooses on valid only without them
-    recorded = inc.blend_shares["layout"]
     log = run_dir / "trials.jsonl"
-    lines = log.read_text().splitlines()
-    stripped = []
-    for line in lines:
-        record = json.loads(line)
-        record.get("info", {}).pop("blend_shares", None)
-        stripped.append(json.dumps(record))
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    inc_record = next(r for r in records if r["trial"] == inc.trial)
+    doctored = {"layout": {"layout:xla:random": 0.5}}  # another choice no fit would make
+    inc_record["info"]["blend_shares"] = doctored
+    with_record = "".join(json.dumps(r) + "\n" for r in records)
+    for r in records:
+        r.get("info", {}).pop("blend_shares", None)
+    without_record = "".join(json.dumps(r) + "\n" for r in records)
     for i, text in enumerate(("{not json", json.dumps({"names": 3}))):
         side.write_text(text)
-        log.write_text("\n".join(lines) + "\n")
+        log.write_text(with_record)
         again = export_model(
             run_dir, tmp_path / f"again{i}", train_on="train+valid", options=ExportOptions(n_jobs=1)
         )
         family = json.loads((again / "model.json").read_text())["families"]["layout"]
         assert family["prior_shares"] == "trial"
-        kept = {
-            **dict.fromkeys(family["prior"].get("off", []), 0.0),
-            **family["prior"].get("doubt", {}),
-        }
-        assert kept == recorded
-        log.write_text("\n".join(stripped) + "\n")
+        assert family["prior"]["doubt"] == {"layout:xla:random": 0.5}
+        log.write_text(without_record)
         chosen = export_model(
             run_dir,
             tmp_path / f"chosen{i}",
@@ -838,4 +838,4 @@ def test_a_retrain_on_train_and_valid_blends_as_its_trial_chose(
         )
         family = json.loads((chosen / "model.json").read_text())["families"]["layout"]
         assert family["prior_shares"] == "valid"
-        assert family["prior"].get("doubt", {}).get("layout:xla:random") != 0.25
+        assert family["prior"].get("doubt", {}).get("layout:xla:random") != 0.5

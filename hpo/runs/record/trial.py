@@ -37,7 +37,11 @@ def finite_float(value: Any) -> float | None:
     """``value`` as a float if it is a finite number, else ``None``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value) if math.isfinite(value) else None
+    try:  # a JSON integer of 309 digits or more is no float
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _mapping(record: Mapping[str, Any], key: str, position: int) -> dict[str, Any]:

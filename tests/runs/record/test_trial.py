@@ -42,3 +42,13 @@ def test_blend_shares_are_read_or_left_to_the_export() -> None:
     for bad in (None, [0.1], {"layout": 0.5}, {"layout": {x: 1.5}}, {"layout": {x: "0.1"}},
                 {"layout": {x: float("nan")}}, {"layout": {x: True}}):  # fmt: skip
         assert shares(bad) == {}
+
+
+def test_a_number_too_large_for_a_float_reads_as_none() -> None:
+    """A hand-edited record: a JSON integer of 309 digits is no float, and no traceback."""
+    huge = 10**400
+    shares = {"layout": {"layout:xla:random": huge}}
+    record = {"config": {}, "status": "SUCCESS", "score": huge, "info": {"blend_shares": shares}}
+    (trial,) = trials_of([record])
+    assert trial.score is None
+    assert trial.blend_shares == {}
