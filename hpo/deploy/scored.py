@@ -139,7 +139,7 @@ def scored_blend_shares(history: RunHistory, inc: Trial, seed: int) -> dict[str,
     incumbent's trial chose on the valid graphs it did not train on
     (:meth:`hpo.ranking.prior.learned.LearnedPrior.chosen_shares`): read from the prior saved
     beside its booster, else from its trial record (:attr:`Trial.blend_shares`; a
-    cross-validated run's folds combined, :func:`hpo.runs.incumbent.fold_blend_shares`).
+    cross-validated run's folds combined, :meth:`LearnedPrior.combined_shares`).
 
     A family with neither is absent (a trial that did not blend; one recorded before trials
     kept their shares, or a cv configuration with a fold that did not, whose store holds no

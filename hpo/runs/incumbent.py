@@ -40,14 +40,9 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-__all__ = [
-    "ScoredTrial",
-    "choose_incumbent",
-    "combine_folds",
-    "config_key",
-    "fold_blend_shares",
-    "rule_order",
-]
+from hpo.ranking.prior.learned import LearnedPrior
+
+__all__ = ["ScoredTrial", "choose_incumbent", "combine_folds", "config_key", "rule_order"]
 
 
 def _plain(value: Any) -> Any:
@@ -115,7 +110,8 @@ def combine_folds(trials: Iterable[T], folds: int) -> list[T]:
     list is in order of completion), ``start``/``end`` span the folds, ``duration`` sums
     them, ``baseline`` is the folds', and ``info`` holds ``folds`` (``{fold: {"trial",
     "score", "metrics"}}``), ``score_std`` (spread over folds), ``n_folds`` and, where the
-    folds recorded them, ``blend_shares`` (:func:`fold_blend_shares`). A configuration still
+    folds recorded them, ``blend_shares`` (per family, :meth:`hpo.ranking.prior.learned.
+    LearnedPrior.combined_shares` of the folds'). A configuration still
     missing a fold, or with a failed fold, is left out: it was not validated on every graph.
     """
     groups: dict[tuple[Any, ...], dict[str, T]] = {}
@@ -146,7 +142,7 @@ def combine_folds(trials: Iterable[T], folds: int) -> list[T]:
             "score_std": float(scores.std()),
             "n_folds": len(every),
         }
-        shares = fold_blend_shares([getattr(p, "blend_shares", {}) for p in every])
+        shares = _fold_shares([getattr(p, "blend_shares", {}) for p in every])
         if shares:
             info["blend_shares"] = shares
         out.append(
@@ -166,29 +162,14 @@ def combine_folds(trials: Iterable[T], folds: int) -> list[T]:
     return sorted(out, key=lambda t: t.trial)
 
 
-def fold_blend_shares(
-    per_fold: list[Mapping[str, Mapping[str, float]]],
-) -> dict[str, dict[str, float]]:
-    """``{family: {collection: share}}`` of the learned prior's blend for a configuration
-    scored on folds, from each fold's choice (``Trial.blend_shares``).
-
-    A retrain on every labeled graph has no held-out graphs to choose on (the trees beat any
-    blend on rows they trained on), and each fold chose on graphs it did not train on. Per
-    collection the lower median of the folds' shares is kept (a collection a fold left out
-    counts as the whole weight, 1): always a share some fold chose, and of two halves that
-    disagree the smaller share. A family missing from any fold's record is left out (its
-    retrain chooses on valid).
-    """
+def _fold_shares(per_fold: list[Mapping[str, Mapping[str, float]]]) -> dict[str, dict[str, float]]:
+    """``{family: {collection: share}}`` of the prior's blend for a configuration scored on
+    folds, from each fold's record (``Trial.blend_shares``); a family missing from any fold's
+    record is left out (its retrain chooses on valid)."""
     if not per_fold:
         return {}
-    out: dict[str, dict[str, float]] = {}
-    for family in sorted(set.intersection(*(set(s) for s in per_fold))):
-        collections = sorted({c for s in per_fold for c in s[family]})
-        out[family] = {}
-        for c in collections:
-            values = sorted(float(s[family].get(c, 1.0)) for s in per_fold)
-            out[family][c] = values[(len(values) - 1) // 2]
-    return out
+    families = sorted(set.intersection(*(set(s) for s in per_fold)))
+    return {f: LearnedPrior.combined_shares([s[f] for s in per_fold]) for f in families}
 
 
 def choose_incumbent(

@@ -7,13 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from hpo.runs.incumbent import (
-    choose_incumbent,
-    combine_folds,
-    config_key,
-    fold_blend_shares,
-    rule_order,
-)
+from hpo.runs.incumbent import choose_incumbent, combine_folds, config_key, rule_order
 from hpo.runs.record.folder import trial_key
 from hpo.runs.views.history import Trial
 
@@ -81,18 +75,6 @@ def test_no_success_no_incumbent(trials: list[Trial]) -> None:
     assert choose_incumbent(trials) is None
 
 
-def test_fold_blend_shares_keeps_the_lower_median_of_the_folds_choices() -> None:
-    x, n = "layout:xla:random", "layout:nlp:default"
-    folds = [{"layout": {x: 0.0}}, {"layout": {x: 0.03, n: 0.0}}, {"layout": {}}]
-    # xla:random chose 0, 0.03 and whole (1); nlp:default off once, whole twice
-    assert fold_blend_shares(folds) == {"layout": {x: 0.03, n: 1.0}}
-    # an even count: the lower of the two middle ones, a share some fold chose
-    assert fold_blend_shares(folds[:2]) == {"layout": {x: 0.0, n: 0.0}}
-    # a family one fold did not record is left to the export's choice on valid
-    assert fold_blend_shares([{"layout": {x: 0.0}}, {}]) == {}
-    assert fold_blend_shares([]) == {}
-
-
 def test_combine_folds_carries_the_folds_shares() -> None:
     def fold(n: int, instance: str, shares: dict[str, float] | None) -> Trial:
         info = {} if shares is None else {"blend_shares": {"layout": shares}}
@@ -102,6 +84,7 @@ def test_combine_folds_carries_the_folds_shares() -> None:
     x = "layout:xla:random"
     both = combine_folds([fold(1, "fold0", {x: 0.0}), fold(2, "fold1", {x: 0.03})], 2)
     assert both[0].blend_shares == {"layout": {x: 0.0}}
+    # a family one fold did not record is left to the export's choice on valid
     one = combine_folds([fold(1, "fold0", {x: 0.0}), fold(2, "fold1", None)], 2)
     assert one[0].blend_shares == {}
     assert "blend_shares" not in one[0].info

@@ -91,6 +91,23 @@ class LearnedPrior:
         a collection absent keeps its whole weight."""
         return {**dict.fromkeys(sorted(self.off), 0.0), **self.doubt}
 
+    @staticmethod
+    def combined_shares(chosen: Sequence[Mapping[str, float]]) -> dict[str, float]:
+        """``{collection: share}`` for one model from several fits' :meth:`chosen_shares` (a
+        cross-validated configuration's folds), to blend at with :meth:`with_shares`.
+
+        A retrain on every labeled graph has no held-out graphs to choose on (the trees beat
+        any blend on rows they trained on), and each fold chose on graphs it did not train on.
+        Per collection the lower median of the fits' shares is kept (a collection a fit left
+        out counts as its whole weight, 1): always a share some fit chose, and of two halves
+        that disagree the smaller share.
+        """
+        out: dict[str, float] = {}
+        for c in sorted({c for shares in chosen for c in shares}):
+            values = sorted(float(shares.get(c, 1.0)) for shares in chosen)
+            out[c] = values[(len(values) - 1) // 2]
+        return out
+
     def with_shares(self, shares: Mapping[str, float]) -> LearnedPrior:
         """These weights blended at ``shares`` (:meth:`chosen_shares` of another fit of the
         same configuration) instead of the shares chosen for them.

@@ -115,3 +115,13 @@ def test_chosen_shares_carry_over_to_another_fit_and_bad_ones_are_refused() -> N
             other.with_shares({"layout:xla:random": bad})
     with pytest.raises(ConfigError, match=r"^blend shares: tile:xla: expected a layout collection"):
         other.with_shares({"tile:xla": 0.0})  # model.json could not be read back
+
+
+def test_combined_shares_keep_the_lower_median_of_the_fits_choices() -> None:
+    x, n = "layout:xla:random", "layout:nlp:default"
+    folds = [{x: 0.0}, {x: 0.03, n: 0.0}, {}]
+    # xla:random chose 0, 0.03 and whole (1); nlp:default off once, whole twice
+    assert LearnedPrior.combined_shares(folds) == {x: 0.03, n: 1.0}
+    # an even count: the lower of the two middle ones, a share some fit chose
+    assert LearnedPrior.combined_shares(folds[:2]) == {x: 0.0, n: 0.0}
+    assert LearnedPrior.combined_shares([{}, {}]) == {}
