@@ -147,11 +147,12 @@ def scored_blend_shares(history: RunHistory, inc: Trial, seed: int) -> dict[str,
     run's family does not hold): its retrain chooses the shares on the valid graphs again,
     graphs it trains on with ``train+valid``.
     """
+    families = by_family(history.collections)
     out: dict[str, dict[str, float]] = {}
     if inc.budget is not None:  # else no booster of it was saved
         store = BoosterStore(history.path / BOOSTERS_DIR)
         size = budget_size(inc.budget)
-        for family in by_family(history.collections):
+        for family in families:
             key = booster_key(inc.config, seed, family)
             saved = store.load_prior(key, size)
             if saved is None:
@@ -161,7 +162,6 @@ def scored_blend_shares(history: RunHistory, inc: Trial, seed: int) -> dict[str,
             except ConfigError:
                 continue
             out[family] = prior.chosen_shares()
-    families = by_family(history.collections)
     recorded = {  # a hand-edited record naming another family's collections: as none
         f: v for f, v in inc.blend_shares.items() if f in families and set(v) <= set(families[f])
     }

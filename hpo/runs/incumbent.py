@@ -110,8 +110,8 @@ def combine_folds(trials: Iterable[T], folds: int) -> list[T]:
     list is in order of completion), ``start``/``end`` span the folds, ``duration`` sums
     them, ``baseline`` is the folds', and ``info`` holds ``folds`` (``{fold: {"trial",
     "score", "metrics"}}``), ``score_std`` (spread over folds), ``n_folds`` and, where the
-    folds recorded them, ``blend_shares`` (per family, :meth:`hpo.ranking.prior.learned.
-    LearnedPrior.combined_shares` of the folds'). A configuration still
+    folds recorded them, ``blend_shares`` (per family, the folds' combined by
+    :meth:`hpo.ranking.prior.learned.LearnedPrior.combined_shares`). A configuration still
     missing a fold, or with a failed fold, is left out: it was not validated on every graph.
     """
     groups: dict[tuple[Any, ...], dict[str, T]] = {}
