@@ -116,7 +116,25 @@ def _trial_json(t: Trial) -> dict[str, Any]:
         "finish": t.finish,
     }
     out.update(t.fold_spread)  # cross-validation: the score is the mean over these folds
+    if t.blend_shares:  # the learned prior's shares it chose (absent collection: whole)
+        out["blend_shares"] = t.blend_shares
     return out
+
+
+def _prior_text(t: Trial, collections: tuple[str, ...]) -> str:
+    """How much of the learned prior the trial blended per layout collection, as it chose on
+    the graphs it scored (``learned prior: layout:xla:random whole, ...``); '' when it recorded
+    no choice (no blend, or a run made before trials kept it)."""
+    shares = t.blend_shares.get("layout")
+    if shares is None:
+        return ""
+    parts = []
+    for c in (c for c in collections if c.startswith("layout:")):
+        share = shares.get(c, 1.0)
+        how = "whole" if share == 1 else "off" if share == 0 else f"at {share:g} of its weight"
+        parts.append(f"{c} {how}")
+    chosen = "on the folds" if t.folds is not None else "on valid"
+    return f"learned prior, as chosen {chosen}: {', '.join(parts)}"
 
 
 def _folds_text(t: Trial) -> str:
@@ -323,6 +341,9 @@ def _show_single(run: RunHistory, as_json: bool) -> int:
         for k, v in inc.metrics.items():
             t.add_row(f"[cyan]{k}[/cyan]", _f(v))
         console.print(t)
+        prior = _prior_text(inc, run.collections)
+        if prior:
+            console.print(prior, highlight=False, soft_wrap=True)
     if run.ensemble is not None:
         e = run.ensemble
         score, inc_score = _f(e.get("score")), _f(e.get("incumbent_score"))

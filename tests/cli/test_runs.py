@@ -588,3 +588,30 @@ def test_runs_compare_prints_a_table_and_warns_of_other_collections(
     err = capsys.readouterr().err
     assert "do not score the same collections" in err
     assert "both: tile:xla, layout:xla:random" in err
+
+
+def test_runs_show_says_how_much_of_the_prior_the_incumbent_blended(
+    workspace: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = Path(shutil.copytree(workspace["runs"] / "hb", tmp_path / "runs" / "hb"))
+    assert main(["runs", "show", str(run), "--json"]) == 0
+    inc = json.loads(capsys.readouterr().out)["incumbent"]
+    assert "blend_shares" not in inc  # a run made before trials recorded them: nothing said
+    layout = [c for c in FAKE_COLLECTIONS if c.startswith("layout:")]
+    shares = {layout[0]: 0.03} | ({layout[1]: 0.0} if len(layout) > 1 else {})
+    log = run / "trials.jsonl"
+    lines = log.read_text().splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("{") and f'"trial": {inc["trial"]},' in line:
+            record = json.loads(line)
+            record.setdefault("info", {})["blend_shares"] = {"layout": shares}
+            lines[i] = json.dumps(record)
+    log.write_text("\n".join(lines) + "\n")
+    assert main(["runs", "show", str(run), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["incumbent"]["blend_shares"] == {"layout": shares}
+    assert main(["runs", "show", str(run)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("learned prior"))
+    assert f"{layout[0]} at 0.03 of its weight" in line
+    if len(layout) > 1:
+        assert f"{layout[1]} off" in line
+    assert all(f"{c} whole" in line for c in layout[2:])
