@@ -417,6 +417,14 @@ def run_study(
     return results
 
 
+def cells_moved(gains: Sequence[float]) -> str:
+    """``better on B, worse on W of N cells (lo to hi)``: how a variant moved the cells of a
+    study against its baseline (a move within 0.001 counts as neither)."""
+    better, worse = sum(g > 0.001 for g in gains), sum(g < -0.001 for g in gains)
+    return (f"better on {better}, worse on {worse} of {len(gains)} cells "
+            f"({min(gains):+.3f} to {max(gains):+.3f})")  # fmt: skip
+
+
 def show_shares(shares: dict[str, dict[str, float]]) -> None:
     """Print a law's shares, one line per setting (``as set``, ``export`` ...)."""
     for setting, values in shares.items():

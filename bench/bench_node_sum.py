@@ -35,6 +35,7 @@ from bench_blind import (
     LAYOUT,
     LayoutStudy,
     as_set_weights,
+    cells_moved,
     noise_ceiling,
     run_study,
     study_parser,
@@ -212,6 +213,11 @@ def summary(results: dict[str, dict[str, Any]], rows: list[str]) -> list[str]:
         label = {"0.0": "the default alone", "node": "the node model alone"}.get(row, row)
         lines.append(f"| {label if row in ('0.0', 'node', 'valid-chosen') else 'w = ' + row} "
                      f"| {med} | {worst} |")  # fmt: skip
+    for row in rows[1:]:  # each against the default alone, cell by cell
+        gains = [
+            r[c]["shares"][row] - r[c]["shares"]["0.0"] for r in results.values() for c in LAYOUT
+        ]
+        lines.append(f"{row}: {cells_moved(gains)}")
     return lines
 
 

@@ -32,6 +32,7 @@ from bench_blind import (
     LAYOUT,
     LayoutStudy,
     as_set_shares,
+    cells_moved,
     noise_ceiling,
     run_study,
     show_shares,
@@ -147,9 +148,7 @@ def summary(results: dict[str, dict[str, dict[str, float]]]) -> list[str]:
         lines.append(_row(["median", label, *(f"{np.median(v):.3f}" for v in cells)]))
         lines.append(_row(["worst", label, *(f"{np.min(v):.3f}" for v in cells)]))
     gain = [r["with"][c] - r["without"][c] for r in results.values() for c in LAYOUT]
-    better, worse = sum(g > 0.001 for g in gain), sum(g < -0.001 for g in gain)
-    lines.append(f"better on {better}, worse on {worse} of {len(gain)} cells "
-                 f"({min(gain):+.3f} to {max(gain):+.3f})")  # fmt: skip
+    lines.append(cells_moved(gain))
     return lines
 
 

@@ -138,3 +138,9 @@ def test_valid_too_trains_on_the_valid_graphs_as_well(
     assert set(shares) == {"as set", "train+valid", "train+valid, chosen again"}
     assert all(set(s) == set(bench.LAYOUT) for s in shares.values())
     assert shares["train+valid"] != shares["as set"]
+
+
+def test_cells_moved_counts_beyond_a_thousandth_either_way() -> None:
+    bench = load_bench("bench_blind")
+    line = bench.cells_moved([0.0005, 0.002, -0.003, -0.001, 0.024])
+    assert line == "better on 2, worse on 1 of 5 cells (-0.003 to +0.024)"

@@ -18,6 +18,7 @@ from hpo.campaign.progress import stdout_console
 from hpo.cli import run_tables
 from hpo.cli.baseline import baseline_json, print_baseline, smac_line
 from hpo.cli.options import add_options
+from hpo.data.load import is_layout
 
 if TYPE_CHECKING:
     from hpo.runs.record.campaign_file import CampaignRecord
@@ -129,7 +130,7 @@ def _prior_text(t: Trial, collections: tuple[str, ...]) -> str:
     if shares is None:
         return ""
     parts = []
-    for c in (c for c in collections if c.startswith("layout:")):
+    for c in (c for c in collections if is_layout(c)):
         share = shares.get(c, 1.0)
         how = "whole" if share == 1 else "off" if share == 0 else f"at {share:g} of its weight"
         parts.append(f"{c} {how}")
