@@ -6,8 +6,9 @@ the names older ``campaign.json`` files hold for it, and one line for ``hpo run 
 :class:`hpo.campaign.config.CampaignConfig` checks a name against the table,
 :func:`hpo.campaign.smac.facades.make_facade` calls the builder, ``hpo run --optimizer`` offers the
 names, and ``tests/campaign/test_optimizers.py`` checks that docs/campaigns.md lists every
-offered one. Adding an optimizer is one :func:`register` call (that test adds one and runs a
-campaign with it).
+offered one. A built-in optimizer is one ``_builtin`` call at the end of this module, whose
+builder is ``build_<name>`` in :mod:`hpo.campaign.smac.facade_builders`; a plugin's is one
+:func:`register` call (that test adds one and runs a campaign with it).
 
 The table holds no SMAC object: a builder is referred to by its ``"module:function"`` path and
 imported when a campaign starts, so reading settings or a run folder does not load SMAC (about
@@ -155,49 +156,40 @@ def is_multi_fidelity(name: str) -> bool:
     return get_optimizer(name).multi_fidelity
 
 
-for _entry in (
-    Optimizer(
-        name="model-hb",
-        multi_fidelity=True,
-        facade=f"{_BUILDERS}:build_model_hb",
-        description="random-forest surrogate on Hyperband brackets (BOHB-style)",
-    ),
-    Optimizer(
-        name="model-sh",
-        multi_fidelity=True,
-        facade=f"{_BUILDERS}:build_model_sh",
-        description="the same with successive halving",
-    ),
-    Optimizer(
-        name="random-hb",
-        multi_fidelity=True,
-        facade=f"{_BUILDERS}:build_random_hb",
-        description="model-free Hyperband",
-        aliases=("hyperband",),
-        model_based=False,
-    ),
-    Optimizer(
-        name="bo",
-        multi_fidelity=False,
-        facade=f"{_BUILDERS}:build_bo",
-        description="single-fidelity BO at --max-budget",
-    ),
-    Optimizer(
-        name="random",
-        multi_fidelity=False,
-        facade=f"{_BUILDERS}:build_random",
-        description="random search at --max-budget",
-        model_based=False,
-    ),
-    # random sampling raced by successive halving: not offered any more, old runs resume
-    Optimizer(
-        name="random-sh",
-        multi_fidelity=True,
-        facade=f"{_BUILDERS}:build_random_sh",
-        description="random sampling raced by successive halving (old runs only)",
-        aliases=("sh",),
-        offered=False,
-        model_based=False,
-    ),
-):
-    register(_entry)
+def _builtin(name: str, description: str, *, multi_fidelity: bool, **flags: Any) -> None:
+    """Register a built-in optimizer, whose builder is ``build_<name>`` of ``_BUILDERS``;
+    ``flags`` are :class:`Optimizer`'s ``aliases``, ``offered`` and ``model_based``."""
+    facade = f"{_BUILDERS}:build_{name.replace('-', '_')}"
+    register(
+        Optimizer(
+            name=name,
+            multi_fidelity=multi_fidelity,
+            facade=facade,
+            description=description,
+            **flags,
+        )
+    )
+
+
+_builtin(
+    "model-hb", "random-forest surrogate on Hyperband brackets (BOHB-style)", multi_fidelity=True
+)
+_builtin("model-sh", "the same with successive halving", multi_fidelity=True)
+_builtin(
+    "random-hb",
+    "model-free Hyperband",
+    multi_fidelity=True,
+    model_based=False,
+    aliases=("hyperband",),
+)
+_builtin("bo", "single-fidelity BO at --max-budget", multi_fidelity=False)
+_builtin("random", "random search at --max-budget", multi_fidelity=False, model_based=False)
+# random sampling raced by successive halving: not offered any more, old runs resume
+_builtin(
+    "random-sh",
+    "random sampling raced by successive halving (old runs only)",
+    multi_fidelity=True,
+    model_based=False,
+    aliases=("sh",),
+    offered=False,
+)

@@ -62,7 +62,8 @@ def _optimizer_choices() -> tuple[str, ...]:
 
 def help_context() -> dict[str, Any]:
     """The values help texts quote: the campaign defaults (``d``), the budget ranges of each
-    fidelity (``lows``, ``highs``) and one line per optimizer (``optimizers``)."""
+    fidelity (``lows``, ``highs``), one line per optimizer (``optimizers``) and the names of
+    the model-based ones, which the initial-design options apply to (``model_based``)."""
     from hpo.campaign.config import FIDELITY_BUDGETS, CampaignConfig
     from hpo.campaign.optimizers import get_optimizer, offered_optimizers
 
@@ -78,6 +79,7 @@ def help_context() -> dict[str, Any]:
         "optimizers": "; ".join(
             f"{n}: {get_optimizer(n).description}" for n in offered_optimizers()
         ),
+        "model_based": ", ".join(n for n in offered_optimizers() if get_optimizer(n).model_based),
     }
 
 
@@ -119,7 +121,6 @@ def parse_seed(text: str) -> int:
 
 
 _RUNS_DIR = "folder of the run folders (default: runs)"
-_SH = "model-hb, model-sh, bo"
 
 #: Every option, by the name a command asks for it with.
 OPTIONS: dict[str, Option] = {
@@ -256,7 +257,7 @@ OPTIONS: dict[str, Option] = {
     ),
     "n-init": Option(
         ("--n-init",),
-        f"initial random configurations before the surrogate is used ({_SH}; "
+        "initial random configurations before the surrogate is used ({model_based}; "
         "default: {d[n_init]})",
         {"type": int, "metavar": "N"},
         setting="n_init",
@@ -264,7 +265,7 @@ OPTIONS: dict[str, Option] = {
     "n-local": Option(
         ("--n-local",),
         "of the initial configurations, how many are neighbours of the baseline (one "
-        f"hyperparameter changed each) instead of random ({_SH}; default: "
+        "hyperparameter changed each) instead of random ({model_based}; default: "
         "{d[n_local]})",
         {"type": int, "metavar": "N"},
         setting="n_local",
@@ -272,7 +273,7 @@ OPTIONS: dict[str, Option] = {
     "random-prob": Option(
         ("--random-prob",),
         "share of configurations sampled at random between the surrogate's picks "
-        f"({_SH}; default: " + "{d[random_prob]})",
+        "({model_based}; default: {d[random_prob]})",
         {"type": float, "metavar": "P"},
         setting="random_prob",
     ),

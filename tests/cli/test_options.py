@@ -84,3 +84,17 @@ def test_data_check_takes_the_root_either_way(capsys: pytest.CaptureFixture[str]
     assert "needs a dataset root" in capsys.readouterr().err
     assert main(["data", "check", "a", "--data", "b"]) == 2
     assert "one dataset root" in capsys.readouterr().err
+
+
+def test_the_initial_design_help_names_the_model_based_optimizers() -> None:
+    """``--n-init``'s help lists the table's model-based optimizers, a registered one too, and
+    no random one."""
+    from hpo.campaign.optimizers import Optimizer, register, unregister
+
+    register(Optimizer(name="test-tpe", multi_fidelity=False, facade=print, description="x"))
+    try:
+        context = help_context()
+    finally:
+        unregister("test-tpe")
+    assert context["model_based"] == "model-hb, model-sh, bo, test-tpe"
+    assert "(model-hb, model-sh, bo, test-tpe;" in OPTIONS["n-init"].help.format(**context)
