@@ -40,6 +40,7 @@ from hpo.features.layout.second_order import (
     second_order_chunk,
     second_order_static,
 )
+from hpo.features.layout.shapes import NodeShapes
 from hpo.features.relative import relative_features, relative_names
 from hpo.features.spec import FeatureSpec
 
@@ -114,19 +115,10 @@ def layout_feature_names(spec: FeatureSpec) -> list[str]:
 
 
 @dataclass(frozen=True)
-class LayoutStatic:
-    """What does not depend on the config: shapes, defaults, producers, sibling groups."""
+class LayoutStatic(NodeShapes):
+    """What does not depend on the config: the nodes' shapes (:class:`NodeShapes`), and the
+    precomputed parts of each kind of column."""
 
-    dims: np.ndarray  # (nc, 6) float, 0 = unused
-    rank: np.ndarray  # (nc,) int
-    mask: np.ndarray  # (nc, 6) bool, dim < rank
-    volume: np.ndarray  # (nc,) float
-    default: np.ndarray  # (nc, 6) int8, -1 padded
-    convdot: np.ndarray  # (nc,) bool
-    reshape: np.ndarray  # (nc,) bool
-    producer: np.ndarray  # (nc,) int, configurable producer index or -1
-    in_rank: np.ndarray  # (nc,) int, rank of the first operand (0 if none)
-    sibling_first: np.ndarray  # (nc,) int, first consumer of the same producer, or -1
     second_order: SecondOrderStatic | None = None  # see hpo.features.layout.second_order
     nodes: NodeStatic | None = None  # see hpo.features.layout.nodes
     roles: RoleStatic | None = None  # see hpo.features.layout.roles

@@ -29,7 +29,6 @@ and "most minor" read the completed layout.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
@@ -50,36 +49,7 @@ from hpo.features.layout.partial import (
     disagree,
     pack,
 )
-
-
-class LayoutStatic(Protocol):
-    """What :class:`hpo.features.layout.extract.LayoutStatic` provides (no import: it imports
-    us)."""
-
-    @property
-    def dims(self) -> np.ndarray: ...
-
-    @property
-    def rank(self) -> np.ndarray: ...
-
-    @property
-    def volume(self) -> np.ndarray: ...
-
-    @property
-    def default(self) -> np.ndarray: ...
-
-    @property
-    def convdot(self) -> np.ndarray: ...
-
-    @property
-    def reshape(self) -> np.ndarray: ...
-
-    @property
-    def producer(self) -> np.ndarray: ...
-
-    @property
-    def sibling_first(self) -> np.ndarray: ...
-
+from hpo.features.layout.shapes import NodeShapes
 
 __all__ = [
     "SECOND_ORDER_GROUPS",
@@ -281,7 +251,7 @@ def second_order_chunk(
     kernel: Layouts,
     d0: np.ndarray,
     d1: np.ndarray,
-    st: LayoutStatic,
+    st: NodeShapes,
     so: SecondOrderStatic,
 ) -> np.ndarray:
     """Second-order per-config features of one chunk; ``(k, len(second_order_names()))``.
