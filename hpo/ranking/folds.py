@@ -24,14 +24,7 @@ from hpo.errors import ConfigError
 from hpo.features.table.feature_table import FeatureTable, GraphRef
 from hpo.ranking.training import select_rows
 
-__all__ = [
-    "FOLD_PREFIX",
-    "assign_folds",
-    "fold_index",
-    "fold_names",
-    "fold_rows",
-    "labeled_table",
-]
+__all__ = ["FOLD_PREFIX", "assign_folds", "fold_index", "fold_names", "fold_rows", "labeled_table"]
 
 #: SMAC instance names of the folds: ``fold0``, ``fold1`` ...
 FOLD_PREFIX = "fold"
