@@ -7,8 +7,9 @@ the names older ``campaign.json`` files hold for it, and one line for ``hpo run 
 :func:`hpo.campaign.smac.facades.make_facade` calls the builder, ``hpo run --optimizer`` offers the
 names, and ``tests/campaign/test_optimizers.py`` checks that docs/campaigns.md lists every
 offered one. A built-in optimizer is one ``_builtin`` call at the end of this module, whose
-builder is ``build_<name>`` in :mod:`hpo.campaign.smac.facade_builders`; a plugin's is one
-:func:`register` call (that test adds one and runs a campaign with it).
+builder is ``build_<name>`` (dashes as underscores) in
+:mod:`hpo.campaign.smac.facade_builders`; a plugin's is one :func:`register` call (that test
+adds one and runs a campaign with it).
 
 The table holds no SMAC object: a builder is referred to by its ``"module:function"`` path and
 imported when a campaign starts, so reading settings or a run folder does not load SMAC (about
@@ -20,7 +21,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from hpo.errors import ConfigError
 
@@ -156,9 +157,17 @@ def is_multi_fidelity(name: str) -> bool:
     return get_optimizer(name).multi_fidelity
 
 
-def _builtin(name: str, description: str, *, multi_fidelity: bool, **flags: Any) -> None:
-    """Register a built-in optimizer, whose builder is ``build_<name>`` of ``_BUILDERS``;
-    ``flags`` are :class:`Optimizer`'s ``aliases``, ``offered`` and ``model_based``."""
+class _Flags(TypedDict, total=False):
+    """:class:`Optimizer`'s fields that have defaults."""
+
+    aliases: tuple[str, ...]
+    offered: bool
+    model_based: bool
+
+
+def _builtin(name: str, description: str, *, multi_fidelity: bool, **flags: Unpack[_Flags]) -> None:
+    """Register a built-in optimizer, whose builder is ``build_<name>`` of ``_BUILDERS`` with
+    the name's dashes as underscores (``model-hb``: ``build_model_hb``)."""
     facade = f"{_BUILDERS}:build_{name.replace('-', '_')}"
     register(
         Optimizer(

@@ -415,5 +415,6 @@ def load_model(path: Path | str) -> ExportedModel:
         if missing:
             raise ConfigError(f"{meta_file}: collection {missing[0]} is in no subset")
     check_content(meta, meta_file)  # last: the checks above name what is wrong more closely
-    # in the order of ExportedModel's fields, each named as its field (the folder as path)
-    return ExportedModel(folder, spec, hyperparameters, collections, families, meta, routes)
+    return ExportedModel(
+        folder, spec, hyperparameters, collections, families=families, meta=meta, routes=routes
+    )

@@ -58,6 +58,8 @@ def test_the_built_in_table() -> None:
     assert legacy_aliases() == {"hyperband": "random-hb", "sh": "random-sh"}
     assert canonical_name("sh") == "random-sh"
     assert get_optimizer("hyperband").name == "random-hb"
+    model_based = tuple(n for n in known_optimizers() if get_optimizer(n).model_based)
+    assert model_based == ("model-hb", "model-sh", "bo")
 
 
 def test_the_old_names_are_views_of_the_table(plain_random: Optimizer) -> None:
@@ -70,7 +72,9 @@ def test_the_old_names_are_views_of_the_table(plain_random: Optimizer) -> None:
 
 def test_every_builder_path_resolves() -> None:
     for name in known_optimizers():
-        assert callable(get_optimizer(name).builder()), name
+        builder = get_optimizer(name).builder()
+        assert builder.__module__ == "hpo.campaign.smac.facade_builders", name
+        assert builder.__name__ == "build_" + name.replace("-", "_"), name
 
 
 def test_an_unknown_optimizer_is_one_line(data_root: Path, tmp_path: Path) -> None:

@@ -80,7 +80,7 @@ def role_static(
         The layout graph.
     rank
         ``(nc,)`` rank of each configurable node's output
-        (:class:`hpo.features.layout.extract.LayoutStatic` has it).
+        (:class:`hpo.features.layout.shapes.NodeShapes` has it).
     out_bytes, in_bytes, kernel_bytes
         ``(nc,)`` bytes of each configurable node's output, first operand and kernel
         (:class:`hpo.features.layout.second_order.SecondOrderStatic` has them).

@@ -163,7 +163,7 @@ def second_order_static(
     graph: LayoutGraph, dims: np.ndarray, rank: np.ndarray, producer: np.ndarray
 ) -> SecondOrderStatic:
     """Pre-compute the second-order facts of one graph (``dims``/``rank``/``producer`` per
-    configurable node, from :class:`hpo.features.layout.extract.LayoutStatic`)."""
+    configurable node, from :class:`hpo.features.layout.shapes.NodeShapes`)."""
     ids = graph.node_config_ids
     nf = graph.node_feat
     ops = graph.node_opcode[ids]
